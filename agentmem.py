@@ -1,0 +1,2298 @@
+#!/usr/bin/env python3
+"""agentmem: persistent, reviewable memory for AI coding agents.
+
+One file, standard library only. Run it as a command (``python agentmem.py
+--help``) or vendor it and import it. Memories are markdown files in
+``.agentmem/`` at the root of your repository: the source of truth, readable,
+editable and mergeable in git. Everything else (the search index, the capture
+queue, locks) is derived, lives in ``.agentmem/local/`` and is git-ignored.
+
+Data flows through the file in this order, one section each:
+
+    transcript --> Event --> Memory --> markdown store --> Index --> recall
+                                                              \\--> inject, mcp
+
+Public API (everything in ``__all__``):
+
+    open_store(path=None, cwd=None) -> Store
+        Find the store for a directory: ``--store``/``AGENTMEM_DIR``, else
+        ``.agentmem/`` in the main working tree of the enclosing git repository,
+        else in the directory itself.
+    Store.remember(text, type="fact", tags=(), files=(), confidence=None, ...)
+        Save one memory; a near-duplicate (word-shingle Jaccard > 0.85, same
+        type) is merged into the existing one. Returns (Memory, status).
+    Store.recall(query, limit=5, types=None, files=None, min_confidence=None)
+        Ranked list of Hit(memory, score): BM25 over memories, their passages
+        and their sessions, plus typo-tolerant matching, fused by reciprocal
+        rank and weighted by confidence, recency and staleness.
+    Store.get(id), Store.forget(id), Store.memories(), Store.stats()
+    Store.import_jsonl(lines), Store.export_jsonl()
+    Memory          one memory: id, type, text, tags, files, confidence, ...
+    tokenize(text)  the search tokens of a text (stemmed, identifiers split)
+    redact(text)    text with secrets (keys, tokens, passwords) masked
+    main(argv=None) the command line; returns the exit code
+
+>>> [t for t in tokenize("The useEffect hook leaked in src/push/usePush.ts")]
+['useeffect', 'use', 'effect', 'hook', 'leak', 'src/push/usepush.ts', 'usepush.ts', 'src', 'push', 'usepush', 'use', 'push', 'ts']
+>>> redact("export ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123")
+'export ANTHROPIC_API_KEY=[REDACTED]'
+"""
+
+__all__ = [
+    "AgentmemError", "Memory", "Hit", "Store", "open_store", "tokenize", "redact", "main",
+]
+__version__ = "0.1.0"
+
+import json
+import math
+import os
+import re
+import sys
+import time
+import zlib
+
+########################################################################
+# Constants
+########################################################################
+
+STORE_DIRNAME = ".agentmem"
+LOCAL_DIRNAME = "local"                 # derived, git-ignored: index, queue, lock
+MEMORY_TYPES = ("decision", "convention", "bug", "lesson", "fact", "dead-end", "todo", "rule",
+                "summary")
+DEFAULT_TYPE = "fact"
+DEFAULT_CONFIDENCE = 0.8
+DEFAULT_LIMIT = 5
+DEFAULT_BACKEND = "auto"                # auto | fts5 | python (AGENTMEM_BACKEND)
+INDEX_VERSION = 6                       # bump when tokens or tables change: the index rebuilds
+
+# Ranking. See docs/ranking.md; every number here is used in exactly one place.
+BM25_K1 = 1.2
+BM25_B = 0.75
+FIELD_WEIGHTS = (2.0, 3.0, 1.0)         # title (first sentence), meta (type, tags, files), body
+FORM_WEIGHT = 0.2                       # exact word forms, beside their stems: a small bonus
+CANDIDATES = 200                        # memories each ranker hands to the fusion
+FTS5_POOL = 300                         # docs FTS5 proposes for re-scoring, per ranker
+COORD_POWER = 1.0                       # BM25 x (share of query terms matched) ** COORD_POWER
+RRF_K = 5                               # reciprocal rank fusion: 1 / (RRF_K + rank)
+RANKER_WEIGHTS = {"memory": 1.0, "passage": 1.0, "fuzzy": 1.0, "session": 0.5}
+RECENCY_HALF_LIFE_DAYS = 90.0
+STALE_WEIGHT = 0.6                      # a memory whose files changed since it was written
+PASSAGE_WORDS = 24                      # long memories are also indexed in passages of ~N words
+FUZZY_CUTOFF = 0.8                      # difflib ratio for a typo to match a known term
+FUZZY_MIN_LEN = 4
+MAX_QUERY_CHARS = 100000                # a pasted prompt is cut here before it is tokenised,
+MAX_QUERY_TERMS = 24                    # ... then keeps its rarest (most informative) terms
+
+# Near-duplicates: Jaccard similarity of word shingles, found through a bottom-k sketch.
+DUPLICATE_JACCARD = 0.85
+SHINGLE_WORDS = 2
+SKETCH_SIZE = 4
+
+LOCK_TIMEOUT = 15.0                     # seconds to wait for another writer
+ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"   # Crockford base32, lower case
+ID_LENGTH = 8
+
+TOKEN_REGEX = re.compile(r"\w+(?:[./\-]\w+)*")
+WORD_REGEX = re.compile(r"\w+")
+SEGMENT_REGEX = re.compile(r"[./\-_]+")
+CAMEL_REGEX = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
+SENTENCE_END_REGEX = re.compile(r"(?<=[.!?])\s+|\n+")
+ID_REGEX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+TYPE_REGEX = re.compile(r"^[a-z][a-z0-9-]{0,23}$")
+HEADING_REGEX = re.compile(r"^##[ \t]+(.+?)[ \t]*$")
+TYPED_HEADING_REGEX = re.compile(r"^([a-z][a-z0-9-]{0,23})(?:[ \t]*[·|][ \t]*([A-Za-z0-9_-]{1,64}))?$")
+META_REGEX = re.compile(r"^<!--\s*(\{.*\})\s*-->\s*$")
+LOOSE_FIELD_REGEX = re.compile(r'"(\w+)"\s*:\s*("(?:[^"\\]|\\.)*"|-?[\d.]+|\[[^\]]*\])')
+
+STOP_WORDS = frozenset("""
+a all also am an and any are as at be been being but by can could did do does doing don down
+each else etc ever for from had has have having he her here hers him his how i if in into is it
+its just let like may me might more most much must my no nor not of off on one only or our ours
+out over own same she should so some such than that the their theirs them then there these they
+this those to too up upon very via was we were what when where which while who whom whose why
+will with would yet you your yours
+и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее мне
+было вот от меня еще нет о из ему теперь когда даже ну вдруг ли если уже или ни быть был него
+до вас нибудь опять уж вам ведь там потом себя ничего ей может они тут где есть надо ней для
+мы тебя их чем была сам чтоб без будто чего раз тоже себе под будет ж тогда кто этот того
+потому этого какой совсем ним здесь этом один почти мой тем чтобы нее сейчас были куда зачем
+всех можно при наконец об другой хоть после над больше тот через эти нас про всего них какая
+много разве эту моя впрочем свою этой перед иногда чуть том такой им более всю между
+""".split())
+
+
+########################################################################
+# Errors and small helpers: time, ids, atomic writes, the store lock
+########################################################################
+
+class AgentmemError(Exception):
+    """An error the user can act on; the command line prints it on one line."""
+
+
+def now_iso(ts=None):
+    """UTC time as 'YYYY-MM-DDTHH:MM:SSZ'.
+
+    >>> now_iso(0)
+    '1970-01-01T00:00:00Z'
+    """
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if ts is None else ts))
+
+
+def parse_time(value):
+    """Seconds since the epoch from an ISO 8601 string, a date or a number; None if unreadable.
+
+    >>> parse_time("2026-11-20T09:00:00Z"), parse_time("2026-11-20"), parse_time("soon")
+    (1795165200.0, 1795132800.0, None)
+    >>> parse_time("2026-11-20T10:00:00.123+01:00")
+    1795165200.123
+    """
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value) if value < 1e11 else value / 1000.0
+    if not isinstance(value, str):
+        return None
+    m = re.match(r"^\s*(\d{4})-(\d\d)-(\d\d)(?:[T ](\d\d):(\d\d)(?::(\d\d)(\.\d+)?)?)?"
+                 r"\s*(Z|[+-]\d\d:?\d\d)?\s*$", value)
+    if not m:
+        return None
+    y, mo, d, hh, mm, ss, frac, tz = m.groups()
+    try:
+        import calendar
+        ts = calendar.timegm((int(y), int(mo), int(d), int(hh or 0), int(mm or 0), int(ss or 0)))
+    except (ValueError, OverflowError):
+        return None
+    if not (1 <= int(mo) <= 12 and 1 <= int(d) <= 31):
+        return None
+    ts += float(frac) if frac else 0.0
+    if tz and tz != "Z":
+        sign = 1 if tz[0] == "+" else -1
+        digits = tz[1:].replace(":", "")
+        ts -= sign * (int(digits[:2]) * 3600 + int(digits[2:]) * 60)
+    return round(ts, 3)
+
+
+def new_id(taken=()):
+    """A random short id in lower-case Crockford base32 that is not in `taken`."""
+    while True:
+        n = int.from_bytes(os.urandom(5), "big")
+        ident = "".join(ID_ALPHABET[(n >> (5 * i)) & 31] for i in range(ID_LENGTH))
+        if ident not in taken and not ident.isdigit():
+            return ident
+
+
+def derived_id(*parts):
+    """A stable id for a memory written by hand without one (changes when its text does)."""
+    import hashlib
+    n = int.from_bytes(hashlib.sha1("\x00".join(parts).encode("utf-8")).digest()[:5], "big")
+    return "".join(ID_ALPHABET[(n >> (5 * i)) & 31] for i in range(ID_LENGTH))
+
+
+def check_id(ident):
+    """Return `ident` if it can be a memory id, else raise AgentmemError."""
+    if not isinstance(ident, str) or not ID_REGEX.match(ident):
+        raise AgentmemError("not a memory id: %r (ids are letters, digits, '-' and '_')" % (ident,))
+    return ident
+
+
+def atomic_write(path, text):
+    """Replace `path` with `text` so that a reader sees the old or the new file, never a mix."""
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, ".%s.%d.%s.tmp" % (os.path.basename(path), os.getpid(), new_id()))
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class FileLock:
+    """An exclusive lock on a file, released when the holder exits or is killed.
+
+    The store takes it around every write, so parallel agent sessions queue up
+    instead of overwriting each other.
+    """
+
+    def __init__(self, path, timeout=LOCK_TIMEOUT):
+        self.path, self.timeout, self.fd = path, timeout, None
+
+    def __enter__(self):
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                if os.name == "nt":
+                    import msvcrt
+                    msvcrt.locking(self.fd, msvcrt.LK_NBLCK, 1)
+                else:
+                    import fcntl
+                    fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return self
+            except OSError:
+                if time.monotonic() > deadline:
+                    os.close(self.fd)
+                    self.fd = None
+                    raise AgentmemError("the store is locked by another agentmem process (%s); "
+                                        "try again, or delete the lock file if no agentmem is running"
+                                        % self.path)
+                time.sleep(0.02)
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            try:
+                if os.name == "nt":
+                    import msvcrt
+                    os.lseek(self.fd, 0, 0)
+                    msvcrt.locking(self.fd, msvcrt.LK_UNLCK, 1)
+                else:
+                    import fcntl
+                    fcntl.flock(self.fd, fcntl.LOCK_UN)
+            finally:
+                os.close(self.fd)
+                self.fd = None
+
+    def is_held(self):
+        """True when another process holds the lock right now (for `doctor`)."""
+        try:
+            with FileLock(self.path, timeout=0):
+                return False
+        except AgentmemError:
+            return True
+
+
+########################################################################
+# Text: tokens (identifiers split, English and Russian stems), passages,
+# shingles for near-duplicates, and redaction of secrets
+########################################################################
+
+EN_VOWELS = frozenset("aeiouy")
+EN_DOUBLES = ("bb", "dd", "ff", "gg", "mm", "nn", "pp", "rr", "tt")
+EN_LI_ENDINGS = frozenset("cdeghkmnrt")
+EN_EXCEPTIONS = {
+    "skis": "ski", "skies": "sky", "dying": "die", "lying": "lie", "tying": "tie", "idly": "idl",
+    "gently": "gentl", "ugly": "ugli", "early": "earli", "only": "onli", "singly": "singl",
+    "sky": "sky", "news": "news", "howe": "howe", "atlas": "atlas", "cosmos": "cosmos",
+    "bias": "bias", "andes": "andes",
+}
+EN_KEEP_AFTER_PLURAL = frozenset(("inning", "outing", "canning", "herring", "earring",
+                                  "proceed", "exceed", "succeed"))
+EN_R1_PREFIXES = ("gener", "commun", "arsen", "past", "univers", "later", "emerg", "organ")
+EN_STEP2 = (
+    ("ization", "ize"), ("ational", "ate"), ("fulness", "ful"), ("ousness", "ous"),
+    ("iveness", "ive"), ("tional", "tion"), ("biliti", "ble"), ("lessli", "less"),
+    ("entli", "ent"), ("ation", "ate"), ("alism", "al"), ("aliti", "al"), ("ousli", "ous"),
+    ("iviti", "ive"), ("fulli", "ful"), ("enci", "ence"), ("anci", "ance"), ("abli", "able"),
+    ("izer", "ize"), ("ator", "ate"), ("alli", "al"), ("bli", "ble"), ("ogi", "og"), ("li", ""),
+)
+EN_STEP3 = (("ational", "ate"), ("tional", "tion"), ("alize", "al"), ("icate", "ic"),
+            ("iciti", "ic"), ("ative", ""), ("ical", "ic"), ("ness", ""), ("ful", ""))
+EN_STEP4 = ("ement", "ance", "ence", "able", "ible", "ment", "ant", "ent", "ism", "ate",
+            "iti", "ous", "ive", "ize", "ion", "al", "er", "ic")
+
+
+def _en_regions(w):
+    """Start offsets of the regions R1 and R2 of an English word (Porter2)."""
+    def after_vowel_consonant(start):
+        for i in range(start + 1, len(w)):
+            if w[i] not in EN_VOWELS and w[i - 1] in EN_VOWELS:
+                return i + 1
+        return len(w)
+    r1 = next((len(p) for p in EN_R1_PREFIXES if w.startswith(p)), None)
+    if r1 is None:
+        r1 = after_vowel_consonant(0)
+    return r1, (after_vowel_consonant(r1) if r1 < len(w) else len(w))
+
+
+def _en_short_syllable_end(w):
+    if len(w) == 2:
+        return w[0] in EN_VOWELS and w[1] not in EN_VOWELS
+    return (len(w) >= 3 and w[-1] not in EN_VOWELS and w[-1] not in "wxY"
+            and w[-2] in EN_VOWELS and w[-3] not in EN_VOWELS)
+
+
+def stem_en(word):
+    """English stem after Porter2 (the Snowball English stemmer), written for agentmem.
+
+    >>> [stem_en(w) for w in "connected connecting connection running stories happiness".split()]
+    ['connect', 'connect', 'connect', 'run', 'stori', 'happi']
+    """
+    if len(word) <= 2:
+        return word
+    if word in EN_EXCEPTIONS:
+        return EN_EXCEPTIONS[word]
+    w = word[0].replace("y", "Y") + "".join(
+        "Y" if c == "y" and word[i] in EN_VOWELS else c for i, c in enumerate(word[1:]))
+    r1, r2 = _en_regions(w)
+    if w.endswith("sses"):                                  # step 1a: plurals
+        w = w[:-2]
+    elif w.endswith(("ied", "ies")):
+        w = w[:-3] + ("i" if len(w) > 4 else "ie")
+    elif w.endswith("s") and not w.endswith(("us", "ss")) and any(c in EN_VOWELS for c in w[:-2]):
+        w = w[:-1]
+    if w in EN_KEEP_AFTER_PLURAL:
+        return w
+    if w.endswith(("eedly", "eed")):                        # step 1b: -eed, -ed, -ing
+        suf = 5 if w.endswith("eedly") else 3
+        if len(w) - suf >= r1:
+            w = w[:-suf] + "ee"
+    else:
+        for suf in ("ingly", "edly", "ing", "ed"):
+            if w.endswith(suf):
+                base = w[:-len(suf)]
+                if any(c in EN_VOWELS for c in base):
+                    w = base
+                    if w.endswith(("at", "bl", "iz")):
+                        w += "e"
+                    elif w.endswith(EN_DOUBLES) and not (len(w) == 3 and w[0] in "aeo"):
+                        w = w[:-1]
+                    elif r1 >= len(w) and _en_short_syllable_end(w):
+                        w += "e"
+                break
+    if len(w) > 2 and w[-1] in "yY" and w[-2] not in EN_VOWELS:    # step 1c
+        w = w[:-1] + "i"
+    for suf, rep in EN_STEP2:                               # step 2
+        if w.endswith(suf):
+            if len(w) - len(suf) >= r1:
+                if suf == "ogi":
+                    if w[-4:-3] == "l":
+                        w = w[:-3] + rep
+                elif suf == "li":
+                    if w[-3:-2] in EN_LI_ENDINGS:
+                        w = w[:-2]
+                else:
+                    w = w[:-len(suf)] + rep
+            break
+    for suf, rep in EN_STEP3:                               # step 3
+        if w.endswith(suf):
+            if len(w) - len(suf) >= (r2 if suf == "ative" else r1):
+                w = w[:-len(suf)] + rep
+            break
+    for suf in EN_STEP4:                                    # step 4
+        if w.endswith(suf):
+            if len(w) - len(suf) >= r2 and (suf != "ion" or w[-4:-3] in ("s", "t")):
+                w = w[:-len(suf)]
+            break
+    if w.endswith("e"):                                     # step 5
+        if len(w) - 1 >= r2 or (len(w) - 1 >= r1 and not _en_short_syllable_end(w[:-1])):
+            w = w[:-1]
+    elif w.endswith("ll") and len(w) - 1 >= r2:
+        w = w[:-1]
+    return w.replace("Y", "y")
+
+
+RU_VOWELS = frozenset("аеиоуыэюя")
+RU_GERUND = (("вшись", "вши", "в"), ("ившись", "ывшись", "ивши", "ывши", "ив", "ыв"))
+RU_REFLEXIVE = ("ся", "сь")
+RU_ADJECTIVE = ("ими", "ыми", "его", "ого", "ему", "ому", "ее", "ие", "ые", "ое", "ей", "ий",
+                "ый", "ой", "ем", "им", "ым", "ом", "их", "ых", "ую", "юю", "ая", "яя", "ою", "ею")
+RU_PARTICIPLE = (("ем", "нн", "вш", "ющ", "щ"), ("ивш", "ывш", "ующ"))
+RU_VERB = (("ете", "йте", "ешь", "нно", "ла", "на", "ли", "ем", "ло", "но", "ет", "ют", "ны",
+            "ть", "й", "л", "н"),
+           ("уйте", "ейте", "ила", "ыла", "ена", "ите", "или", "ыли", "ило", "ыло", "ено", "ует",
+            "уют", "ены", "ить", "ыть", "ишь", "ей", "уй", "ил", "ыл", "им", "ым", "ен", "ят",
+            "ит", "ыт", "ую", "ю"))
+RU_NOUN = ("иями", "ями", "ами", "ией", "иям", "ием", "иях", "ев", "ов", "ие", "ье", "еи", "ии",
+           "ей", "ой", "ий", "ям", "ем", "ам", "ом", "ах", "ях", "ию", "ью", "ия", "ья",
+           "а", "е", "и", "й", "о", "у", "ы", "ь", "ю", "я")
+
+
+def _ru_suffix(w, start, groups):
+    """Length of the longest suffix of w in w[start:] from (after-а/я group, plain group)."""
+    best = 0
+    for after_a, suffixes in zip((True, False), groups):
+        for suf in suffixes:
+            n = len(suf)
+            if n > best and w.endswith(suf) and len(w) - n >= start:
+                if after_a and (len(w) - n - 1 < start or w[-n - 1] not in "ая"):
+                    continue
+                best = n
+    return best
+
+
+def stem_ru(word):
+    """Russian stem after the Snowball Russian algorithm, written for agentmem.
+
+    >>> [stem_ru(w) for w in "уведомления уведомление решили договорились".split()]
+    ['уведомлен', 'уведомлен', 'реш', 'договор']
+    """
+    w = word.replace("ё", "е")
+    rv = next((i + 1 for i, c in enumerate(w) if c in RU_VOWELS), len(w))
+    r1 = next((i + 1 for i in range(1, len(w)) if w[i] not in RU_VOWELS and w[i - 1] in RU_VOWELS),
+              len(w))
+    r2 = next((i + 1 for i in range(r1 + 1, len(w)) if w[i] not in RU_VOWELS and w[i - 1] in RU_VOWELS),
+              len(w))
+    n = _ru_suffix(w, rv, RU_GERUND)
+    if n:
+        w = w[:-n]
+    else:
+        w = w[:-_ru_suffix(w, rv, ((), RU_REFLEXIVE))] if _ru_suffix(w, rv, ((), RU_REFLEXIVE)) else w
+        n = _ru_suffix(w, rv, ((), RU_ADJECTIVE))
+        if n:
+            w = w[:-n]
+            n = _ru_suffix(w, rv, RU_PARTICIPLE)
+            if n:
+                w = w[:-n]
+        else:
+            n = _ru_suffix(w, rv, RU_VERB) or _ru_suffix(w, rv, ((), RU_NOUN))
+            if n:
+                w = w[:-n]
+    if w.endswith("и") and len(w) - 1 >= rv:
+        w = w[:-1]
+    n = _ru_suffix(w, r2, ((), ("ость", "ост")))
+    if n:
+        w = w[:-n]
+    if w.endswith("нн") and len(w) - 2 >= rv:
+        w = w[:-1]
+    else:
+        n = _ru_suffix(w, rv, ((), ("ейше", "ейш")))
+        if n:
+            w = w[:-n]
+            if w.endswith("нн"):
+                w = w[:-1]
+        elif w.endswith("ь") and len(w) - 1 >= rv:
+            w = w[:-1]
+    return w
+
+
+_STEMS = {}
+
+
+def stem(word):
+    """Stem of one lower-case word: English, Russian, or the word itself."""
+    s = _STEMS.get(word)
+    if s is None:
+        if word.isascii():
+            s = stem_en(word) if word.isalpha() else word
+        elif "а" <= word[0] <= "я" or word[0] == "ё":
+            s = stem_ru(word)
+        else:
+            s = word
+        if len(_STEMS) < 200000:
+            _STEMS[word] = s
+    return s
+
+
+def _identifier_parts(segment):
+    """camelCase / PascalCase / HTTPServer parts of one segment, lower-cased."""
+    return [p.lower() for p in CAMEL_REGEX.findall(segment)]
+
+
+def tokenize(text, forms=None):
+    """Search tokens of a text: words stemmed, stop words dropped, identifiers kept whole and split.
+
+    When `forms` is a list, the surface form of every word whose stem differs
+    ('named' for 'name') is appended to it: an exact word earns a small bonus
+    over a word that only shares its stem.
+
+    >>> tokenize("select_related fixed the N+1 in OrderAdmin.get_queryset")
+    ['select_related', 'select', 'relat', 'fix', 'n', '1', 'orderadmin.get_queryset', 'orderadmin', 'order', 'admin', 'get', 'queryset']
+    >>> f = []; tokenize("Stories named", f), f
+    (['stori', 'name'], ['stories', 'named'])
+    """
+    out = []
+    append, stems, stop = out.append, _STEMS, STOP_WORDS
+    add_form = forms.append if forms is not None else None
+    for raw in TOKEN_REGEX.findall(text):
+        if raw.isalpha() and (raw.islower() or raw[1:].islower()):      # a plain word: the fast path
+            low = raw.lower()
+            if low not in stop:
+                s = stems.get(low)
+                if s is None:
+                    s = stem(low)
+                append(s)
+                if add_form and s != low:
+                    add_form(low)
+            continue
+        if len(raw) > 80:
+            continue
+        segments = [x for x in SEGMENT_REGEX.split(raw) if x] if not raw.isalnum() else [raw]
+        if not segments:
+            continue
+        if len(segments) > 1 or segments[0] != raw:
+            append(raw.lower())
+            if "/" in raw:
+                append(raw.rsplit("/", 1)[1].lower())
+        for seg in segments:
+            parts = CAMEL_REGEX.findall(seg) if not seg.islower() or not seg.isalpha() else (seg,)
+            if len(parts) > 1:                      # useEffect, HTTPServer, sha256
+                append(seg.lower())
+            for p in parts:
+                p = p.lower()
+                if p not in stop:
+                    s = stem(p)
+                    append(s)
+                    if add_form and s != p:
+                        add_form(p)
+    return out
+
+
+def analyze_query(text):
+    """(terms, forms) of a query: its distinct stems, and {stem: [exact word forms]}.
+
+    A pasted prompt is cut at MAX_QUERY_CHARS; one-character tokens are dropped.
+
+    >>> analyze_query("Where are the request metrics recorded?")
+    (['request', 'metric', 'record'], {'metric': ['metrics'], 'record': ['recorded']})
+    """
+    found = []
+    terms = [t for t in dict.fromkeys(tokenize(text[:MAX_QUERY_CHARS], found)) if len(t) > 1]
+    forms = {}
+    for f in dict.fromkeys(found):
+        s = stem(f)
+        if s in terms and s != f:
+            forms.setdefault(s, []).append(f)
+    return terms, forms
+
+
+def query_terms(text):
+    """Distinct search terms of a query (see analyze_query)."""
+    return analyze_query(text)[0]
+
+
+def first_sentence(text, limit=160):
+    """The title of a memory: its first sentence or line, at most `limit` characters."""
+    head = SENTENCE_END_REGEX.split(text.strip(), 1)[0]
+    return head[:limit]
+
+
+def passages(text, words=PASSAGE_WORDS):
+    """Split a long text into passages of about `words` words at sentence ends.
+
+    A short text is one passage. A long memory is indexed as its passages and
+    as a whole, and ranked by its best one, so one relevant paragraph in a long
+    note is not drowned by the rest, and a query spanning the note still fits.
+    """
+    sentences = [s for s in SENTENCE_END_REGEX.split(text) if s.strip()]
+    if len(sentences) <= 1 or len(text.split()) < words * 3 // 2:
+        return [text]
+    out, cur, n = [], [], 0
+    for s in sentences:
+        cur.append(s)
+        n += len(s.split())
+        if n >= words:
+            out.append(" ".join(cur))
+            cur, n = [], 0
+    if cur:
+        if out and n < words // 3:
+            out[-1] += " " + " ".join(cur)
+        else:
+            out.append(" ".join(cur))
+    return out
+
+
+def shingles(text):
+    """The set of word pairs of a text (the word itself when there is only one)."""
+    words = WORD_REGEX.findall(text.lower())
+    if len(words) < SHINGLE_WORDS:
+        return set(words)
+    return {" ".join(words[i:i + SHINGLE_WORDS]) for i in range(len(words) - SHINGLE_WORDS + 1)}
+
+
+def jaccard(a, b):
+    """|a & b| / |a | b| of two sets (1.0 for two empty sets)."""
+    if not a and not b:
+        return 1.0
+    return len(a & b) / float(len(a | b))
+
+
+_SKETCHES = {}
+
+
+def sketch(text):
+    """Lookup keys for near-duplicates: pairs of the SKETCH_SIZE smallest shingle hashes.
+
+    The smallest CRC-32 values of a text's shingles are a bottom-k MinHash
+    sketch; every pair of them is a key. Two texts with Jaccard similarity J
+    share a key when at least two of the k smallest hashes of their union lie
+    in both, which happens with probability above 0.98 for J > 0.85. Shingles
+    made only of stop words ("of the") are left out unless nothing else is
+    left, so a common phrase does not tie unrelated texts together. The
+    duplicate check then looks up a handful of keys instead of comparing every
+    pair of memories.
+    """
+    keys = _SKETCHES.get(text)
+    if keys is not None:
+        return keys
+    words = WORD_REGEX.findall(text.lower())
+    if len(words) < SHINGLE_WORDS:
+        content = set(words)
+    else:
+        stop = [w in STOP_WORDS for w in words]
+        every = {words[i] + " " + words[i + 1] for i in range(len(words) - 1)}
+        content = {words[i] + " " + words[i + 1] for i in range(len(words) - 1)
+                   if not (stop[i] and stop[i + 1])} or every
+    crc = zlib.crc32
+    hashes = sorted(crc(s.encode("utf-8")) for s in content)[:SKETCH_SIZE]
+    keys = hashes if len(hashes) == 1 else [(a << 31) ^ b for i, a in enumerate(hashes) for b in hashes[i + 1:]]
+    if len(_SKETCHES) < 200000:
+        _SKETCHES[text] = keys
+    return keys
+
+
+PRIVATE_REGEX = re.compile(r"<private>.*?(?:</private>|\Z)", re.S | re.I)
+# (cheap trigger substrings of the lower-cased text, pattern, replacement): a pattern
+# runs only when one of its triggers occurs, so clean text costs a few `in` checks.
+SECRET_PATTERNS = (
+    (("-----begin",), r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
+     "[REDACTED PRIVATE KEY]"),
+    (("sk-",), r"\bsk-ant-[A-Za-z0-9_\-]{16,}", "[REDACTED]"),                        # Anthropic
+    (("sk-",), r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", "[REDACTED]"),  # OpenAI
+    (("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"),
+     r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b", "[REDACTED]"),  # AWS key id
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}\b",
+     "[REDACTED]"),                                                                   # GitHub
+    (("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{20,}", "[REDACTED]"),
+    (("glpat-",), r"\bglpat-[A-Za-z0-9_\-]{20,}", "[REDACTED]"),                       # GitLab
+    (("xox",), r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", "[REDACTED]"),                     # Slack
+    (("hooks.slack.com",), r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+", "[REDACTED]"),
+    (("_live_", "_test_"), r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{12,}", "[REDACTED]"),  # Stripe
+    (("aiza",), r"\bAIza[0-9A-Za-z_\-]{30,}", "[REDACTED]"),                            # Google
+    (("ya29.",), r"\bya29\.[0-9A-Za-z_\-]{20,}", "[REDACTED]"),
+    (("npm_",), r"\bnpm_[A-Za-z0-9]{30,}", "[REDACTED]"),                               # npm
+    (("hf_",), r"\bhf_[A-Za-z0-9]{30,}", "[REDACTED]"),                                 # Hugging Face
+    (("eyj",), r"\beyJ[A-Za-z0-9_\-]{6,}\.eyJ[A-Za-z0-9_\-]{6,}\.[A-Za-z0-9_\-]{6,}", "[REDACTED JWT]"),
+    (("bearer", "token"), r"(?i)\b(bearer|token)(\s+)[A-Za-z0-9._~+/\-]{20,}=*", r"\1\2[REDACTED]"),
+    (("://",), r"(\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"]+:)[^\s@/'\"]+(@)", r"\1[REDACTED]\2"),
+    (("key", "token", "secret", "pass", "pwd"),
+     r"""(?i)(\b(?:[A-Za-z_][A-Za-z0-9_.\-]*?)?(?:api[_\-]?key|access[_\-]?key|secret[_\-]?key"""
+     r"""|private[_\-]?key|_key|_token|_secret|secret|password|passwd|_pwd|_pass|token|apikey)"""
+     r"""["']?\s*[=:]\s*)(?!\[REDACTED)("[^"\n]{3,}"|'[^'\n]{3,}'|[^\s"',;)}\]]{4,})""",
+     r"\1[REDACTED]"),                                                               # NAME_KEY=value
+    (("@",), r"(?<![\w.+\-])[\w.+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b", "[EMAIL]"),
+)
+SECRET_REGEXES = [(t, re.compile(p, re.S), r) for t, p, r in SECRET_PATTERNS]
+SECRET_TRIGGER_REGEX = re.compile("|".join(sorted({re.escape(t) for ts, _p, _r in SECRET_PATTERNS
+                                                   for t in ts})))
+
+
+def redact(text, extra_patterns=()):
+    """Mask secrets and e-mail addresses; `extra_patterns` are the store's own regexes.
+
+    >>> redact("db: postgres://app:hunter2@db.internal:5432/app, mail ops@example.com")
+    'db: postgres://app:[REDACTED]@db.internal:5432/app, mail [EMAIL]'
+    >>> redact('{"password": "correct horse"} and AWS AKIAIOSFODNN7EXAMPLE')
+    '{"password": [REDACTED]} and AWS [REDACTED]'
+    """
+    if not text:
+        return text
+    low = text.lower()
+    for triggers, rx, rep in (SECRET_REGEXES if SECRET_TRIGGER_REGEX.search(low) else ()):
+        if any(t in low for t in triggers):
+            text = rx.sub(rep, text)
+            low = text.lower()
+    for rx in extra_patterns:
+        text = rx.sub("[REDACTED]", text)
+    return text
+
+
+def strip_private(text):
+    """Remove every <private>...</private> span (an unclosed one runs to the end)."""
+    return PRIVATE_REGEX.sub("", text) if "<private" in text.lower() else text
+
+
+########################################################################
+# Memory: the one record every stage passes on, and its markdown form
+########################################################################
+
+class Memory:
+    """One memory. `text` is what a person reads; the rest is metadata.
+
+    `sources` lists every source the memory was seen from (the first is
+    `source`); `seen` counts how often. `extra` keeps fields written by newer
+    versions or by capture (commit, branch, file hashes) so they round-trip.
+    `path` and `line` say where the memory lives in the store.
+    """
+
+    __slots__ = ("id", "type", "text", "tags", "files", "confidence", "created", "updated",
+                 "source", "sources", "session", "seen", "extra", "path", "line", "end")
+
+    def __init__(self, text, type=DEFAULT_TYPE, id="", tags=(), files=(), confidence=DEFAULT_CONFIDENCE,
+                 created="", updated="", source="", sources=(), session="", seen=1, extra=None,
+                 path="", line=0, end=0):
+        self.id, self.type, self.text = id, type, text
+        self.tags, self.files = list(tags), list(files)
+        self.confidence, self.created, self.updated = confidence, created, updated
+        self.source, self.session, self.seen = source, session, seen
+        self.sources = list(sources) if sources else ([source] if source else [])
+        self.extra = dict(extra or {})
+        self.path, self.line, self.end = path, line, end
+
+    def __repr__(self):
+        return "Memory(%r, type=%r, id=%r)" % (self.text[:40], self.type, self.id)
+
+    @property
+    def title(self):
+        return first_sentence(self.text)
+
+    def meta(self):
+        """The metadata written in the comment under the memory's heading."""
+        d = {"confidence": self.confidence, "created": self.created}
+        if self.updated and self.updated != self.created:
+            d["updated"] = self.updated
+        if self.source:
+            d["source"] = self.source
+        if len(self.sources) > 1 or (self.sources and self.sources[0] != self.source):
+            d["sources"] = self.sources
+        for key in ("session", "tags", "files"):
+            if getattr(self, key):
+                d[key] = getattr(self, key)
+        if self.seen != 1:
+            d["seen"] = self.seen
+        for k in sorted(self.extra):
+            d.setdefault(k, self.extra[k])
+        return d
+
+    def to_dict(self):
+        """The memory as JSON-ready data (the shape of --json, export and MCP)."""
+        d = {"id": self.id, "type": self.type, "text": self.text, "confidence": self.confidence,
+             "created": self.created, "updated": self.updated or self.created,
+             "files": self.files, "tags": self.tags, "source": self.source,
+             "sources": self.sources or ([self.source] if self.source else []),
+             "session": self.session, "seen": self.seen}
+        for k, v in self.extra.items():
+            d.setdefault(k, v)
+        return d
+
+
+META_KEYS = ("id", "type", "text", "confidence", "created", "updated", "files", "tags", "source",
+             "sources", "session", "seen")
+
+
+def memory_from_meta(text, type, ident, meta, path="", line=0, end=0):
+    """Build a Memory from a parsed heading and metadata dict, tolerating hand edits."""
+    def strings(v):
+        if isinstance(v, str):
+            v = v.split(",")
+        return [str(x).strip() for x in v if str(x).strip()] if isinstance(v, list) else []
+    try:
+        confidence = min(1.0, max(0.0, float(meta.get("confidence", DEFAULT_CONFIDENCE))))
+    except (TypeError, ValueError):
+        confidence = DEFAULT_CONFIDENCE
+    try:
+        seen = max(1, int(meta.get("seen", 1)))
+    except (TypeError, ValueError):
+        seen = 1
+    extra = {k: v for k, v in meta.items() if k not in META_KEYS}
+    return Memory(text, type=type, id=ident, tags=strings(meta.get("tags", [])),
+                  files=strings(meta.get("files", [])), confidence=confidence,
+                  created=str(meta.get("created") or ""), updated=str(meta.get("updated") or ""),
+                  source=str(meta.get("source") or ""), sources=strings(meta.get("sources", [])),
+                  session=str(meta.get("session") or ""), seen=seen, extra=extra,
+                  path=path, line=line, end=end)
+
+
+def render_memory(m):
+    """The markdown block of one memory, ending with a blank line.
+
+    >>> print(render_memory(Memory("Use FTS5.\\n## not a heading", type="decision", id="abc12345",
+    ...       confidence=0.9, created="2026-11-29T10:00:00Z", tags=["search"])), end="")
+    ## decision · abc12345
+    <!-- {"confidence": 0.9, "created": "2026-11-29T10:00:00Z", "tags": ["search"]} -->
+    Use FTS5.
+    \\## not a heading
+    <BLANKLINE>
+    """
+    meta = json.dumps(m.meta(), ensure_ascii=False).replace(">", "\\u003e")
+    body = "\n".join(("\\" + ln) if ln.startswith("#") or ln.startswith("\\#") else ln
+                     for ln in m.text.strip("\n").split("\n"))
+    return "## %s · %s\n<!-- %s -->\n%s\n\n" % (m.type, m.id, meta, body)
+
+
+def parse_memories(text, path=""):
+    """Memories of one markdown file, in order, with their line spans.
+
+    A memory starts at a '## type · id' heading; the '<!-- {...} -->' line under
+    it is its metadata. A heading without an id (a memory added by hand) gets
+    an id derived from its text; a free heading ('## Deploy notes') is a fact
+    whose first line is the heading. Text before the first heading is the
+    file's own header and belongs to no memory.
+
+    >>> ms = parse_memories("# notes\\n\\n## convention\\nTabs, not spaces.\\n\\n## Deploy notes\\nRun make.\\n")
+    >>> [(m.type, m.text, m.line, m.end) for m in ms]
+    [('convention', 'Tabs, not spaces.', 3, 6), ('fact', 'Deploy notes\\nRun make.', 6, 9)]
+    """
+    lines = text.split("\n")
+    out = []
+    starts = [i for i, ln in enumerate(lines) if HEADING_REGEX.match(ln)]
+    for k, start in enumerate(starts):
+        stop = starts[k + 1] if k + 1 < len(starts) else len(lines)
+        heading = HEADING_REGEX.match(lines[start]).group(1)
+        body_lines = lines[start + 1:stop]
+        meta = {}
+        if body_lines and body_lines[0].lstrip().startswith("<!--"):
+            mm = META_REGEX.match(body_lines[0].strip())
+            raw = mm.group(1) if mm else body_lines[0]
+            try:
+                meta = json.loads(raw)
+                if not isinstance(meta, dict):
+                    meta = {}
+            except ValueError:                      # a hand edit broke the JSON: keep what reads
+                for key, val in LOOSE_FIELD_REGEX.findall(raw):
+                    try:
+                        meta[key] = json.loads(val)
+                    except ValueError:
+                        pass
+            if mm or meta:
+                body_lines = body_lines[1:]
+        body = "\n".join(ln[1:] if ln.startswith("\\#") else ln for ln in body_lines).strip()
+        typed = TYPED_HEADING_REGEX.match(heading)
+        if typed and (typed.group(2) or typed.group(1) in MEMORY_TYPES or meta):
+            mtype, ident = typed.group(1), typed.group(2) or ""
+        else:
+            mtype, ident = DEFAULT_TYPE, ""
+            body = (heading + "\n" + body).strip()
+        if not body:
+            continue
+        ident = ident or derived_id(path, body)
+        out.append(memory_from_meta(body, mtype, ident, meta, path, start + 1, stop + 1))
+    return out
+
+
+########################################################################
+# Store: where memories live, and how they are added, merged and removed
+########################################################################
+
+FILE_HELP = ("<!-- agentmem memory file. Each memory starts at a '## type · id' heading; the comment "
+             "under it is its metadata (JSON). Edit the text freely, delete a memory by deleting its "
+             "block, add one under a new '## type' heading. Format: docs/format.md -->")
+GITIGNORE = ("# agentmem: derived per machine (search index, capture queue, locks); "
+             "rebuilt from the markdown files\nlocal/\n.*.tmp\n")
+GITATTRIBUTES = ("# agentmem: appends from several machines merge without conflicts\n"
+                 "*.md merge=union\n")
+
+
+def find_project_root(cwd):
+    """The main working tree of the git repository holding `cwd`, or None.
+
+    Reads `.git` itself instead of running git: a `.git` folder marks the main
+    tree; a `.git` file points a linked worktree at its git dir, whose
+    `commondir` leads back to the main repository (like `git rev-parse
+    --git-common-dir`). A submodule's `.git` file has no `commondir`: the
+    submodule is its own project.
+    """
+    d = os.path.abspath(cwd)
+    while True:
+        dotgit = os.path.join(d, ".git")
+        if os.path.isdir(dotgit):
+            return d
+        if os.path.isfile(dotgit):
+            try:
+                with open(dotgit, encoding="utf-8") as f:
+                    gitdir = f.read().strip()
+                gitdir = os.path.join(d, gitdir[len("gitdir:"):].strip()) if gitdir.startswith("gitdir:") else ""
+                with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as f:
+                    common = os.path.normpath(os.path.join(gitdir, f.read().strip()))
+                if os.path.basename(common) == ".git":
+                    return os.path.dirname(common)
+            except OSError:
+                pass
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def open_store(path=None, cwd=None):
+    """The Store for `path` (a store folder), else AGENTMEM_DIR, else the project of `cwd`."""
+    path = path or os.environ.get("AGENTMEM_DIR")
+    if path:
+        return Store(os.path.abspath(os.path.expanduser(path)))
+    cwd = cwd or os.getcwd()
+    return Store(os.path.join(find_project_root(cwd) or os.path.abspath(cwd), STORE_DIRNAME))
+
+
+def slug(text, limit=40):
+    """A file-name-safe form of a session id or a file stem.
+
+    >>> slug("Claude session: 1d2c/3b4a"), slug("../../etc")
+    ('claude-session-1d2c-3b4a', 'etc')
+    """
+    s = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-_").lower()
+    return s[:limit].rstrip("-_") or "x"
+
+
+class Store:
+    """A folder of markdown memory files plus its derived, git-ignored `local/` folder."""
+
+    def __init__(self, root):
+        self.root = root
+        self.local = os.path.join(root, LOCAL_DIRNAME)
+        self._index = None
+        self._config = None
+
+    def __repr__(self):
+        return "Store(%r)" % self.root
+
+    # -- files -------------------------------------------------------------
+
+    def exists(self):
+        return os.path.isdir(self.root)
+
+    def ensure(self):
+        """Create the store on first write: folders, .gitignore, .gitattributes."""
+        os.makedirs(self.local, exist_ok=True)
+        for name, text in ((".gitignore", GITIGNORE), (".gitattributes", GITATTRIBUTES)):
+            p = os.path.join(self.root, name)
+            if not os.path.exists(p):
+                atomic_write(p, text)
+
+    def lock(self, timeout=LOCK_TIMEOUT):
+        return FileLock(os.path.join(self.local, "lock"), timeout)
+
+    def md_files(self):
+        """{relative path: (mtime_ns, size, inode)} of every markdown file outside local/."""
+        out = {}
+        if not os.path.isdir(self.root):
+            return out
+        stack = [("", self.root)]
+        while stack:
+            rel, folder = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for e in entries:
+                if e.name.startswith("."):
+                    continue
+                r = rel + e.name
+                if e.is_dir(follow_symlinks=False):
+                    if r != LOCAL_DIRNAME:
+                        stack.append((r + "/", e.path))
+                elif e.name.endswith(".md") and e.is_file():
+                    st = e.stat()
+                    out[r] = (st.st_mtime_ns, st.st_size, st.st_ino)
+        return out
+
+    def read(self, rel):
+        with open(os.path.join(self.root, rel), encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def config(self):
+        """The store's shared settings, `config.json` (committed with the memories)."""
+        if self._config is None:
+            self._config = {}
+            p = os.path.join(self.root, "config.json")
+            if os.path.exists(p):
+                try:
+                    with open(p, encoding="utf-8") as f:
+                        cfg = json.load(f)
+                except (OSError, ValueError) as e:
+                    raise AgentmemError("cannot read %s: %s" % (p, e))
+                if not isinstance(cfg, dict):
+                    raise AgentmemError("%s must hold a JSON object" % p)
+                self._config = cfg
+        return self._config
+
+    def redactors(self):
+        """Compiled extra secret patterns from config.json ("redact": [regex, ...])."""
+        out = []
+        for p in self.config().get("redact", []) or []:
+            try:
+                out.append(re.compile(p))
+            except (re.error, TypeError) as e:
+                raise AgentmemError("config.json: bad redact pattern %r: %s" % (p, e))
+        return out
+
+    def clean(self, text):
+        """What may reach disk of a text: private spans removed, secrets masked."""
+        return redact(strip_private(text), self.redactors()).strip()
+
+    # -- the index ---------------------------------------------------------
+
+    def index(self, refresh=True):
+        """The derived search index, brought up to date with the markdown files."""
+        if self._index is None:
+            self._index = Index(self, choose_backend())
+        if refresh:
+            self._index.refresh()
+        return self._index
+
+    def close(self):
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    # -- reading -----------------------------------------------------------
+
+    def get(self, ident):
+        """The memory with id `ident` (or a unique prefix of at least 4 characters)."""
+        check_id(ident)
+        if not self.exists():
+            raise AgentmemError("no memory with id %r (the store %s is empty)" % (ident, self.root))
+        found = self.index().find(ident)
+        if not found:
+            raise AgentmemError("no memory with id %r" % ident)
+        if len(found) > 1:
+            where = ", ".join("%s (%s:%d)" % (m.id, m.path, m.line) for m in found[:5])
+            raise AgentmemError("id %r matches %d memories: %s; give more of the id, or fix the "
+                                "duplicate by hand" % (ident, len(found), where))
+        return found[0]
+
+    def memories(self, types=None):
+        if not self.exists():
+            return []
+        return self.index().all(types)
+
+    def recall(self, query, limit=DEFAULT_LIMIT, types=None, files=None, min_confidence=None):
+        """Memories that answer `query`, best first (see Index.search)."""
+        if not self.exists():
+            if not query_terms(query or ""):
+                raise AgentmemError("the query has no words to search for: %r" % (query or "")[:80])
+            return []
+        return self.index().search(query, limit=limit, types=types, files=files,
+                                   min_confidence=min_confidence)
+
+    def stats(self):
+        s = {"store": self.root, "exists": self.exists()}
+        if self.exists():
+            s.update(self.index().stats())
+        return s
+
+    # -- writing -----------------------------------------------------------
+
+    def prepare(self, m):
+        """Validate and clean a new memory in place; raise AgentmemError if it cannot be stored."""
+        if not isinstance(m.text, str):
+            raise AgentmemError("text must be a string")
+        m.text = self.clean(m.text)
+        if not m.text:
+            raise AgentmemError("empty text: nothing to remember")
+        m.type = (m.type or DEFAULT_TYPE).strip().lower()
+        if not TYPE_REGEX.match(m.type):
+            raise AgentmemError("bad type %r: use a lower-case word such as %s"
+                                % (m.type, ", ".join(MEMORY_TYPES)))
+        try:
+            m.confidence = float(m.confidence)
+        except (TypeError, ValueError):
+            raise AgentmemError("confidence must be a number from 0 to 1, not %r" % (m.confidence,))
+        if not 0.0 <= m.confidence <= 1.0 or m.confidence != m.confidence:
+            raise AgentmemError("confidence must be from 0 to 1, not %r" % (m.confidence,))
+        if m.created:
+            ts = parse_time(m.created)
+            if ts is None:
+                raise AgentmemError("created is not a date: %r" % (m.created,))
+            m.created = now_iso(ts)
+        else:
+            m.created = now_iso()
+        m.tags = dedupe(self.clean(t).lower().replace(" ", "-") for t in m.tags)
+        m.files = dedupe(normalize_file(f) for f in m.files)
+        m.source = self.clean(str(m.source or ""))
+        m.sources = dedupe(self.clean(str(s)) for s in (m.sources or [m.source]))
+        m.session = str(m.session or "")
+        return m
+
+    def remember(self, text, type=DEFAULT_TYPE, tags=(), files=(), confidence=None, source="",
+                 session="", created=""):
+        """Save one memory by hand; returns (Memory, 'added' | 'merged' | 'unchanged')."""
+        m = self.prepare(Memory(text, type=type, tags=tags, files=files,
+                                confidence=DEFAULT_CONFIDENCE if confidence is None else confidence,
+                                source=source, session=session, created=created))
+        day = m.created[:10]
+        return self.add([m], lambda _m: "memories/%s.md" % day,
+                        header=lambda rel: "# Memories saved by hand · %s\n\n%s\n\n" % (day, FILE_HELP))[0]
+
+    def add(self, items, route, header=None):
+        """Store prepared memories: merge near-duplicates, append the rest to files.
+
+        `route(memory)` names the file (relative to the store) a new memory goes
+        to; `header(rel)` is the text a new file starts with. Everything is
+        written under the store lock, each file replaced atomically. Returns a
+        list of (Memory, status) in the order of `items`.
+        """
+        self.ensure()
+        with self.lock():
+            idx = self.index()
+            taken = idx.all_ids() if len(items) > 20 else None
+            pending = {}            # sketch key -> [Memory] added or touched in this batch
+            loaded = {}             # (path, id) -> existing Memory, so two merges meet one object
+            appends, touched, results = {}, {}, []
+            for m in items:
+                sh = shingles(m.text)
+                keys = sketch(m.text)
+                target = None
+                for k in keys:
+                    for cand in pending.get(k, ()):
+                        if cand.type == m.type and jaccard(sh, shingles(cand.text)) > DUPLICATE_JACCARD:
+                            target = cand
+                            break
+                    if target:
+                        break
+                if target is None:
+                    for cand in idx.near(keys, m.type):
+                        cand = loaded.setdefault((cand.path, cand.id), cand)
+                        if jaccard(sh, shingles(cand.text)) > DUPLICATE_JACCARD:
+                            target = cand
+                            break
+                if target is not None:
+                    status = merge_into(target, m)
+                    if status == "merged" and target.line:      # an existing memory in a file
+                        touched.setdefault(target.path, {})[target.id] = target
+                    results.append((target, status))
+                    for k in keys:
+                        pending.setdefault(k, []).append(target)
+                    continue
+                if not m.id or not ID_REGEX.match(m.id) or \
+                        (m.id in taken if taken is not None else idx.find(m.id, prefix=False)):
+                    m.id = new_id(taken or ())
+                if taken is not None:
+                    taken.add(m.id)
+                m.path = route(m)
+                appends.setdefault(m.path, []).append(m)
+                results.append((m, "added"))
+                for k in keys:
+                    pending.setdefault(k, []).append(m)
+            for rel in sorted(set(appends) | set(touched)):
+                self._write_file(rel, appends.get(rel, []), touched.get(rel, {}), header)
+            idx.refresh()
+        return results
+
+    def _write_file(self, rel, new, changed, header):
+        """Rewrite one file: replace `changed` memories (by id) in place, append `new`."""
+        path = os.path.join(self.root, rel)
+        if os.path.exists(path):
+            text = self.read(rel)
+        else:
+            text = header(rel) if header else "%s\n\n" % FILE_HELP
+        if changed:
+            lines = text.split("\n")
+            for old in sorted(parse_memories(text, rel), key=lambda x: -x.line):
+                if old.id in changed:
+                    block = render_memory(changed[old.id]).split("\n")[:-1]
+                    lines[old.line - 1:old.end - 1] = block
+            text = "\n".join(lines)
+        if new:
+            if not text.endswith("\n\n"):
+                text = text.rstrip("\n") + "\n\n"
+            text += "".join(render_memory(m) for m in new)
+        atomic_write(path, text)
+
+    def forget(self, ident):
+        """Delete one memory from its markdown file; returns the Memory removed."""
+        m = self.get(ident)
+        with self.lock():
+            text = self.read(m.path)
+            for old in parse_memories(text, m.path):
+                if old.id == m.id:
+                    lines = text.split("\n")
+                    del lines[old.line - 1:old.end - 1]
+                    atomic_write(os.path.join(self.root, m.path), "\n".join(lines))
+                    break
+            else:
+                raise AgentmemError("memory %s changed on disk while forgetting it; try again" % m.id)
+            self.index().refresh()
+        return m
+
+    # -- import and export ---------------------------------------------------
+
+    def import_jsonl(self, lines, name="import"):
+        """Import JSONL lines; returns (counts, errors) with errors as [(line number, message)].
+
+        Each line is a JSON object with `text` and optionally type, tags, files,
+        confidence, created, source, session (plus anything `export` writes).
+        Good lines are stored in one pass even when some lines are bad.
+        """
+        items, errors = [], []
+        for n, line in enumerate(lines, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                d = json.loads(line)
+                if not isinstance(d, dict):
+                    raise ValueError("not a JSON object")
+                items.append(self.prepare(memory_from_record(d)))
+            except (ValueError, AgentmemError) as e:
+                errors.append((n, str(e)))
+        router = ImportRouter(self, name)
+        results = self.add(items, router.route, header=router.header) if items else []
+        counts = {"added": 0, "merged": 0, "unchanged": 0}
+        for _m, status in results:
+            counts[status] += 1
+        counts["errors"] = len(errors)
+        return counts, errors
+
+    def export_jsonl(self):
+        """Every memory as one JSON line, in a stable order."""
+        for m in self.memories():
+            yield json.dumps(m.to_dict(), ensure_ascii=False)
+
+
+def dedupe(items):
+    """Non-empty items, first occurrence kept, order kept."""
+    seen, out = set(), []
+    for x in items:
+        if x and x not in seen:
+            seen.add(x)
+            out.append(x)
+    return out
+
+
+def normalize_file(f):
+    """A path as stored in memories: forward slashes, no leading './'."""
+    f = str(f).strip().replace("\\", "/")
+    while f.startswith("./"):
+        f = f[2:]
+    return f
+
+
+def merge_into(target, m):
+    """Fold memory `m` into its near-duplicate `target`; 'merged' or 'unchanged'."""
+    new_sources = [s for s in (m.sources or [m.source]) if s and s not in target.sources]
+    new_files = [f for f in m.files if f not in target.files]
+    new_tags = [t for t in m.tags if t not in target.tags]
+    if not (new_sources or new_files or new_tags or m.confidence > target.confidence):
+        return "unchanged"
+    if new_sources:
+        if not target.sources and target.source:
+            target.sources = [target.source]
+        target.sources += new_sources
+        target.source = target.source or target.sources[0]
+        target.seen += m.seen
+    target.files += new_files
+    target.tags += new_tags
+    target.confidence = max(target.confidence, m.confidence)
+    target.updated = max(target.updated or target.created, m.updated or m.created)
+    return "merged"
+
+
+def memory_from_record(d):
+    """A Memory from one import line (the shape `export` writes)."""
+    text = d.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("'text' is required and must be a non-empty string")
+    def listish(key):
+        v = d.get(key) or []
+        if isinstance(v, str):
+            v = [x for x in v.split(",")]
+        if not isinstance(v, list):
+            raise ValueError("%r must be a list or a comma-separated string" % key)
+        return [str(x).strip() for x in v if str(x).strip()]
+    conf = d.get("confidence", DEFAULT_CONFIDENCE)
+    if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1:
+        raise ValueError("'confidence' must be a number from 0 to 1")
+    created = d.get("created") or ""
+    if created and parse_time(created) is None:
+        raise ValueError("'created' is not a date: %r" % (created,))
+    seen = d.get("seen", 1)
+    extra = {k: v for k, v in d.items() if k not in META_KEYS and k not in ("score", "path", "line")}
+    return Memory(text, type=str(d.get("type") or DEFAULT_TYPE), id=str(d.get("id") or ""),
+                  tags=listish("tags"), files=listish("files"), confidence=float(conf),
+                  created=now_iso(parse_time(created)) if created else "",
+                  updated=str(d.get("updated") or ""), source=str(d.get("source") or ""),
+                  sources=listish("sources"), session=str(d.get("session") or ""),
+                  seen=seen if isinstance(seen, int) and seen > 0 else 1, extra=extra)
+
+
+class ImportRouter:
+    """Where imported memories go: their session's file, else imports/<name>-NNN.md."""
+    CHUNK = 1000
+
+    def __init__(self, store, name):
+        self.store, self.stem = store, slug(os.path.splitext(os.path.basename(name))[0] or "import")
+        existing = [p for p in store.md_files() if p.startswith("imports/%s-" % self.stem)]
+        nums = [int(x) for p in existing for x in re.findall(r"-(\d+)\.md$", p)]
+        self.chunk, self.count, self.sessions = max(nums or [0]) + 1, 0, {}
+        self.today = now_iso()[:10]
+
+    def route(self, m):
+        if m.session:
+            if m.session not in self.sessions:
+                self.sessions[m.session] = self.store.index(refresh=False).session_file(m.session) or \
+                    "sessions/%s-%s.md" % (m.created[:10], slug(m.session))
+            return self.sessions[m.session]
+        if self.count >= self.CHUNK:
+            self.chunk, self.count = self.chunk + 1, 0
+        self.count += 1
+        return "imports/%s-%03d.md" % (self.stem, self.chunk)
+
+    def header(self, rel):
+        if rel.startswith("sessions/"):
+            return "# Session %s\n\n%s\n\n" % (rel[9:-3], FILE_HELP)
+        return "# Imported from %s · %s\n\n%s\n\n" % (self.stem, self.today, FILE_HELP)
+
+
+########################################################################
+# Index: derived from the markdown, rebuilt incrementally; FTS5 or pure Python
+########################################################################
+
+_FTS5_AVAILABLE = None
+
+
+def fts5_available():
+    """Whether this interpreter's SQLite has FTS5 (probed once per process)."""
+    global _FTS5_AVAILABLE
+    if _FTS5_AVAILABLE is None:
+        try:
+            import sqlite3
+            db = sqlite3.connect(":memory:")
+            db.execute("CREATE VIRTUAL TABLE probe USING fts5(a)")
+            db.close()
+            _FTS5_AVAILABLE = True
+        except Exception:
+            _FTS5_AVAILABLE = False
+    return _FTS5_AVAILABLE
+
+
+def choose_backend():
+    """'fts5' or 'python', from AGENTMEM_BACKEND (auto | fts5 | python)."""
+    want = (os.environ.get("AGENTMEM_BACKEND") or DEFAULT_BACKEND).strip().lower()
+    if want not in ("auto", "fts5", "python"):
+        raise AgentmemError("AGENTMEM_BACKEND must be auto, fts5 or python, not %r" % want)
+    if want == "fts5" and not fts5_available():
+        raise AgentmemError("AGENTMEM_BACKEND=fts5, but this Python's SQLite has no FTS5; "
+                            "use AGENTMEM_BACKEND=python")
+    if want == "auto":
+        return "fts5" if fts5_available() else "python"
+    return want
+
+
+def files_match(have, wanted):
+    """Whether a memory's files (newline-joined) concern any of `wanted` (JSON list).
+
+    A wanted path matches the same path, a path ending in it ('metrics.go'
+    matches 'internal/middleware/metrics.go'), or a folder holding it.
+    """
+    if not have:
+        return 0
+    for w in json.loads(wanted):
+        w = w.rstrip("/")
+        for f in have.split("\n"):
+            if f == w or f.endswith("/" + w) or w.endswith("/" + f) or f.startswith(w + "/"):
+                return 1
+    return 0
+
+
+class Hit:
+    """One recall result: a Memory, its fused score, and its rank in each ranker."""
+    __slots__ = ("memory", "score", "ranks")
+
+    def __init__(self, memory, score, ranks):
+        self.memory, self.score, self.ranks = memory, score, ranks
+
+    def __repr__(self):
+        return "Hit(%r, score=%.4f)" % (self.memory, self.score)
+
+    def to_dict(self):
+        d = self.memory.to_dict()
+        d["score"] = round(self.score, 6)
+        return d
+
+
+def memory_from_data(d):
+    """A Memory from the JSON the index keeps for it."""
+    return Memory(d["text"], type=d["type"], id=d["id"], tags=d.get("tags", []),
+                  files=d.get("files", []), confidence=d.get("confidence", DEFAULT_CONFIDENCE),
+                  created=d.get("created", ""), updated=d.get("updated", ""),
+                  source=d.get("source", ""), sources=d.get("sources", []),
+                  session=d.get("session", ""), seen=d.get("seen", 1),
+                  extra={k: v for k, v in d.items() if k not in META_KEYS and k not in ("path", "line", "end")},
+                  path=d.get("path", ""), line=d.get("line", 0), end=d.get("end", 0))
+
+
+def _chunks(seq, n=500):
+    seq = list(seq)
+    for i in range(0, len(seq), n):
+        yield seq[i:i + n]
+
+
+LEVEL_FIELDS = {"mem": ("title", "meta", "body", "forms"), "psg": ("meta", "body", "forms"), "ses": ("body",)}
+LEVEL_WEIGHTS = {"mem": FIELD_WEIGHTS + (FORM_WEIGHT,), "psg": FIELD_WEIGHTS[1:] + (FORM_WEIGHT,),
+                 "ses": (1.0,)}
+FTS5_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '._/-'"
+
+
+class Index:
+    """The search index of a store: one SQLite file in local/, derived from the markdown.
+
+    Three levels are indexed: every memory (fields title, meta, body), every
+    passage of a memory, and every session (all its memories' text). With
+    FTS5 each level is a contentless FTS5 table that proposes candidates;
+    without it, each level is a table of postings (term, doc, tf, dl) scored
+    in Python. Either way the final BM25 score is computed by one Python
+    function from the same counts, so both backends rank alike.
+    """
+
+    def __init__(self, store, backend):
+        self.store, self.backend = store, backend
+        self.path = os.path.join(store.local, "index-%s.sqlite3" % backend)
+        self.db = None
+        self._stats = None
+
+    # -- opening -------------------------------------------------------------
+
+    def connect(self):
+        import sqlite3
+        if self.db is None:
+            os.makedirs(self.store.local, exist_ok=True)
+            try:
+                self.db = self._open(sqlite3)
+            except sqlite3.DatabaseError:           # a corrupt or foreign file: it is derived
+                self._remove_files()
+                self.db = self._open(sqlite3)
+        return self.db
+
+    def close(self):
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+    def _remove_files(self):
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.unlink(self.path + suffix)
+            except OSError:
+                pass
+
+    def _open(self, sqlite3):
+        db = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT, isolation_level=None)
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version != INDEX_VERSION:
+            if version:                             # built by another agentmem version
+                db.close()
+                self._remove_files()
+                db = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT, isolation_level=None)
+            self._create(db)
+        db.create_function("am_files_match", 2, files_match)
+        return db
+
+    def _create(self, db):
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in """
+                CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, mtime_ns INTEGER,
+                    size INTEGER, ino INTEGER);
+                CREATE TABLE IF NOT EXISTS memories(rowid INTEGER PRIMARY KEY, id TEXT, path TEXT,
+                    line INTEGER, type TEXT, confidence REAL, ts REAL, session TEXT, files TEXT,
+                    data TEXT, toks TEXT);
+                CREATE INDEX IF NOT EXISTS memories_id ON memories(id);
+                CREATE INDEX IF NOT EXISTS memories_path ON memories(path);
+                CREATE INDEX IF NOT EXISTS memories_session ON memories(session);
+                CREATE TABLE IF NOT EXISTS passages(rowid INTEGER PRIMARY KEY, mem INTEGER, toks TEXT);
+                CREATE INDEX IF NOT EXISTS passages_mem ON passages(mem);
+                CREATE TABLE IF NOT EXISTS sessions(rowid INTEGER PRIMARY KEY, session TEXT UNIQUE,
+                    toks TEXT);
+                CREATE TABLE IF NOT EXISTS sketch(key INTEGER, mem INTEGER);
+                CREATE INDEX IF NOT EXISTS sketch_key ON sketch(key);
+                CREATE INDEX IF NOT EXISTS sketch_mem ON sketch(mem);
+                CREATE TABLE IF NOT EXISTS stats(level TEXT PRIMARY KEY, n INTEGER, total INTEGER);
+                CREATE TABLE IF NOT EXISTS terms(term TEXT PRIMARY KEY) WITHOUT ROWID;
+            """.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            for level, fields in LEVEL_FIELDS.items():
+                db.execute("INSERT OR IGNORE INTO stats VALUES (?, 0, 0)", (level,))
+                if self.backend == "fts5":
+                    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS %s_fts USING fts5(%s, content='', "
+                               "tokenize=\"%s\")" % (level, ", ".join(fields), FTS5_TOKENIZE))
+                    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS %s_vocab USING fts5vocab(%s_fts, 'row')"
+                               % (level, level))
+                else:
+                    db.execute("CREATE TABLE IF NOT EXISTS %s_post(term TEXT, doc INTEGER, owner INTEGER, "
+                               "tf REAL, dl INTEGER, PRIMARY KEY(term, doc)) WITHOUT ROWID" % level)
+                    db.execute("CREATE TABLE IF NOT EXISTS %s_df(term TEXT PRIMARY KEY, df INTEGER) "
+                               "WITHOUT ROWID" % level)
+            db.execute("PRAGMA user_version=%d" % INDEX_VERSION)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    # -- keeping up with the markdown ------------------------------------------
+
+    def refresh(self):
+        """Re-index the markdown files that changed (mtime, size, inode) since last time.
+
+        Cheap when nothing changed: one scandir of the store and one query.
+        Runs in an IMMEDIATE transaction, so parallel refreshes serialise and
+        the second finds nothing left to do.
+        """
+        db = self.connect()
+        disk = self.store.md_files()
+        known = {r[0]: tuple(r[1:]) for r in db.execute("SELECT path, mtime_ns, size, ino FROM files")}
+        if disk == known:
+            return False
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            known = {r[0]: tuple(r[1:]) for r in db.execute("SELECT path, mtime_ns, size, ino FROM files")}
+            changed = sorted(p for p, st in disk.items() if known.get(p) != st)
+            removed = sorted(p for p in known if p not in disk)
+            sessions = set()
+            for p in removed + changed:
+                sessions |= self._remove_path(p)
+                db.execute("DELETE FROM files WHERE path=?", (p,))
+            for p in changed:
+                try:
+                    text = self.store.read(p)
+                except OSError:
+                    continue                        # vanished meanwhile: the next refresh sees it
+                sessions |= self._insert(parse_memories(text, p))
+                db.execute("INSERT INTO files VALUES (?, ?, ?, ?)", (p,) + disk[p])
+            for s in sessions:
+                self._rebuild_session(s)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        self._stats = None
+        return True
+
+    def rebuild(self):
+        """Forget everything indexed and index every file again."""
+        self.close()
+        self._remove_files()
+        self.refresh()
+
+    def _insert(self, mems):
+        """Index parsed memories; returns the sessions they belong to."""
+        db = self.db
+        if not mems:
+            return set()
+        rowid = db.execute("SELECT IFNULL(MAX(rowid), 0) FROM memories").fetchone()[0]
+        prow = db.execute("SELECT IFNULL(MAX(rowid), 0) FROM passages").fetchone()[0]
+        rows, mem_docs, psg_rows, psg_docs, sketch_rows, vocab = [], [], [], [], [], set()
+        now = time.time()
+        for m in mems:
+            rowid += 1
+            parts = passages(m.text)
+            pforms = [[] for _ in parts]
+            ptoks = [tokenize(p, f) for p, f in zip(parts, pforms)]
+            body = [t for p in ptoks for t in p]
+            fields = [tokenize(m.title), tokenize(" ".join([m.type] + m.tags + m.files)), body,
+                      [f for fs in pforms for f in fs]]
+            d = m.to_dict()
+            d.update(path=m.path, line=m.line, end=m.end)
+            rows.append((rowid, m.id, m.path, m.line, m.type, m.confidence,
+                         parse_time(m.updated or m.created) or now, m.session, "\n".join(m.files),
+                         json.dumps(d, ensure_ascii=False), "\t".join(" ".join(f) for f in fields)))
+            mem_docs.append((rowid, fields))
+            if len(ptoks) > 1:                      # the whole memory is a passage too: a query
+                ptoks, pforms = ptoks + [body], pforms + [fields[3]]    # may span all of it
+            meta = fields[1]
+            for toks, forms in zip(ptoks, pforms):   # each passage carries the memory's type, tags, files
+                prow += 1
+                psg_rows.append((prow, rowid, "\t".join((" ".join(meta), " ".join(toks), " ".join(forms)))))
+                psg_docs.append((prow, rowid, [meta, toks, forms]))
+            sketch_rows.extend((k, rowid) for k in sketch(m.text))
+            vocab.update(t for t in body if t.isalpha() and len(t) >= 3)
+        db.executemany("INSERT INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+        db.executemany("INSERT INTO passages VALUES (?,?,?)", psg_rows)
+        db.executemany("INSERT INTO sketch VALUES (?,?)", sketch_rows)
+        db.executemany("INSERT OR IGNORE INTO terms VALUES (?)", ((t,) for t in vocab))
+        self._level_add("mem", [(r, r, f) for r, f in mem_docs])
+        self._level_add("psg", psg_docs)
+        return {m.session for m in mems if m.session}
+
+    def _remove_path(self, path):
+        """Un-index the memories of one file; returns their sessions."""
+        db = self.db
+        rows = db.execute("SELECT rowid, toks, session FROM memories WHERE path=?", (path,)).fetchall()
+        if not rows:
+            return set()
+        ids = [r[0] for r in rows]
+        self._level_remove("mem", [(r, r, [t.split() for t in toks.split("\t")]) for r, toks, _ in rows])
+        for chunk in _chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            prows = db.execute("SELECT rowid, mem, toks FROM passages WHERE mem IN (%s)" % marks,
+                               chunk).fetchall()
+            self._level_remove("psg", [(p, m, [f.split() for f in t.split("\t")]) for p, m, t in prows])
+            db.execute("DELETE FROM passages WHERE mem IN (%s)" % marks, chunk)
+            db.execute("DELETE FROM sketch WHERE mem IN (%s)" % marks, chunk)
+            db.execute("DELETE FROM memories WHERE rowid IN (%s)" % marks, chunk)
+        return {r[2] for r in rows if r[2]}
+
+    def _rebuild_session(self, session):
+        db = self.db
+        old = db.execute("SELECT rowid, toks FROM sessions WHERE session=?", (session,)).fetchone()
+        if old:
+            self._level_remove("ses", [(old[0], 0, [old[1].split()])])
+            db.execute("DELETE FROM sessions WHERE rowid=?", (old[0],))
+        toks = " ".join(t.split("\t")[2] for (t,) in db.execute(
+            "SELECT toks FROM memories WHERE session=? ORDER BY rowid", (session,)))
+        if toks.strip():
+            rowid = db.execute("SELECT IFNULL(MAX(rowid), 0) + 1 FROM sessions").fetchone()[0]
+            db.execute("INSERT INTO sessions VALUES (?, ?, ?)", (rowid, session, toks))
+            self._level_add("ses", [(rowid, 0, [toks.split()])])
+
+    # -- the two backends: add, remove, propose candidates, document frequency ---
+
+    @staticmethod
+    def _weighted_tf(fields, weights):
+        tf = {}
+        for toks, w in zip(fields, weights):
+            for t in toks:
+                tf[t] = tf.get(t, 0.0) + w
+        return tf, sum(len(f) for f in fields)
+
+    def _level_add(self, level, docs):
+        """docs: [(rowid, owner, [tokens of each field])]"""
+        if not docs:
+            return
+        db, weights = self.db, LEVEL_WEIGHTS[level]
+        total = 0
+        if self.backend == "fts5":
+            cols = ", ".join(LEVEL_FIELDS[level])
+            db.executemany("INSERT INTO %s_fts(rowid, %s) VALUES (?%s)" % (level, cols, ",?" * len(weights)),
+                           [(r,) + tuple(" ".join(f) for f in fields) for r, _o, fields in docs])
+            total = sum(len(f) for _r, _o, fields in docs for f in fields)
+        else:
+            posts, df = [], {}
+            for r, owner, fields in docs:
+                tf, dl = self._weighted_tf(fields, weights)
+                total += dl
+                for t, v in tf.items():
+                    posts.append((t, r, owner, v, dl))
+                    df[t] = df.get(t, 0) + 1
+            db.executemany("INSERT OR REPLACE INTO %s_post VALUES (?,?,?,?,?)" % level, posts)
+            db.executemany("INSERT OR IGNORE INTO %s_df VALUES (?, 0)" % level, ((t,) for t in df))
+            db.executemany("UPDATE %s_df SET df = df + ? WHERE term = ?" % level,
+                           ((n, t) for t, n in df.items()))
+        db.execute("UPDATE stats SET n = n + ?, total = total + ? WHERE level = ?", (len(docs), total, level))
+
+    def _level_remove(self, level, docs):
+        if not docs:
+            return
+        db, weights = self.db, LEVEL_WEIGHTS[level]
+        total = sum(len(f) for _r, _o, fields in docs for f in fields)
+        if self.backend == "fts5":
+            cols = ", ".join(LEVEL_FIELDS[level])
+            db.executemany("INSERT INTO %s_fts(%s_fts, rowid, %s) VALUES ('delete', ?%s)"
+                           % (level, level, cols, ",?" * len(weights)),
+                           [(r,) + tuple(" ".join(f) for f in fields) for r, _o, fields in docs])
+        else:
+            gone, df = [], {}
+            for r, _owner, fields in docs:
+                for t in set(t for f in fields for t in f):
+                    gone.append((t, r))
+                    df[t] = df.get(t, 0) + 1
+            db.executemany("DELETE FROM %s_post WHERE term = ? AND doc = ?" % level, gone)
+            db.executemany("UPDATE %s_df SET df = df - ? WHERE term = ?" % level,
+                           ((n, t) for t, n in df.items()))
+        db.execute("UPDATE stats SET n = n - ?, total = total - ? WHERE level = ?", (len(docs), total, level))
+
+    def _df(self, level, terms):
+        """{term: number of documents of `level` holding it} for the terms that occur."""
+        out = {}
+        table = "%s_vocab" % level if self.backend == "fts5" else "%s_df" % level
+        col = "doc" if self.backend == "fts5" else "df"
+        for chunk in _chunks(terms):
+            out.update(self.db.execute("SELECT term, %s FROM %s WHERE term IN (%s)"
+                                       % (col, table, ",".join("?" * len(chunk))), chunk).fetchall())
+        return {t: n for t, n in out.items() if n > 0}
+
+    def stats_of(self, level):
+        if self._stats is None:
+            self._stats = {r[0]: (r[1], r[2]) for r in self.db.execute("SELECT level, n, total FROM stats")}
+        return self._stats.get(level, (0, 0))
+
+    def _rank(self, level, terms, filt=None, forms=None):
+        """[(doc rowid, owner rowid, score)] of the best CANDIDATES docs of a level, best first.
+
+        score = coord x BM25, computed here for both backends from the same counts:
+        BM25 with Lucene's IDF, log(1 + (N - df + 0.5) / (df + 0.5)), which stays
+        positive in a small store where a word is in most memories; the term
+        frequency of a stem is weighted by field and adds FORM_WEIGHT for each
+        exact word form of the query (`forms`, {stem: [form]}); document length
+        counts every token; coord = (share of the query's stems the doc holds)
+        ** COORD_POWER. With FTS5, SQLite proposes the FTS5_POOL docs its own
+        bm25() likes best and they are re-scored; without, every doc holding a
+        term is scored from the postings table.
+        """
+        n, total = self.stats_of(level)
+        if not n or not terms:
+            return []
+        df = self._df(level, terms)
+        terms = [t for t in terms if t in df]
+        if not terms:
+            return []
+        forms = {t: (forms or {}).get(t, ()) for t in terms}
+        avgdl = total / float(n)
+        k1, b = BM25_K1, BM25_B
+        idf = {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+        nterms = float(len(terms))
+        if self.backend == "fts5":
+            docs = self._fts5_candidates(level, terms, filt, [f for fs in forms.values() for f in fs])
+        else:
+            docs = self._posting_docs(level, terms, forms, filt)
+        scored = []
+        for doc, owner, tf, dl in docs:
+            s, matched = 0.0, 0
+            norm = k1 * (1 - b + b * dl / avgdl)
+            for t in terms:
+                f = tf.get(t)
+                if f:
+                    for form in forms[t]:
+                        f += tf.get(form, 0.0)
+                    s += idf[t] * f * (k1 + 1) / (f + norm)
+                    matched += 1
+            scored.append((doc, owner, s * (matched / nterms) ** COORD_POWER))
+        scored.sort(key=lambda x: (-x[2], x[0]))
+        return scored[:CANDIDATES]
+
+    def _posting_docs(self, level, terms, forms, filt):
+        """[(doc, owner, weighted tf, length)] of every doc holding a term (pure-Python backend)."""
+        tfs, info = {}, {}
+        sql = "SELECT doc, owner, tf, dl FROM %s_post WHERE term=?" % level
+        for t in terms:
+            for word in (t,) + tuple(forms[t]):
+                for doc, owner, f, dl in self.db.execute(sql, (word,)):
+                    d = tfs.get(doc)
+                    if d is None:
+                        d = tfs[doc] = {}
+                        info[doc] = (owner, dl)
+                    d[word] = f
+        if filt is not None and level != "ses":
+            allowed = self._allowed(filt)
+            return [(doc, info[doc][0], tf, info[doc][1]) for doc, tf in tfs.items() if info[doc][0] in allowed]
+        return [(doc, info[doc][0], tf, info[doc][1]) for doc, tf in tfs.items()]
+
+    def _fts5_candidates(self, level, terms, filt, forms=()):
+        """[(doc, owner, weighted tf, length)] of the docs FTS5 ranks best for the terms."""
+        db = self.db
+        match = " OR ".join('"%s"' % t.replace('"', '""') for t in terms)
+        weights = ", ".join(repr(w) for w in LEVEL_WEIGHTS[level])
+        join, where, params = "", "", [match]
+        if level == "mem":
+            select = "mem_fts.rowid, mem_fts.rowid"
+            if filt:
+                join = " JOIN memories m ON m.rowid = mem_fts.rowid"
+        elif level == "psg":
+            select = "psg_fts.rowid, p.mem"
+            join = " JOIN passages p ON p.rowid = psg_fts.rowid"
+            if filt:
+                join += " JOIN memories m ON m.rowid = p.mem"
+        else:
+            select, filt = "ses_fts.rowid, 0", None
+        if filt:
+            where = " AND " + filt[0]
+            params += filt[1]
+        sql = ("SELECT %s FROM %s_fts%s WHERE %s_fts MATCH ?%s ORDER BY bm25(%s_fts, %s) LIMIT ?"
+               % (select, level, join, level, where, level, weights))
+        hits = db.execute(sql, params + [FTS5_POOL]).fetchall()
+        table = {"mem": "memories", "psg": "passages", "ses": "sessions"}[level]
+        toks = {}
+        for chunk in _chunks([h[0] for h in hits]):
+            toks.update(db.execute("SELECT rowid, toks FROM %s WHERE rowid IN (%s)"
+                                   % (table, ",".join("?" * len(chunk))), chunk).fetchall())
+        weights = LEVEL_WEIGHTS[level]
+        needles = [(t, " %s " % t) for t in list(terms) + list(forms)]
+        out = []
+        for doc, owner in hits:
+            tf, dl = {}, 0
+            for field, w in zip(toks[doc].split("\t"), weights):
+                if not field:
+                    continue
+                dl += field.count(" ") + 1
+                padded = " %s " % field.replace(" ", "  ")      # doubled, so counts never overlap
+                for t, needle in needles:
+                    c = padded.count(needle)
+                    if c:
+                        tf[t] = tf.get(t, 0.0) + w * c
+            out.append((doc, owner, tf, dl))
+        return out
+
+    def _allowed(self, filt):
+        return {r[0] for r in self.db.execute("SELECT m.rowid FROM memories m WHERE " + filt[0], filt[1])}
+
+    def _fuzzy(self, unknown):
+        """{unknown term: [close known terms]}, by difflib on terms with the same first letter."""
+        import difflib
+        out = {}
+        for t in unknown:
+            if len(t) < FUZZY_MIN_LEN or not t.isalpha():
+                continue
+            near = [r[0] for r in self.db.execute("SELECT term FROM terms WHERE term >= ? AND term < ?",
+                                                  (t[0], chr(ord(t[0]) + 1)))
+                    if abs(len(r[0]) - len(t)) <= 2]
+            close = difflib.get_close_matches(t, near, n=2, cutoff=FUZZY_CUTOFF)
+            live = self._df("mem", close) if close else {}
+            close = [c for c in close if c in live]
+            if close:
+                out[t] = close
+        return out
+
+    # -- searching -----------------------------------------------------------
+
+    def search(self, query, limit=DEFAULT_LIMIT, types=None, files=None, min_confidence=None):
+        """Memories for a query, best first, as [Hit].
+
+        Rankers: BM25 over whole memories ('memory'), over their passages
+        ('passage'), over the query with typos replaced by close known terms
+        ('fuzzy', only when a word is unknown) and over whole sessions
+        ('session', lifting memories whose session is about the query). They
+        are fused by weighted reciprocal rank, then weighted by confidence and
+        recency: see `fused_score`.
+        """
+        terms, forms = analyze_query(query or "")
+        if not terms:
+            raise AgentmemError("the query has no words to search for: %r" % (query or "")[:80])
+        if not self.stats_of("mem")[0]:
+            return []
+        df = self._df("mem", terms)
+        known = [t for t in terms if t in df]
+        unknown = [t for t in terms if t not in df][:8]
+        if len(known) > MAX_QUERY_TERMS:            # a pasted prompt: keep the rarest terms
+            keep = set(sorted(known, key=lambda t: (df[t], t))[:MAX_QUERY_TERMS])
+            known = [t for t in known if t in keep]
+        filt = self._filter(types, files, min_confidence)
+        rankings = {}
+        if known:
+            rankings["memory"] = self._rank("mem", known, filt, forms)
+            best = {}
+            for _doc, mem, s in self._rank("psg", known, filt, forms):
+                if s > best.get(mem, -1.0):
+                    best[mem] = s
+            rankings["passage"] = sorted(((m, m, s) for m, s in best.items()), key=lambda x: (-x[2], x[0]))
+        fixes = self._fuzzy(unknown) if unknown else {}
+        if fixes:
+            rankings["fuzzy"] = self._rank("mem", dedupe(c for cs in fixes.values() for c in cs), filt)
+        if not any(rankings.values()):
+            return []
+        session_rank = {}
+        if self.stats_of("ses")[0]:
+            sterms = known + [c for cs in fixes.values() for c in cs]
+            srows = self._rank("ses", sterms)
+            if srows:
+                names = dict(self.db.execute("SELECT rowid, session FROM sessions WHERE rowid IN (%s)"
+                                             % ",".join("?" * len(srows)), [r[0] for r in srows]).fetchall())
+                session_rank = {names[r[0]]: i for i, r in enumerate(srows)}
+        return self._fuse(rankings, session_rank, limit)
+
+    def _filter(self, types, files, min_confidence):
+        clauses, params = [], []
+        if types:
+            clauses.append("m.type IN (%s)" % ",".join("?" * len(types)))
+            params += list(types)
+        if min_confidence is not None:
+            clauses.append("m.confidence >= ?")
+            params.append(float(min_confidence))
+        if files:
+            clauses.append("am_files_match(m.files, ?)")
+            params.append(json.dumps([normalize_file(f) for f in files]))
+        return (" AND ".join(clauses), params) if clauses else None
+
+    def _fuse(self, rankings, session_rank, limit):
+        ranks = {}
+        for name, ranking in rankings.items():
+            for r, (_doc, mem, _s) in enumerate(ranking):
+                ranks.setdefault(mem, {})[name] = r
+        now = time.time()
+        scored = []
+        for chunk in _chunks(ranks):
+            for rowid, conf, ts, session in self.db.execute(
+                    "SELECT rowid, confidence, ts, session FROM memories WHERE rowid IN (%s)"
+                    % ",".join("?" * len(chunk)), chunk):
+                r = dict(ranks[rowid])
+                if session and session in session_rank:
+                    r["session"] = session_rank[session]
+                scored.append((fused_score(r, conf, ts, now), rowid, r))
+        scored.sort(key=lambda x: (-x[0], x[1]))
+        top = scored[:max(1, limit)]
+        data = dict(self.db.execute("SELECT rowid, data FROM memories WHERE rowid IN (%s)"
+                                    % ",".join("?" * len(top)), [x[1] for x in top]).fetchall())
+        return [Hit(memory_from_data(json.loads(data[rowid])), s, r) for s, rowid, r in top]
+
+    # -- lookups ---------------------------------------------------------------
+
+    def find(self, ident, prefix=True):
+        """Memories whose id is `ident`, else (with `prefix`) starts with it (4+ characters)."""
+        rows = self.db.execute("SELECT data FROM memories WHERE id = ?", (ident,)).fetchall()
+        if not rows and prefix and len(ident) >= 4:
+            rows = self.db.execute("SELECT data FROM memories WHERE id >= ? AND id < ? LIMIT 20",
+                                   (ident, ident + "\U0010ffff")).fetchall()
+        return [memory_from_data(json.loads(r[0])) for r in rows]
+
+    def near(self, keys, mtype):
+        """Memories of type `mtype` sharing a sketch key (near-duplicate candidates)."""
+        if not keys:
+            return []
+        rows = self.db.execute(
+            "SELECT data FROM memories WHERE type = ? AND rowid IN (SELECT mem FROM sketch WHERE key IN (%s))"
+            % ",".join("?" * len(keys)), [mtype] + list(keys)).fetchall()
+        return [memory_from_data(json.loads(r[0])) for r in rows]
+
+    def all_ids(self):
+        return {r[0] for r in self.db.execute("SELECT id FROM memories")}
+
+    def session_file(self, session):
+        row = self.db.execute("SELECT path FROM memories WHERE session = ? AND path LIKE 'sessions/%' "
+                              "LIMIT 1", (session,)).fetchone()
+        return row[0] if row else None
+
+    def all(self, types=None):
+        sql, params = "SELECT data FROM memories", []
+        if types:
+            sql += " WHERE type IN (%s)" % ",".join("?" * len(types))
+            params = list(types)
+        sql += " ORDER BY ts, path, line"
+        return [memory_from_data(json.loads(r[0])) for r in self.db.execute(sql, params)]
+
+    def stats(self):
+        db = self.db
+        by_type = dict(db.execute("SELECT type, COUNT(*) FROM memories GROUP BY type ORDER BY 2 DESC"))
+        try:
+            size = sum(os.path.getsize(self.path + s) for s in ("", "-wal") if os.path.exists(self.path + s))
+        except OSError:
+            size = 0
+        return {"memories": sum(by_type.values()), "types": by_type,
+                "files": db.execute("SELECT COUNT(*) FROM files").fetchone()[0],
+                "sessions": db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0],
+                "backend": self.backend, "index": self.path, "index_bytes": size}
+
+
+def fused_score(ranks, confidence, ts, now):
+    """The one scoring function of recall.
+
+    score = sum over rankers r of  RANKER_WEIGHTS[r] / (RRF_K + rank_r)
+            x (0.5 + 0.5 * confidence)
+            x (0.5 + 0.5 * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS))
+
+    `ranks` maps a ranker ('memory', 'passage', 'fuzzy', 'session') to the
+    memory's 0-based rank in it. Confidence and recency can at most halve a
+    score each: an old, unsure memory still surfaces when nothing better does.
+
+    >>> round(fused_score({"memory": 0}, 1.0, 0, 0), 4), round(fused_score({"memory": 0}, 0.0, 0, 0), 4)
+    (0.2, 0.1)
+    >>> round(fused_score({"memory": 0}, 1.0, 0, 90 * 86400), 4)
+    0.15
+    """
+    rrf = sum(RANKER_WEIGHTS[name] / (RRF_K + rank) for name, rank in ranks.items())
+    age_days = max(0.0, now - ts) / 86400.0
+    return rrf * (0.5 + 0.5 * confidence) * (0.5 + 0.5 * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS))
+
+
+########################################################################
+# Command line: a thin layer over the functions above
+########################################################################
+
+def _out(text=""):
+    sys.stdout.write(text + "\n")
+
+
+def _err(text):
+    sys.stderr.write(text + "\n")
+
+
+def _json_out(data):
+    _out(json.dumps(data, ensure_ascii=False, indent=None if isinstance(data, list) else 2))
+
+
+def _split_csv(values):
+    out = []
+    for v in values or []:
+        out += [x.strip() for x in v.split(",") if x.strip()]
+    return out
+
+
+def _store(args, cwd=None):
+    return open_store(getattr(args, "store", None), cwd)
+
+
+def _short(text, width=100):
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def _describe(m, score=None):
+    """Two or three lines that show a memory in a terminal."""
+    head = "%s  %s · %s · confidence %.2f" % (m.id, m.type, (m.updated or m.created)[:10], m.confidence)
+    if score is not None:
+        head += " · score %.3f" % score
+    if m.seen > 1:
+        head += " · seen %d×" % m.seen
+    lines = [head] + ["    " + ln for ln in m.text.split("\n")[:12]]
+    extra = []
+    if m.files:
+        extra.append("files: " + ", ".join(m.files))
+    if m.tags:
+        extra.append("tags: " + ", ".join(m.tags))
+    if extra:
+        lines.append("    (" + "; ".join(extra) + ")")
+    return "\n".join(lines)
+
+
+def cmd_remember(args):
+    store = _store(args)
+    text = args.text if args.text != "-" else sys.stdin.read()
+    m, status = store.remember(text, type=args.type, tags=_split_csv(args.tags), files=args.files or [],
+                               confidence=args.confidence, source=args.source or "")
+    if args.json:
+        d = m.to_dict()
+        d["status"] = status
+        _json_out(d)
+    elif status == "added":
+        _out("saved %s %s in %s" % (m.type, m.id, os.path.join(store.root, m.path)))
+    elif status == "merged":
+        _out("merged into %s %s (a near-duplicate; seen %d×)" % (m.type, m.id, m.seen))
+    else:
+        _out("already remembered as %s %s" % (m.type, m.id))
+    return 0
+
+
+def cmd_recall(args):
+    store = _store(args)
+    limit = max(1, args.limit)
+    hits = store.recall(args.query, limit=limit, types=_split_csv(args.type) or None,
+                        files=args.files or None, min_confidence=args.min_confidence)
+    if args.json:
+        _json_out([h.to_dict() for h in hits])
+        return 0
+    if not hits:
+        _err("no memories match %r%s" % (args.query[:80], "" if store.exists() else
+                                          " (no store yet at %s)" % store.root))
+        return 0
+    for i, h in enumerate(hits, 1):
+        _out(("%d. " % i) + _describe(h.memory, h.score))
+    return 0
+
+
+def cmd_show(args):
+    store = _store(args)
+    m = store.get(args.id)
+    if args.json:
+        d = m.to_dict()
+        d.update(path=m.path, line=m.line)
+        _json_out(d)
+        return 0
+    _out(_describe(m))
+    _out("    source: %s" % (", ".join(m.sources) or "-"))
+    if m.session:
+        _out("    session: %s" % m.session)
+    for k, v in sorted(m.extra.items()):
+        _out("    %s: %s" % (k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)))
+    _out("    in %s:%d" % (os.path.join(store.root, m.path), m.line))
+    return 0
+
+
+def cmd_forget(args):
+    store = _store(args)
+    m = store.forget(args.id)
+    if args.json:
+        _json_out(m.to_dict())
+    else:
+        _out("forgot %s (%s: %s)" % (m.id, m.type, _short(m.text, 70)))
+    return 0
+
+
+def cmd_list(args):
+    store = _store(args)
+    mems = store.memories(_split_csv(args.type) or None)
+    if args.limit:
+        mems = mems[-args.limit:]
+    if args.json:
+        _json_out([m.to_dict() for m in mems])
+        return 0
+    if not mems:
+        _err("no memories yet in %s" % store.root)
+    for m in mems:
+        _out("%s  %-10s %s  %s" % (m.id, m.type, (m.updated or m.created)[:10], _short(m.text, 90)))
+    return 0
+
+
+def cmd_stats(args):
+    store = _store(args)
+    s = store.stats()
+    if args.json:
+        _json_out(s)
+        return 0
+    _out("store:    %s%s" % (s["store"], "" if s["exists"] else " (not created yet)"))
+    if s["exists"]:
+        _out("memories: %d in %d files, %d sessions" % (s["memories"], s["files"], s["sessions"]))
+        if s["types"]:
+            _out("types:    " + ", ".join("%s %d" % kv for kv in s["types"].items()))
+        _out("index:    %s backend, %.1f MB (%s)" % (s["backend"], s["index_bytes"] / 1e6, s["index"]))
+    for key, label in (("queue", "queue:    "), ("last_capture", "captured: "), ("llm", "llm:      ")):
+        if key in s:
+            _out(label + str(s[key]))
+    return 0
+
+
+def cmd_import(args):
+    store = _store(args)
+    if args.file == "-":
+        lines, name = sys.stdin.read().split("\n"), "stdin"
+    else:
+        try:
+            with open(args.file, encoding="utf-8", errors="replace") as f:
+                lines = f.read().split("\n")
+        except OSError as e:
+            raise AgentmemError("cannot read %s: %s" % (args.file, e.strerror or e))
+        name = args.file
+    counts, errors = store.import_jsonl(lines, name=name)
+    for n, msg in errors[:50]:
+        _err("%s:%d: %s" % (name, n, msg))
+    if len(errors) > 50:
+        _err("... and %d more bad lines" % (len(errors) - 50))
+    if args.json:
+        _json_out(counts)
+    else:
+        _out("imported %d new memories from %s (%d merged into near-duplicates, %d already known, %d bad lines)"
+             % (counts["added"], name, counts["merged"], counts["unchanged"], counts["errors"]))
+    return 1 if errors else 0
+
+
+def cmd_export(args):
+    store = _store(args)
+    for line in store.export_jsonl():
+        _out(line)
+    return 0
+
+
+def cmd_reindex(args):
+    store = _store(args)
+    if not store.exists():
+        raise AgentmemError("no store at %s" % store.root)
+    with store.lock():
+        store.index(refresh=False).rebuild()
+    s = store.stats()
+    _out("re-indexed %d memories from %d files (%s backend)" % (s["memories"], s["files"], s["backend"]))
+    return 0
+
+
+COMMANDS = {}   # name -> (function, one-line help, description, examples); filled below
+
+
+def command(name, help, examples, description=""):
+    def register(fn):
+        COMMANDS[name] = (fn, help, description or help, examples)
+        return fn
+    return register
+
+
+command("remember", "save a memory by hand",
+        ["agentmem remember 'Use FTS5 for search; pure-Python BM25 when it is missing' --type decision "
+         "--tags search --files agentmem.py",
+         "echo 'Never commit .env files' | agentmem remember - --type rule"],
+        "Save one memory in .agentmem/memories/<day>.md. A near-duplicate of an existing memory of "
+        "the same type is merged into it instead of added. Secrets and <private> spans are removed "
+        "first.")(cmd_remember)
+command("recall", "search memories",
+        ["agentmem recall 'docker networking'",
+         "agentmem recall 'why is the orders page slow' --type bug,lesson --limit 3 --json",
+         "agentmem recall 'metrics' --files internal/middleware/metrics.go"],
+        "Find the memories that answer a query: BM25 over memories, passages and sessions, typo "
+        "tolerant, weighted by confidence and recency (docs/ranking.md).")(cmd_recall)
+command("show", "print one memory with all its metadata",
+        ["agentmem show 4k2m9xqa", "agentmem show 4k2m --json"])(cmd_show)
+command("forget", "delete a memory",
+        ["agentmem forget 4k2m9xqa"],
+        "Delete one memory from its markdown file (the rest of the file is untouched).")(cmd_forget)
+command("list", "list memories, oldest first",
+        ["agentmem list", "agentmem list --type todo,decision --limit 20", "agentmem list --json"])(cmd_list)
+command("stats", "summarise the store",
+        ["agentmem stats", "agentmem stats --json"])(cmd_stats)
+command("import", "import memories from JSONL",
+        ["agentmem import memories.jsonl", "agentmem export | agentmem --store /tmp/copy import -"],
+        "Import one memory per line: a JSON object with 'text' and optionally type, tags, files, "
+        "confidence, created, source, session. Bad lines are reported with their line number; the "
+        "good ones are imported. Re-importing the same file adds nothing.")(cmd_import)
+command("export", "print every memory as JSONL",
+        ["agentmem export > memories.jsonl"])(cmd_export)
+command("reindex", "rebuild the search index from the markdown files",
+        ["agentmem reindex"],
+        "The index updates itself when files change; this rebuilds it from scratch.")(cmd_reindex)
+
+
+def build_parser():
+    import argparse
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--store", metavar="PATH", default=argparse.SUPPRESS,
+                        help="the store folder (default: $AGENTMEM_DIR, else .agentmem/ at the git root)")
+    parser = argparse.ArgumentParser(
+        prog="agentmem", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Persistent memory for AI coding agents: markdown memories in .agentmem/, "
+                    "found again by relevance.",
+        epilog="examples:\n  agentmem demo\n  agentmem remember 'Handlers stay under 15 lines' --type convention"
+               "\n  agentmem recall 'handler size'\n\nRun 'agentmem COMMAND --help' for a command's options.")
+    parser.add_argument("--version", action="version", version="agentmem " + __version__)
+    parser.add_argument("--store", metavar="PATH",
+                        help="the store folder (default: $AGENTMEM_DIR, else .agentmem/ at the git root)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    subs = {}
+    for name, (fn, help, description, examples) in COMMANDS.items():
+        p = sub.add_parser(name, help=help, description=description, parents=[common],
+                           formatter_class=argparse.RawDescriptionHelpFormatter,
+                           epilog="examples:\n" + "\n".join("  " + e for e in examples))
+        p.set_defaults(func=fn)
+        subs[name] = p
+    p = subs["remember"]
+    p.add_argument("text", help="the memory ('-' reads it from stdin)")
+    p.add_argument("--type", default=DEFAULT_TYPE, help="decision, convention, bug, lesson, fact, dead-end, "
+                   "todo, rule, ... (default: %(default)s)")
+    p.add_argument("--tags", action="append", metavar="A,B", help="comma-separated tags")
+    p.add_argument("--files", nargs="+", metavar="F", help="files the memory concerns")
+    p.add_argument("--confidence", type=float, metavar="X", help="0 to 1 (default: %s)" % DEFAULT_CONFIDENCE)
+    p.add_argument("--source", help="where it comes from (any text; kept as is)")
+    p.add_argument("--json", action="store_true", help="print the saved memory as JSON")
+    p = subs["recall"]
+    p.add_argument("query", help="words to look for (typos are tolerated)")
+    p.add_argument("--limit", "-n", type=int, default=DEFAULT_LIMIT, metavar="N",
+                   help="at most N results (default: %(default)s)")
+    p.add_argument("--type", action="append", metavar="T", help="only these types (comma-separated)")
+    p.add_argument("--files", nargs="+", metavar="F", help="only memories about these files or folders")
+    p.add_argument("--min-confidence", type=float, metavar="X", help="only memories at least this sure")
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    for name in ("show", "forget"):
+        subs[name].add_argument("id", help="memory id (or its first 4+ characters)")
+        subs[name].add_argument("--json", action="store_true", help="print JSON")
+    p = subs["list"]
+    p.add_argument("--type", action="append", metavar="T", help="only these types (comma-separated)")
+    p.add_argument("--limit", type=int, metavar="N", help="only the newest N")
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    subs["stats"].add_argument("--json", action="store_true", help="print JSON")
+    subs["import"].add_argument("file", help="JSONL file ('-' for stdin)")
+    subs["import"].add_argument("--json", action="store_true", help="print the counts as JSON")
+    return parser
+
+
+def _utf8_stdio():
+    for stream in (sys.stdout, sys.stderr):
+        enc = (getattr(stream, "encoding", "") or "").lower().replace("-", "")
+        if enc != "utf8" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(encoding="utf-8", errors="replace")
+            except (ValueError, OSError):
+                pass
+
+
+def main(argv=None):
+    """Run the command line; returns the exit code (0 ok, 1 error, 2 usage)."""
+    _utf8_stdio()
+    args = build_parser().parse_args(argv)
+    store = None
+    try:
+        return args.func(args) or 0
+    except AgentmemError as e:
+        _err("agentmem: error: %s" % e)
+        return 1
+    except BrokenPipeError:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except OSError:
+            pass
+        return 0
+    except KeyboardInterrupt:
+        _err("agentmem: interrupted")
+        return 130
+    except Exception as e:                          # a bug: one line, details on request
+        if os.environ.get("AGENTMEM_DEBUG"):
+            raise
+        _err("agentmem: internal error: %s: %s (set AGENTMEM_DEBUG=1 for details)" % (type(e).__name__, e))
+        return 1
+    finally:
+        if store is not None:
+            store.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

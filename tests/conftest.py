@@ -1,0 +1,59 @@
+"""Shared fixtures: every test gets its own store, home and a clean environment.
+
+`am(...)` runs the command line as a user would (a subprocess); tests that
+check library behaviour import agentmem directly.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+AGENTMEM = os.path.join(ROOT, "agentmem.py")
+sys.path.insert(0, ROOT)
+
+CLEAN_ENV = ("AGENTMEM_DIR", "AGENTMEM_BACKEND", "AGENTMEM_DISABLE", "AGENTMEM_DEBUG",
+             "AGENTMEM_LLM_PROVIDER", "AGENTMEM_LLM_URL", "AGENTMEM_LLM_MODEL", "AGENTMEM_LLM_KEY",
+             "AGENTMEM_LLM_DAILY_TOKENS", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CLAUDE_PROJECT_DIR",
+             "GEMINI_PROJECT_DIR", "CODEX_HOME", "CLAUDE_CONFIG_DIR")
+
+
+@pytest.fixture(autouse=True)
+def store(tmp_path, monkeypatch):
+    """An empty store folder (not created yet) that AGENTMEM_DIR points at."""
+    for key in CLEAN_ENV:
+        monkeypatch.delenv(key, raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    path = tmp_path / "store"
+    monkeypatch.setenv("AGENTMEM_DIR", str(path))
+    return path
+
+
+def am(*args, input=None, env=None, cwd=None, timeout=60, check=None):
+    """Run `python agentmem.py ARGS`; returns the CompletedProcess (text mode)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    for k, v in list(full_env.items()):
+        if v is None:
+            del full_env[k]
+    p = subprocess.run([sys.executable, AGENTMEM] + [str(a) for a in args], input=input,
+                       capture_output=True, text=True, env=full_env, cwd=cwd, timeout=timeout)
+    if check is not None:
+        assert p.returncode == check, (p.returncode, p.stdout, p.stderr)
+    return p
+
+
+def am_json(*args, **kw):
+    p = am(*args, **kw)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def no_traceback(p):
+    """A failed command says one line and no Python traceback."""
+    assert "Traceback" not in p.stderr, p.stderr
+    assert p.stderr.strip().count("\n") == 0, p.stderr

@@ -1,0 +1,95 @@
+"""Index stage: derived, incremental, rebuildable, and the same whichever backend builds it."""
+import json
+import os
+import time
+
+import pytest
+
+import agentmem
+from conftest import am, am_json
+
+TOPICS = ["docker", "postgres", "redis", "kafka", "nginx", "terraform", "pytest", "webpack", "celery", "grpc"]
+VERBS = ["configure", "migrate", "debug", "deploy", "cache", "monitor", "retry", "shard", "index", "secure"]
+
+
+def corpus(n=300):
+    out = []
+    for i in range(n):
+        t, v = TOPICS[i % 10], VERBS[(i * 7) % 10]
+        out.append(json.dumps({"text": "How we %s %s in service %d: step %d uses the %s client and %s flags"
+                                       % (v, t, i % 17, i, TOPICS[(i * 3) % 10], VERBS[(i * 5) % 10]),
+                               "type": ["fact", "decision", "lesson"][i % 3], "tags": [t],
+                               "session": "s%d" % (i % 12), "source": "c%d" % i}))
+    return out
+
+
+def test_both_backends_return_the_same_results(store, monkeypatch):
+    if not agentmem.fts5_available():
+        pytest.skip("this Python's SQLite has no FTS5")
+    agentmem.open_store().import_jsonl(corpus())
+    queries = ["docker deploy", "migrate postgres service 3", "redis caching retry", "kafka",
+               "secure nginx flags", "terafrom indx", "grpc client step 12", "monitor celery"]
+    results = {}
+    for backend in ("fts5", "python"):
+        monkeypatch.setenv("AGENTMEM_BACKEND", backend)
+        s = agentmem.open_store()
+        results[backend] = [[(h.memory.id, round(h.score, 4)) for h in s.recall(q, limit=5)] for q in queries]
+        assert os.path.exists(os.path.join(str(store), "local", "index-%s.sqlite3" % backend))
+        s.close()
+    assert results["fts5"] == results["python"]
+    assert all(results["fts5"])
+
+
+def test_only_changed_files_are_reindexed(store):
+    s = agentmem.open_store()
+    s.import_jsonl(corpus(50), name="a.jsonl")
+    s.remember("A note in another file about webpack chunks")
+    idx = s.index()
+    assert idx.refresh() is False                           # nothing changed: no work
+    files = sorted(store.rglob("*.md"))
+    target = files[0]
+    target.write_text(target.read_text() + "\n## fact\nA hand-written note about flamegraphs.\n")
+    calls = []
+    original = agentmem.parse_memories
+    agentmem.parse_memories = lambda text, path="": calls.append(path) or original(text, path)
+    try:
+        assert idx.refresh() is True
+    finally:
+        agentmem.parse_memories = original
+    assert calls == [str(target.relative_to(store))]
+    assert [h.memory.text for h in s.recall("flamegraphs")] == ["A hand-written note about flamegraphs."]
+
+
+def test_a_deleted_file_leaves_the_index(store):
+    s = agentmem.open_store()
+    s.remember("Temporary knowledge about zeppelins")
+    for f in store.rglob("*.md"):
+        f.unlink()
+    assert s.recall("zeppelins") == [] and s.memories() == []
+
+
+def test_rebuild_from_scratch_gives_the_same_answers(store):
+    agentmem.open_store().import_jsonl(corpus(120))
+    before = [h["id"] for h in am_json("recall", "postgres migrate", "--json")]
+    p = am("reindex", check=0)
+    assert "re-indexed 120 memories" in p.stdout
+    assert [h["id"] for h in am_json("recall", "postgres migrate", "--json")] == before
+
+
+def test_index_of_another_version_is_rebuilt(store):
+    s = agentmem.open_store()
+    s.remember("Versioned indexes are rebuilt automatically")
+    s.close()
+    import sqlite3
+    path = os.path.join(str(store), "local", "index-%s.sqlite3" % agentmem.choose_backend())
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA user_version=1")
+    db.commit()
+    db.close()
+    assert am_json("recall", "rebuilt automatically", "--json")[0]["text"].startswith("Versioned")
+
+
+def test_sessions_are_indexed_as_a_whole(store):
+    s = agentmem.open_store()
+    s.import_jsonl(corpus(60))
+    assert s.stats()["sessions"] == 12

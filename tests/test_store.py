@@ -1,0 +1,223 @@
+"""Store stage: the markdown files are the truth; writes are atomic, locked and merge duplicates."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import agentmem
+from conftest import AGENTMEM, am, am_json, no_traceback
+
+
+def memory_files(store):
+    return sorted(str(p.relative_to(store)) for p in store.rglob("*.md"))
+
+
+def test_first_write_creates_the_store_with_ignored_derived_files(store):
+    p = am("remember", "Use FTS5 for search", "--type", "decision", "--tags", "search",
+           "--files", "agentmem.py", check=0)
+    assert "saved decision" in p.stdout
+    assert (store / ".gitignore").read_text().splitlines()[1:] == ["local/", ".*.tmp"]
+    assert "merge=union" in (store / ".gitattributes").read_text()
+    [rel] = memory_files(store)
+    assert rel.startswith("memories/") and rel.endswith(".md")
+    text = (store / rel).read_text()
+    assert "## decision · " in text and "Use FTS5 for search" in text
+    meta = json.loads(text.split("<!-- ", 2)[2].split(" -->")[0])
+    assert meta["tags"] == ["search"] and meta["files"] == ["agentmem.py"] and meta["confidence"] == 0.8
+    assert os.path.isdir(store / "local")        # the index lives in the ignored folder
+
+
+def test_a_hand_edit_is_seen_by_the_next_recall(store):
+    am("remember", "The deploy script lives in ops/deploy.sh", check=0)
+    [rel] = memory_files(store)
+    path = store / rel
+    path.write_text(path.read_text().replace("ops/deploy.sh", "tools/release.py"))
+    assert am_json("recall", "release", "--json")[0]["text"] == "The deploy script lives in tools/release.py"
+    assert am_json("recall", "ops", "--json") == []
+
+
+def test_metadata_survives_editing_the_text_around_it(store):
+    out = am_json("remember", "Tabs, not spaces", "--type", "convention", "--tags", "style",
+                  "--confidence", "0.95", "--json")
+    [rel] = memory_files(store)
+    path = store / rel
+    text = path.read_text().replace("Tabs, not spaces", "Tabs, not spaces.\n\nGo files use gofmt anyway.")
+    path.write_text(text + "\nA stray line a person typed at the end.\n")
+    got = am_json("show", out["id"], "--json")
+    assert got["type"] == "convention" and got["tags"] == ["style"] and got["confidence"] == 0.95
+    assert got["text"].startswith("Tabs, not spaces.\n\nGo files use gofmt anyway.")
+
+
+def test_memories_added_or_deleted_by_hand_are_picked_up(store):
+    am("remember", "First memory about caching", check=0)
+    [rel] = memory_files(store)
+    path = store / rel
+    path.write_text(path.read_text() + "\n## convention\nAlways run make lint before pushing.\n")
+    [hit] = am_json("recall", "lint before pushing", "--json")
+    assert hit["type"] == "convention" and hit["id"]
+    assert am_json("show", hit["id"], "--json")["text"] == "Always run make lint before pushing."
+    text = path.read_text()
+    path.write_text(text[:text.index("## fact")] + text[text.index("## convention"):])
+    assert am_json("recall", "caching", "--json") == []
+    # a file added by hand anywhere in the store counts as well
+    (store / "team").mkdir()
+    (store / "team" / "notes.md").write_text("# Team notes\n\n## Deploy freeze\nNo deploys on Fridays.\n")
+    [hit] = am_json("recall", "deploys fridays", "--json")
+    assert hit["text"] == "Deploy freeze\nNo deploys on Fridays."
+
+
+def test_near_duplicates_merge_and_keep_every_source(store):
+    a = am_json("remember", "Handlers must be thin: at most 15 lines, decode, call the service, encode.",
+                "--type", "convention", "--source", "session-1", "--files", "a.go", "--json")
+    b = am_json("remember", "Handlers must be thin: at most 15 lines; decode, call the service, encode!",
+                "--type", "convention", "--source", "session-2", "--files", "b.go", "--json")
+    assert b["status"] == "merged" and b["id"] == a["id"]
+    assert b["sources"] == ["session-1", "session-2"] and b["seen"] == 2
+    assert b["files"] == ["a.go", "b.go"]
+    again = am_json("remember", "Handlers must be thin: at most 15 lines, decode, call the service, encode.",
+                    "--type", "convention", "--source", "session-1", "--json")
+    assert again["status"] == "unchanged"
+    other = am_json("remember", "Handlers must be thin: at most 15 lines, decode, call the service, encode.",
+                    "--type", "bug", "--json")                 # another type is another memory
+    assert other["status"] == "added"
+    [line] = [json.loads(x) for x in am("export").stdout.splitlines() if '"convention"' in x]
+    assert line["sources"] == ["session-1", "session-2"]
+
+
+def test_import_reports_bad_lines_and_keeps_the_good_ones(store, tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join([
+        json.dumps({"text": "Postgres 16 is the production database", "type": "fact", "tags": ["db"]}),
+        "{not json",
+        json.dumps({"type": "fact"}),
+        json.dumps({"text": "Use uv for Python envs", "confidence": 7}),
+        json.dumps({"text": "Retries use exponential backoff", "type": "decision", "source": "x",
+                    "session": "s1", "created": "2026-01-02T03:04:05Z", "files": "a.py,b.py"}),
+    ]) + "\n")
+    p = am("import", str(src))
+    assert p.returncode == 1
+    assert "in.jsonl:2:" in p.stderr and "in.jsonl:3:" in p.stderr and "in.jsonl:4:" in p.stderr
+    assert "Traceback" not in p.stderr
+    assert "imported 2 new memories" in p.stdout
+    p2 = am("import", str(src))
+    assert "imported 0 new memories" in p2.stdout and "2 already known" in p2.stdout
+    mems = [json.loads(x) for x in am("export").stdout.splitlines()]
+    assert len(mems) == 2
+    d = [m for m in mems if m["type"] == "decision"][0]
+    assert d["created"] == "2026-01-02T03:04:05Z" and d["files"] == ["a.py", "b.py"] and d["session"] == "s1"
+
+
+def test_export_then_import_round_trips(store, tmp_path):
+    am("remember", "Cache keys include the tenant id", "--type", "decision", "--tags", "cache,tenancy",
+       "--source", "design review: 2026-11 <b>", check=0)
+    am("remember", "TODO: drop the legacy v1 endpoints", "--type", "todo", check=0)
+    exported = am("export").stdout
+    other = tmp_path / "other"
+    p = am("--store", str(other), "import", "-", input=exported)
+    assert p.returncode == 0, p.stderr
+    again = am("--store", str(other), "export").stdout
+    assert sorted(exported.splitlines()) == sorted(again.splitlines())
+
+
+def test_large_import_is_one_pass_into_few_files(store, tmp_path):
+    src = tmp_path / "many.jsonl"
+    src.write_text("".join(json.dumps({"text": "memory number %d about topic %d and subject %d" % (i, i * 7, i * 13)})
+                           + "\n" for i in range(2500)))
+    p = am("import", str(src), check=0)
+    assert "imported 2500 new memories" in p.stdout
+    files = memory_files(store)
+    assert files == ["imports/many-001.md", "imports/many-002.md", "imports/many-003.md"]
+
+
+def test_forget_removes_one_block_and_leaves_the_rest(store):
+    keep = am_json("remember", "Keep me: the staging URL is staging.example.test", "--json")
+    gone = am_json("remember", "Forget me: an outdated note about Jenkins", "--json")
+    p = am("forget", gone["id"], check=0)
+    assert "forgot " + gone["id"] in p.stdout
+    assert [m["id"] for m in am_json("list", "--json")] == [keep["id"]]
+    assert am_json("recall", "jenkins", "--json") == []
+
+
+@pytest.mark.parametrize("args", [
+    ["forget", "nope1234"], ["show", "../../etc/passwd"], ["remember", "   "],
+    ["remember", "x", "--confidence", "3"], ["remember", "x", "--type", "Not A Type"],
+    ["import", "/does/not/exist.jsonl"],
+])
+def test_bad_input_is_one_line_and_changes_nothing(store, args):
+    am("remember", "An existing memory that must survive", check=0)
+    before = {p: (store / p).read_text() for p in memory_files(store)}
+    p = am(*args)
+    assert p.returncode == 1
+    assert p.stderr.startswith("agentmem: error: ")
+    no_traceback(p)
+    assert {p: (store / p).read_text() for p in memory_files(store)} == before
+
+
+def test_parallel_writers_lose_nothing(store):
+    code = textwrap.dedent("""
+        import sys
+        sys.path.insert(0, %r)
+        import agentmem
+        s = agentmem.open_store()
+        for i in range(15):
+            s.remember("writer %%s wrote note %%d about subject %%s%%d" %% (sys.argv[1], i, sys.argv[1], i * 31))
+    """ % os.path.dirname(AGENTMEM))
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(w)]) for w in range(6)]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    mems = am_json("list", "--json")
+    assert len(mems) == 90
+    assert len({m["id"] for m in mems}) == 90
+
+
+def test_a_crash_leftover_does_not_break_reading(store):
+    am("remember", "Survives crashes", check=0)
+    [rel] = memory_files(store)
+    folder = (store / rel).parent
+    (folder / ".2026-11-29.md.123.abc.tmp").write_text("## fact · half\n<!-- {\"conf")   # a killed writer
+    (store / "local" / "index-fts5.sqlite3").write_bytes(b"this is not a database")        # a corrupt index
+    (store / "local" / "index-python.sqlite3").write_bytes(b"neither is this")
+    assert [m["text"] for m in am_json("list", "--json")] == ["Survives crashes"]
+
+
+def test_store_is_found_at_the_main_worktree_root(tmp_path):
+    repo = tmp_path / "repo"
+    sub = repo / "src" / "pkg"
+    sub.mkdir(parents=True)
+    env = {"AGENTMEM_DIR": None, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "README").write_text("x")
+    subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "init"], check=True, env=dict(os.environ, **{
+        k: v for k, v in env.items() if v}))
+    am("remember", "Shared by every worktree", cwd=sub, env=env, check=0)
+    assert (repo / ".agentmem" / "memories").is_dir()
+    wt = tmp_path / "wt"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(wt)], check=True)
+    assert am_json("recall", "worktree", "--json", cwd=wt, env=env)[0]["text"] == "Shared by every worktree"
+    assert not (wt / ".agentmem").exists()
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    am("remember", "No repository here", cwd=plain, env=env, check=0)
+    assert (plain / ".agentmem").is_dir()
+
+
+def test_store_option_overrides_the_environment(store, tmp_path):
+    other = tmp_path / "elsewhere"
+    am("--store", str(other), "remember", "Kept elsewhere", check=0)
+    am("recall", "kept", "--store", str(other), check=0)
+    assert (other / "memories").is_dir() and not store.exists()
+
+
+def test_library_api_matches_the_command_line(store):
+    s = agentmem.open_store()
+    m, status = s.remember("Redis is only a cache; never the source of truth", type="rule", tags=["redis"])
+    assert status == "added" and m.type == "rule"
+    [hit] = s.recall("source of truth redis")
+    assert hit.memory.id == m.id and hit.score > 0
+    assert s.get(m.id[:5]).text == m.text
+    s.forget(m.id)
+    assert s.memories() == []
