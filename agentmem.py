@@ -1132,7 +1132,9 @@ TODO_REGEX = LazyRegex(
 PROBLEM_REGEX = LazyRegex(
     r"\b(slow|takes? \d|seconds|timeout|times out|hang\w*|crash\w*|fail\w*|error\w*|exception|broken|"
     r"(doesn'?t|does not|don'?t|won'?t|can'?t|cannot) (seem to )?(work|start|load|connect|build|compile|run)|"
-    r"not working|twice|duplicat\w*|leak\w*|incorrect|stale|missing|flaky|дважды|не работает|пада\w*|"
+    r"not working|twice|duplicat\w*|leak\w*|incorrect|stale|missing|flaky|"
+    r"(returns?|gives?|throws?|raises?|shows?) (an? )?([45]\d\d|error|exception|null|none|nothing|wrong)|"
+    r"дважды|не работает|пада\w*|"
     r"ошибк\w*|тормоз\w*|медленн\w*|не запуска\w*|дубл\w*|зависа\w*)", _I)
 CAUSE_REGEX = LazyRegex(r"\b(caused by|because|root cause|the (bug|problem|issue|cause|culprit) (was|is)|"
                          r"(it|this) (is|was) (an?|the) |due to|the reason|причина|из-за|потому что)", _I)
@@ -1763,9 +1765,18 @@ class Store:
                                    min_confidence=min_confidence)
 
     def stats(self):
+        """Counts for `stats`: memories by type, files, sessions, index, capture queue, LLM use today."""
         s = {"store": self.root, "exists": self.exists()}
         if self.exists():
             s.update(self.index().stats())
+            cap = Capture(self)
+            failed = os.path.join(cap.queue, "failed")
+            s["queue"] = {"waiting": len(cap.jobs()),
+                          "failed": len(os.listdir(failed)) if os.path.isdir(failed) else 0}
+            s["last_capture"] = cap.load_state().get("last_capture", "")
+            usage = LLMUsage(self).data
+            s["llm"] = {"day": usage.get("day"), "tokens": usage.get("tokens", 0),
+                        "requests": usage.get("requests", 0), "last_error": usage.get("last_error", "")}
         return s
 
     # -- writing -----------------------------------------------------------
@@ -2821,6 +2832,10 @@ class LLMAuthError(LLMError):
     """The credentials were rejected (401/403): stop at once, do not retry until they change."""
 
 
+class LLMBudgetError(LLMError):
+    """Today's token budget is spent: the heuristic alone runs (said once a day in the log)."""
+
+
 def llm_settings(env=None):
     """The LLM configuration from the environment, or None when no provider is set."""
     env = os.environ if env is None else env
@@ -3043,7 +3058,7 @@ def compress_llm(store, cfg, events, log=None):
                     log("LLM daily token budget (%d) reached: the heuristic compressor alone runs until "
                         "tomorrow (raise AGENTMEM_LLM_DAILY_TOKENS to change it)" % cfg["budget"])
                 usage.data["budget_notice"] = True
-                raise LLMError("daily token budget reached")
+                raise LLMBudgetError("daily token budget reached")
             text, tokens = llm_request(cfg, "Session transcript:\n\n" + chunk)
             usage.data["tokens"] = usage.data.get("tokens", 0) + (tokens or (len(chunk) + len(text)) // 4)
             usage.data["requests"] = usage.data.get("requests", 0) + 1
@@ -3053,6 +3068,8 @@ def compress_llm(store, cfg, events, log=None):
     except LLMAuthError as e:
         usage.data["auth_failed"] = cfg["fingerprint"]
         usage.data["last_error"] = str(e)
+        raise
+    except LLMBudgetError:
         raise
     except LLMError as e:
         usage.data["last_error"] = str(e)
@@ -3275,9 +3292,11 @@ class Capture:
         if cfg and sum(len(e.text) for e in fresh if e.role in ("user", "assistant")) >= 200:
             try:
                 memories = merge_llm(memories, compress_llm(self.store, cfg, fresh, self.log))
+            except LLMBudgetError:
+                pass                                    # the notice is in the log once a day
             except LLMError as e:
                 self.log("LLM compression failed, heuristic memories kept: %s" % e)
-                if not isinstance(e, LLMAuthError) and "budget" not in str(e):
+                if not isinstance(e, LLMAuthError):
                     self.enqueue_llm(session, fresh, job)
         stored = self.store_memories(memories, session, info, job, context, fresh)
         ts["seen"] = (list(seen) + [e.key for e in fresh])[-SEEN_KEYS_KEPT:]
@@ -4218,9 +4237,14 @@ def cmd_stats(args):
         if s["types"]:
             _out("types:    " + ", ".join("%s %d" % kv for kv in s["types"].items()))
         _out("index:    %s backend, %.1f MB (%s)" % (s["backend"], s["index_bytes"] / 1e6, s["index"]))
-    for key, label in (("queue", "queue:    "), ("last_capture", "captured: "), ("llm", "llm:      ")):
-        if key in s:
-            _out(label + str(s[key]))
+    if s["exists"]:
+        q = s["queue"]
+        _out("capture:  last %s; queue %d waiting, %d failed" % (s["last_capture"] or "never", q["waiting"],
+                                                                 q["failed"]))
+        llm = s["llm"]
+        _out("llm:      %d tokens in %d requests today%s" % (llm["tokens"], llm["requests"],
+                                                             "; last error: " + llm["last_error"]
+                                                             if llm["last_error"] else ""))
     return 0
 
 

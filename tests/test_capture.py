@@ -1,0 +1,147 @@
+"""Capture stage: the hook returns at once, a detached worker does the work, nothing is lost or doubled."""
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+import agentmem
+from conftest import am, am_json
+from sessions import STEPS_EN, hook_json, render_claude
+
+
+def export(store):
+    p = am("export")
+    return [json.loads(x) for x in p.stdout.splitlines()]
+
+
+def wait_for_queue(store, seconds=20):
+    deadline = time.time() + seconds
+    queue = store / "local" / "queue"
+    while time.time() < deadline:
+        if not [n for n in os.listdir(queue) if n.endswith(".json")]:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_hook_returns_silently_and_a_detached_worker_captures(store, tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text(render_claude(STEPS_EN, "sess-bg"), encoding="utf-8")
+    p = am("capture", input=hook_json("sess-bg", path))
+    assert p.returncode == 0 and p.stdout == "" and p.stderr == ""
+    assert wait_for_queue(store), "the background worker did not drain the queue"
+    time.sleep(0.2)
+    assert any(m["type"] == "bug" for m in export(store))
+
+
+def test_stop_after_every_turn_adds_only_what_is_new(store, tmp_path):
+    path = tmp_path / "stop.jsonl"
+    path.write_text(render_claude(STEPS_EN[:4], "sess-stop"), encoding="utf-8")
+    hook = hook_json("sess-stop", path, event="Stop")
+    am("capture", "--sync", input=hook, check=0)
+    first = export(store)
+    assert [m["type"] for m in first if m["type"] != "summary"] == ["bug"]
+    am("capture", "--sync", input=hook, check=0)                   # the same turn again: nothing new
+    assert export(store) == first
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(render_claude(STEPS_EN[4:6], "sess-stop").replace('"uuid": "u', '"uuid": "v'))
+    am("capture", "--sync", input=hook, check=0)
+    second = export(store)
+    assert len([m for m in second if m["type"] == "decision"]) == 1
+    assert len([m for m in second if m["type"] == "bug"]) == 1
+    assert len([m for m in second if m["type"] == "summary"]) == 1   # one summary, rewritten
+    files = list((store / "sessions").glob("*.md"))
+    assert len(files) == 1
+
+
+def test_the_last_message_counts_when_the_transcript_lags(store, tmp_path):
+    path = tmp_path / "lag.jsonl"
+    path.write_text(render_claude([("user", "The login page returns 500 after deploy.")], "sess-lag"))
+    hook = json.loads(hook_json("sess-lag", path, event="Stop"))
+    hook["last_assistant_message"] = ("The 500 was caused by a missing SECRET_KEY setting in production; "
+                                      "fixed by reading it from the environment.")
+    am("capture", "--sync", input=json.dumps(hook), check=0)
+    [bug] = [m for m in export(store) if m["type"] == "bug"]
+    assert bug["text"].startswith("The login page returns 500 after deploy.")
+
+
+@pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", json.dumps({"transcript_path": "/nope.jsonl"}),
+                                   json.dumps({"session_id": 5, "cwd": 7, "transcript_path": None})])
+def test_a_hook_never_fails_and_never_prints(store, stdin):
+    p = am("capture", "--sync", input=stdin)
+    assert p.returncode == 0 and p.stdout == ""
+    assert "Traceback" not in p.stderr
+
+
+def test_disable_turns_every_hook_into_a_no_op(store, tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text(render_claude(STEPS_EN, "sess-off"))
+    env = {"AGENTMEM_DISABLE": "1"}
+    for cmd in (["capture"], ["capture", "--sync"], ["inject"]):
+        p = am(*cmd, input=hook_json("sess-off", path), env=env)
+        assert p.returncode == 0 and p.stdout == "" and p.stderr == ""
+    assert not store.exists()
+
+
+def test_a_failed_job_stays_queued_and_is_retried(store, tmp_path):
+    path = tmp_path / "later.jsonl"
+    path.mkdir()                                                   # unreadable for now
+    p = am("capture", "--sync", input=hook_json("sess-retry", path))
+    assert p.returncode == 0 and "kept in the queue" in p.stderr
+    [job] = (store / "local" / "queue").glob("*.json")
+    assert json.loads(job.read_text())["attempts"] == 1
+    path.rmdir()
+    path.write_text(render_claude(STEPS_EN[:4], "sess-retry"))
+    data = json.loads(job.read_text())
+    data["not_before"] = 0                                         # skip the back-off wait
+    job.write_text(json.dumps(data))
+    p = am("process", check=0)
+    assert "processed 1 jobs" in p.stdout
+    assert any(m["type"] == "bug" for m in export(store))
+
+
+def test_captured_memories_know_their_commit_and_file_contents(store, tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "tests" / "conftest.py").write_text("import pytest\n")
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@t")
+    subprocess.run(["git", "init", "-q", "-b", "work", str(repo)], check=True, env=env)
+    subprocess.run(["git", "-C", str(repo), "add", "."], check=True, env=env)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "init"], check=True, env=env)
+    path = tmp_path / "t.jsonl"
+    steps = [("user", "The webhook tests fail randomly on CI."),
+             ("tool", "Edit", {"file_path": str(repo / "tests" / "conftest.py")}, "ok"),
+             STEPS_EN[3]]
+    path.write_text(render_claude(steps, "sess-git", cwd=str(repo)).replace('"gitBranch": "main", ', ""))
+    am("capture", "--sync", input=hook_json("sess-git", path, cwd=str(repo)), check=0)
+    [bug] = [m for m in export(store) if m["type"] == "bug"]
+    assert bug["branch"] == "work" and len(bug["commit"]) == 12
+    assert bug["files"] == ["tests/conftest.py"] and len(bug["hashes"]["tests/conftest.py"]) == 12
+
+
+def test_config_can_exclude_a_project(store, tmp_path):
+    store.mkdir()
+    (store / "config.json").write_text(json.dumps({"exclude": ["*/secret-*"]}))
+    path = tmp_path / "t.jsonl"
+    path.write_text(render_claude(STEPS_EN, "sess-x"))
+    am("capture", "--sync", input=hook_json("sess-x", path, cwd="/home/me/secret-project"), check=0)
+    assert export(store) == []
+    am("capture", "--sync", input=hook_json("sess-x", path, cwd="/home/me/open-project"), check=0)
+    assert export(store)
+
+
+def test_capture_a_file_by_hand_and_users_own_redaction(store, tmp_path):
+    store.mkdir()
+    (store / "config.json").write_text(json.dumps({"redact": [r"ACME-\d{6}"]}))
+    chat = tmp_path / "design.md"
+    chat.write_text("User: We decided to keep tenant ids in the JWT claims; the customer ACME-123456 asked.\n"
+                    "Assistant: Understood.\n")
+    p = am("capture", "--transcript", str(chat), "--session", "design-review", check=0)
+    assert "captured 2 memories" in p.stdout
+    [d] = [m for m in export(store) if m["type"] == "decision"]
+    assert "ACME-123456" not in d["text"] and "[REDACTED]" in d["text"] and d["session"] == "design-review"
+    p = am("capture", "--transcript", str(tmp_path / "missing.jsonl"))
+    assert p.returncode == 1 and "no transcript" in p.stderr

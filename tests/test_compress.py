@@ -1,0 +1,104 @@
+"""Compress stage: an observer keeps decisions, rules, fixes, dead ends and todos, never narration."""
+import json
+import os
+
+import pytest
+
+import agentmem
+from agentmem import Event, compress_heuristic
+from conftest import am, am_json
+from sessions import CHECKS, NEVER_DECIDED, SECRETS, STEPS_EN, STEPS_RU, hook_json, render_claude
+
+NARRATION = ("i'll", "i will", "let me", "i read", "i ran", "sorry", "ok.", "okay", "understood", "noted",
+             "sure", "good.", "great.", "now i", "i'm going")
+
+
+@pytest.fixture
+def captured(store, tmp_path):
+    for name, steps in (("en", STEPS_EN), ("ru", STEPS_RU)):
+        path = tmp_path / ("%s.jsonl" % name)
+        path.write_text(render_claude(steps, "sess-" + name), encoding="utf-8")
+        p = am("capture", "--sync", input=hook_json("sess-" + name, path))
+        assert p.returncode == 0 and p.stdout == "", p.stderr
+    return [json.loads(x) for x in am("export").stdout.splitlines()]
+
+
+@pytest.mark.parametrize("query", sorted(CHECKS))
+def test_what_was_said_comes_back_typed(captured, query):
+    word, types = CHECKS[query]
+    hits = am_json("recall", query, "--json", "--limit", "3")
+    assert any(word in h["text"].lower() and h["type"] in types for h in hits), hits
+
+
+def test_rejected_and_suggested_things_are_never_decisions(captured):
+    for m in captured:
+        text = m["text"].lower()
+        if m["type"] in ("decision", "convention", "rule"):
+            for word in NEVER_DECIDED:
+                if " %s " % word in " %s " % text.replace(",", " ").replace(".", " "):
+                    assert any(n in text for n in ("instead", "not ", "no ", "never", "don't", "reject")), m
+
+
+def test_no_narration_no_tool_output_no_secret(captured, store):
+    for m in captured:
+        assert not m["text"].lower().startswith(NARRATION), m["text"]
+        assert "IGNORE ALL PREVIOUS" not in m["text"] and "eval()" not in m["text"]
+        assert "FileExistsError" not in m["text"]                      # tool output is evidence only
+    on_disk = "".join(p.read_text(encoding="utf-8") for p in store.rglob("*") if p.is_file() and p.suffix in
+                      (".md", ".json", ".log"))
+    for secret in SECRETS:
+        assert secret not in on_disk
+
+
+def test_one_summary_per_session_and_corrections_are_marked(captured):
+    summaries = [m for m in captured if m["type"] == "summary"]
+    assert sorted(m["session"] for m in summaries) == ["sess-en", "sess-ru"]
+    assert summaries[0]["text"].startswith("Session: ")
+    [correction] = [m for m in captured if "correction" in m["tags"]]
+    assert correction["type"] == "convention" and "docker postgres" in correction["text"]
+
+
+def test_sessions_are_stamped_with_source_branch_and_files(captured):
+    [bug] = [m for m in captured if m["type"] == "bug" and "tmp_path" in m["text"]]
+    assert bug["source"] == "claude-code:sess-en" and bug["session"] == "sess-en"
+    assert bug["branch"] == "main" and "tests/conftest.py" in bug["files"]
+    assert bug["created"].startswith("2026-11-20")
+
+
+def ev(role, text):
+    return Event(role, text, "2026-11-20T10:00:00Z")
+
+
+def test_a_fix_carries_the_symptom_the_person_reported():
+    mems = compress_heuristic([ev("user", "The export job hangs after 10 minutes."),
+                               ev("assistant", "The hang was caused by a missing timeout on the S3 client; "
+                                               "fixed by setting read_timeout=30.")])
+    [bug] = mems
+    assert bug.type == "bug" and bug.text.startswith("The export job hangs after 10 minutes.")
+
+
+def test_an_unanswered_problem_is_kept_as_an_open_todo_at_session_end():
+    events = [ev("user", "The nightly backup fails with a permission error.")]
+    assert compress_heuristic(events) == []
+    [todo] = compress_heuristic(events, final=True)
+    assert todo.type == "todo" and todo.text.startswith("Unresolved: ")
+
+
+def test_the_agents_confirmation_joins_the_persons_decision():
+    mems = compress_heuristic([ev("user", "Решили: остаёмся на Firebase Cloud Messaging, OneSignal не берём."),
+                               ev("assistant", "Зафиксировано: push-уведомления через Firebase Cloud Messaging.")])
+    [decision] = mems
+    assert decision.type == "decision" and "Push-уведомления через" in decision.text
+
+
+def test_questions_suggestions_and_chatter_are_not_memories():
+    mems = compress_heuristic([ev("user", "Should we always use black for formatting?"),
+                               ev("assistant", "I'll check the config first. We could also add isort."),
+                               ev("assistant", "Great! Let me know if you want anything else."),
+                               ev("user", "thanks")])
+    assert mems == []
+
+
+def test_private_spans_never_become_memories():
+    mems = compress_heuristic([ev("user", "We decided to use Stripe. <private>Our margin is 3%.</private>")])
+    assert [m.text for m in mems] == ["We decided to use Stripe."]

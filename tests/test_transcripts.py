@@ -1,0 +1,140 @@
+"""Transcript stage: every agent's log becomes the same Events; junk lines are skipped."""
+import json
+import os
+
+import pytest
+
+import agentmem
+from agentmem import read_transcript
+from sessions import STEPS_EN, render_claude
+
+SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data",
+                      "transcripts")
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return str(p)
+
+
+def test_claude_transcript_keeps_people_prose_and_tools(tmp_path):
+    path = write(tmp_path, "s.jsonl", render_claude(STEPS_EN, "sess-1"))
+    events, info, offset = read_transcript(path)
+    assert info["format"] == "claude" and info["session"] == "sess-1" and info["cwd"] == "/home/dev/shop"
+    assert offset == os.path.getsize(path)
+    roles = [e.role for e in events]
+    assert roles.count("user") == 7 and "call" in roles and "result" in roles
+    assert events[0].text == "The webhook tests fail randomly on CI."
+    results = [e for e in events if e.role == "result"]
+    assert results[0].tool == "Bash"                     # paired with its call
+
+
+def test_claude_noise_is_skipped_and_commands_keep_their_arguments(tmp_path):
+    lines = [
+        {"type": "file-history-snapshot", "snapshot": {}},
+        {"type": "user", "isMeta": True, "message": {"role": "user", "content": "<local-command-caveat>x"}},
+        {"type": "user", "message": {"role": "user", "content":
+            "<command-message>review</command-message>\n<command-name>/review</command-name>\n"
+            "<command-args>check the retry policy</command-args>"}},
+        {"type": "user", "message": {"role": "user", "content": "[Request interrupted by user]"}},
+        {"type": "attachment", "attachment": {"type": "hook_additional_context", "content": "old notes"}},
+        {"type": "progress", "data": {"type": "hook_progress"}},
+        {"type": "assistant", "message": {"id": "m1", "content": [{"type": "text", "text": "Part one."}]}},
+        {"type": "assistant", "message": {"id": "m1", "content": [{"type": "text", "text": "Part one."}]}},
+        {"type": "assistant", "message": {"id": "m1", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Edit", "input": {"file_path": "/p/a.py"}}]}},
+        {"type": "user", "isSidechain": True, "message": {"role": "user", "content": "sub-agent prompt"}},
+        {"type": "summary", "summary": "Retry policy review"},
+        {"type": "user", "isCompactSummary": True, "message": {"role": "user", "content": "Compacted: ..."}},
+    ]
+    text = "\n".join(json.dumps(x) for x in lines) + "\n{broken json\n"
+    events, info, _ = read_transcript(write(tmp_path, "c.jsonl", text))
+    assert [(e.role, e.text) for e in events if e.role != "call"] == [
+        ("user", "check the retry policy"), ("assistant", "Part one."), ("summary", "Retry policy review"),
+        ("summary", "Compacted: ...")]
+    assert [e.files for e in events if e.role == "call"] == [["/p/a.py"]]
+
+
+def test_incremental_reads_only_new_complete_lines(tmp_path):
+    text = render_claude(STEPS_EN[:2], "s")
+    path = write(tmp_path, "inc.jsonl", text)
+    events, _, offset = read_transcript(path)
+    with open(path, "a") as f:
+        f.write(render_claude([("user", "A brand new request about caching.")], "s"))
+        f.write('{"type": "user", "message": {"role": "user", "content": "half a li')     # still being written
+    new, _, offset2 = read_transcript(path, offset=offset)
+    assert [e.text for e in new if e.role == "user"] == ["A brand new request about caching."]
+    assert offset2 < os.path.getsize(path)
+    again, _, _ = read_transcript(path, offset=offset2)
+    assert again == []
+
+
+CODEX = [
+    {"type": "session_meta", "payload": {"id": "019a", "cwd": "/w/app", "git": {"branch": "dev", "commit_hash": "abc123"}}},
+    {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+        {"type": "input_text", "text": "<environment_context>\n<cwd>/w/app</cwd>\n</environment_context>"}]}},
+    {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+        {"type": "input_text", "text": "# Context from my IDE setup:\n\n## My request for Codex:\nPin Go to 1.24."}]}},
+    {"type": "event_msg", "payload": {"type": "user_message", "message": "Pin Go to 1.24."}},
+    {"type": "response_item", "payload": {"type": "function_call", "name": "shell", "call_id": "c1",
+                                          "arguments": json.dumps({"command": ["bash", "-lc", "cat go.mod"]})}},
+    {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1",
+                                          "output": json.dumps({"output": "go 1.23"})}},
+    {"type": "response_item", "payload": {"type": "custom_tool_call", "name": "apply_patch", "call_id": "c2",
+                                          "input": "*** Begin Patch\n*** Update File: go.mod\n@@\n-go 1.23\n+go 1.24\n"}},
+    {"type": "response_item", "payload": {"type": "message", "role": "assistant", "content": [
+        {"type": "output_text", "text": "Updated go.mod to go 1.24."}]}},
+    {"type": "event_msg", "payload": {"type": "agent_message", "message": "Updated go.mod to go 1.24."}},
+]
+
+
+def test_codex_rollout_uses_one_stream_and_skips_injected_context(tmp_path):
+    path = write(tmp_path, "rollout.jsonl", "\n".join(json.dumps(x) for x in CODEX) + "\n")
+    events, info, _ = read_transcript(path)
+    assert info["format"] == "codex" and info["branch"] == "dev" and info["commit"] == "abc123"
+    assert [(e.role, e.text) for e in events if e.role in ("user", "assistant")] == [
+        ("user", "Pin Go to 1.24."), ("assistant", "Updated go.mod to go 1.24.")]
+    assert [e.tool for e in events if e.role == "result"] == ["shell"]
+    assert ["go.mod"] in [e.files for e in events if e.role == "call"]
+
+
+def test_gemini_jsonl_rewrites_and_legacy_json(tmp_path):
+    lines = [{"sessionId": "g1", "projectHash": "h", "startTime": "2026-04-23T12:00:00Z"},
+             {"id": "a", "type": "user", "content": [{"text": "Use uv run for every command."}]},
+             {"$set": {"lastUpdated": "2026-04-23T12:00:01Z"}},
+             {"id": "b", "type": "gemini", "content": "", "thoughts": []},
+             {"id": "b", "type": "gemini", "content": "Documented uv run in GEMINI.md.",
+              "toolCalls": [{"name": "replace", "args": {"file_path": "GEMINI.md"}, "resultDisplay": "ok"}]},
+             {"id": "c", "type": "info", "content": "Request cancelled."}]
+    events, info, _ = read_transcript(write(tmp_path, "g.jsonl", "\n".join(json.dumps(x) for x in lines)))
+    assert info["format"] == "gemini" and info["session"] == "g1"
+    assert [(e.role, e.text) for e in events if e.role in ("user", "assistant")] == [
+        ("user", "Use uv run for every command."), ("assistant", "Documented uv run in GEMINI.md.")]
+    legacy = {"sessionId": "g2", "messages": lines[1:2] + lines[4:5]}
+    events, info, _ = read_transcript(write(tmp_path, "legacy.json", json.dumps(legacy)))
+    assert info["session"] == "g2" and len([e for e in events if e.role in ("user", "assistant")]) == 2
+
+
+def test_plain_text_chat_with_and_without_speakers(tmp_path):
+    chat = "User: We decided to use Postgres.\nmore detail\nAssistant: Noted, Postgres it is.\n"
+    events, info, _ = read_transcript(write(tmp_path, "chat.md", chat))
+    assert info["format"] == "text"
+    assert [(e.role, e.text) for e in events] == [("user", "We decided to use Postgres.\nmore detail"),
+                                                 ("assistant", "Noted, Postgres it is.")]
+    events, _, _ = read_transcript(write(tmp_path, "notes.txt", "Always pin dependencies.\n"))
+    assert [(e.role, e.text) for e in events] == [("user", "Always pin dependencies.")]
+
+
+def test_a_missing_transcript_is_a_clear_error(tmp_path):
+    with pytest.raises(agentmem.AgentmemError):
+        read_transcript(str(tmp_path / "nope.jsonl"))
+
+
+@pytest.mark.skipif(not os.path.isdir(SHARED), reason="shared transcripts not available")
+def test_every_real_transcript_parses(tmp_path):
+    for folder, _dirs, files in os.walk(SHARED):
+        for name in files:
+            events, info, _ = read_transcript(os.path.join(folder, name))
+            assert info["format"] in ("claude", "codex", "gemini"), name
+            assert any(e.role == "user" for e in events), name
