@@ -1,0 +1,95 @@
+"""The command line as a whole: help that teaches, documented commands, a vendorable single file."""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import agentmem
+from conftest import AGENTMEM, ROOT, am, am_json
+
+COMMANDS = sorted(agentmem.COMMANDS)
+DOCS = "\n".join(open(p, encoding="utf-8").read() for p in [os.path.join(ROOT, "README.md")] +
+                 sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))))
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_command_has_help_with_an_example(name):
+    p = am(name, "--help", check=0)
+    assert "examples:" in p.stdout and "agentmem %s" % name in p.stdout.split("examples:")[1]
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_command_is_documented(name):
+    assert "agentmem %s" % name in DOCS or "agentmem.py %s" % name in DOCS, name
+
+
+def test_top_level_help_lists_every_command():
+    out = am("--help", check=0).stdout
+    for name in COMMANDS:
+        assert name in out
+
+
+def test_usage_errors_exit_2_and_say_why():
+    p = am("recall")
+    assert p.returncode == 2 and "query" in p.stderr
+    p = am("no-such-command")
+    assert p.returncode == 2 and "invalid choice" in p.stderr
+
+
+def test_version():
+    assert am("--version", check=0).stdout.strip() == "agentmem " + agentmem.__version__
+
+
+def test_main_returns_the_exit_code(store, capsys):
+    assert agentmem.main(["remember", "Library callers get an exit code back"]) == 0
+    assert agentmem.main(["show", "../bad"]) == 1
+    assert "not a memory id" in capsys.readouterr().err
+
+
+def test_demo_shows_the_main_job_and_cleans_up(store, tmp_path):
+    p = am("demo", check=0, env={"TMPDIR": str(tmp_path)})
+    out = p.stdout
+    for part in ("captured", "agentmem recall", "Conventions and decisions", "were not stored"):
+        assert part in out
+    assert "NOT:" not in out
+    assert not glob.glob(str(tmp_path / "agentmem-demo-*"))
+    assert not store.exists()
+
+
+def test_the_single_file_works_vendored_anywhere(tmp_path):
+    vendored = tmp_path / "myproject" / "tools"
+    vendored.mkdir(parents=True)
+    shutil.copy(AGENTMEM, str(vendored / "agentmem.py"))
+    env = dict(os.environ)
+    env.pop("AGENTMEM_DIR", None)
+    run = lambda *a: subprocess.run([sys.executable, "agentmem.py"] + list(a), cwd=str(vendored), env=env,
+                                    capture_output=True, text=True, timeout=60)
+    assert run("remember", "Vendored copies keep working", "--type", "fact").returncode == 0
+    assert "Vendored copies" in run("recall", "vendored").stdout
+    assert (vendored / ".agentmem" / "memories").is_dir()
+    code = "import agentmem; print(agentmem.tokenize('vendored import'))"
+    p = subprocess.run([sys.executable, "-c", code], cwd=str(vendored), capture_output=True, text=True)
+    assert p.stdout.strip() == "['vendor', 'import']"
+
+
+def _pythons():
+    root = os.path.expanduser("~/.pyenv/versions")
+    found = sorted(glob.glob(os.path.join(root, "3.9*", "bin", "python3"))) + \
+        sorted(glob.glob(os.path.join(root, "3.13*", "bin", "python3")))
+    return found or [pytest.param(None, marks=pytest.mark.skip(reason="no pyenv Python 3.9 / 3.13 here"))]
+
+
+@pytest.mark.parametrize("python", _pythons())
+def test_oldest_and_newest_supported_pythons(python, store):
+    run = lambda *a, **kw: subprocess.run([python, AGENTMEM] + list(a), capture_output=True, text=True,
+                                          timeout=60, **kw)
+    assert run("remember", "Runs on every supported Python", "--type", "fact").returncode == 0
+    p = run("recall", "supported python", "--json")
+    assert p.returncode == 0 and "every supported" in p.stdout
+    p = run("mcp", input='{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n')
+    assert p.stdout.strip() == '{"jsonrpc": "2.0", "id": 1, "result": {}}'
+    p = subprocess.run([python, "-m", "doctest", AGENTMEM], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout[-2000:]

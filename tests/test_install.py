@@ -1,0 +1,122 @@
+"""Install: merge hooks and the MCP server into each agent's settings, idempotently, reversibly."""
+import json
+import os
+
+import pytest
+
+from conftest import AGENTMEM, am
+
+
+@pytest.fixture
+def project(tmp_path, store):
+    p = tmp_path / "proj"
+    (p / ".git").mkdir(parents=True)
+    return p
+
+
+def read(path):
+    return json.loads(path.read_text())
+
+
+def commands(settings):
+    return [h["command"] for groups in settings.get("hooks", {}).values() for g in groups
+            for h in g.get("hooks", [g])]
+
+
+def test_claude_code_project_install_keeps_other_settings(project):
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps({
+        "permissions": {"allow": ["Bash(npm test)"]},
+        "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "echo hello"}]}]}}))
+    p = am("install", "claude-code", "--project", project, check=0)
+    assert "approve the project MCP server" in p.stdout
+    settings = read(project / ".claude" / "settings.json")
+    assert settings["permissions"] == {"allow": ["Bash(npm test)"]}
+    cmds = commands(settings)
+    assert "echo hello" in cmds
+    assert any(c.endswith(" inject") and os.path.abspath(AGENTMEM) in c for c in cmds)
+    assert set(settings["hooks"]) == {"SessionStart", "SessionEnd", "PreCompact"}
+    assert settings["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"] == 30
+    server = read(project / ".mcp.json")["mcpServers"]["agentmem"]
+    assert server["args"] == [os.path.abspath(AGENTMEM), "mcp"] and server["type"] == "stdio"
+    backups = list((project / ".claude").glob("settings.json.agentmem-backup-*"))
+    assert len(backups) == 1
+    again = am("install", "claude-code", "--project", project, check=0)
+    assert "already installed" in again.stdout and "nothing to change" in again.stdout
+    assert len(list((project / ".claude").glob("settings.json.agentmem-backup-*"))) == 1
+    am("uninstall", "claude-code", "--project", project, check=0)
+    settings = read(project / ".claude" / "settings.json")
+    assert commands(settings) == ["echo hello"] and settings["permissions"]
+    assert not (project / ".mcp.json").exists()
+
+
+def test_dry_run_changes_nothing(project):
+    p = am("install", "claude-code", "--project", project, "--dry-run", check=0)
+    assert "would create" in p.stdout and "SessionStart" in p.stdout
+    assert not (project / ".claude").exists()
+
+
+def test_global_install_uses_the_home_settings(project, tmp_path):
+    home = tmp_path / "home"
+    (home / ".claude.json").write_text(json.dumps({"numStartups": 3, "mcpServers": {"other": {"command": "x"}}}))
+    am("install", "claude-code", "--global", "--stop", check=0)
+    settings = read(home / ".claude" / "settings.json")
+    assert "Stop" in settings["hooks"]
+    user = read(home / ".claude.json")
+    assert user["numStartups"] == 3 and set(user["mcpServers"]) == {"other", "agentmem"}
+
+
+def test_codex_hooks_and_toml(project):
+    (project / ".codex").mkdir()
+    (project / ".codex" / "config.toml").write_text('model = "gpt-5"\n\n[mcp_servers.other]\ncommand = "x"\n')
+    p = am("install", "codex", "--project", project, check=0)
+    assert "/hooks" in p.stdout
+    hooks = read(project / ".codex" / "hooks.json")["hooks"]
+    assert set(hooks) == {"SessionStart", "Stop", "PreCompact"}
+    toml = (project / ".codex" / "config.toml").read_text()
+    assert 'model = "gpt-5"' in toml and "[mcp_servers.other]" in toml
+    assert toml.count("[mcp_servers.agentmem]") == 1 and '"mcp"]' in toml
+    am("install", "codex", "--project", project, check=0)
+    assert (project / ".codex" / "config.toml").read_text() == toml
+    am("uninstall", "codex", "--project", project, check=0)
+    toml = (project / ".codex" / "config.toml").read_text()
+    assert "agentmem" not in toml and "[mcp_servers.other]" in toml
+
+
+def test_gemini_uses_milliseconds_and_enables_hooks(project):
+    am("install", "gemini", "--project", project, check=0)
+    s = read(project / ".gemini" / "settings.json")
+    assert s["hooksConfig"]["enabled"] is True
+    assert s["hooks"]["SessionStart"][0]["hooks"][0]["timeout"] == 15000
+    assert set(s["hooks"]) == {"SessionStart", "SessionEnd", "PreCompress"}
+    assert s["mcpServers"]["agentmem"]["timeout"] == 30000
+
+
+def test_cursor_has_version_one_and_camel_case_events(project):
+    p = am("install", "cursor", "--project", project, check=0)
+    assert "sessionStart" in p.stdout and "MCP tool" in p.stdout
+    s = read(project / ".cursor" / "hooks.json")
+    assert s["version"] == 1 and set(s["hooks"]) == {"sessionStart", "afterAgentResponse", "stop"}
+    assert s["hooks"]["sessionStart"][0]["command"].endswith("inject --format cursor")
+    assert "agentmem" in read(project / ".cursor" / "mcp.json")["mcpServers"]
+
+
+def test_a_broken_settings_file_is_left_alone(project):
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text("{ not json")
+    p = am("install", "claude-code", "--project", project)
+    assert p.returncode == 1 and "cannot read" in p.stderr and "Traceback" not in p.stderr
+    assert (project / ".claude" / "settings.json").read_text() == "{ not json"
+
+
+def test_doctor_reports_wiring_and_a_moved_agentmem(project):
+    am("install", "claude-code", "--project", project, check=0)
+    p = am("doctor", "--project", project)
+    assert "claude-code: hooks installed (project)" in p.stdout and p.returncode == 0
+    path = project / ".claude" / "settings.json"
+    path.write_text(path.read_text().replace(os.path.abspath(AGENTMEM), "/old/place/agentmem.py"))
+    p = am("doctor", "--project", project)
+    assert p.returncode == 1
+    assert "does not exist" in p.stdout and "fix: agentmem install claude-code" in p.stdout
+    checks = json.loads(am("doctor", "--project", project, "--json").stdout)
+    assert {"level", "check", "fix"} <= set(checks[0])

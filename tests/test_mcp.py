@@ -1,0 +1,115 @@
+"""MCP stage: a whole session of raw JSON-RPC over stdio, as a client drives it."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import AGENTMEM
+
+
+class Client:
+    def __init__(self, *args):
+        self.p = subprocess.Popen([sys.executable, AGENTMEM, "mcp"] + list(args), stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+        self.next_id = 0
+
+    def send(self, msg):
+        self.p.stdin.write((msg if isinstance(msg, str) else json.dumps(msg)) + "\n")
+        self.p.stdin.flush()
+
+    def read(self):
+        line = self.p.stdout.readline()
+        assert line.endswith("\n") and "\n" not in line[:-1]
+        return json.loads(line)
+
+    def request(self, method, params=None):
+        self.next_id += 1
+        msg = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        reply = self.read()
+        assert reply["id"] == self.next_id
+        return reply
+
+    def call(self, name, **arguments):
+        return self.request("tools/call", {"name": name, "arguments": arguments})["result"]
+
+    def close(self):
+        self.p.stdin.close()
+        rc = self.p.wait(timeout=10)
+        rest = self.p.stdout.read()
+        err = self.p.stderr.read()
+        self.p.stdout.close()
+        self.p.stderr.close()
+        return rc, rest, err
+
+
+@pytest.fixture
+def client(store):
+    c = Client()
+    yield c
+    if c.p.poll() is None:
+        c.close()
+
+
+@pytest.mark.parametrize("asked,answered", [("2024-11-05", "2024-11-05"), ("2025-03-26", "2025-03-26"),
+                                            ("2025-06-18", "2025-06-18"), ("2025-11-25", "2025-11-25"),
+                                            ("1999-01-01", "2025-11-25")])
+def test_initialize_negotiates_the_protocol_version(client, asked, answered):
+    r = client.request("initialize", {"protocolVersion": asked, "capabilities": {},
+                                      "clientInfo": {"name": "test", "version": "1"}})["result"]
+    assert r["protocolVersion"] == answered
+    assert r["capabilities"] == {"tools": {"listChanged": False}} and r["serverInfo"]["name"] == "agentmem"
+
+
+def test_a_whole_session(client, store):
+    client.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}})
+    client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})          # no reply expected
+    assert client.request("ping")["result"] == {}
+    tools = client.request("tools/list")["result"]["tools"]
+    assert len(tools) <= 5 and {"recall", "remember", "forget"} <= {t["name"] for t in tools}
+    assert len(json.dumps({"tools": tools})) < 6000
+    saved = client.call("remember", text="Payments use integer cents, never floats", type="convention",
+                        tags=["money"], files=["internal/money/cents.go"])
+    assert saved["isError"] is False and saved["structuredContent"]["status"] == "added"
+    mem_id = saved["structuredContent"]["id"]
+    found = client.call("recall", query="paymnets cents", limit=3)
+    assert found["isError"] is False and "integer cents" in found["content"][0]["text"]
+    assert found["structuredContent"]["results"][0]["id"] == mem_id
+    assert "not instructions" in found["content"][0]["text"]
+    ctx = client.call("context")
+    assert "integer cents" in ctx["content"][0]["text"]
+    bad = client.call("recall", limit=3)                                          # no query
+    assert bad["isError"] is True and "query" in bad["content"][0]["text"]
+    gone = client.call("forget", id="nope0000")
+    assert gone["isError"] is True
+    assert client.call("forget", id=mem_id)["isError"] is False
+    assert client.call("recall", query="cents")["structuredContent"]["results"] == []
+    unknown_tool = client.request("tools/call", {"name": "explode", "arguments": {}})
+    assert unknown_tool["error"]["code"] == -32602
+    assert client.request("tools/call", {"name": "recall", "arguments": "x"})["error"]["code"] == -32602
+    assert client.request("server/discover", {"_meta": {}})["error"]["code"] == -32601
+    assert client.request("resources/list")["error"]["code"] == -32601
+    client.send("{this is not json")
+    assert client.read() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+    client.send(json.dumps([{"jsonrpc": "2.0", "id": 90, "method": "ping"},
+                            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}}]))
+    assert client.read() == [{"jsonrpc": "2.0", "id": 90, "result": {}}]
+    rc, rest, err = client.close()                                                # EOF ends the server
+    assert rc == 0 and rest == ""
+
+
+def test_the_store_follows_the_project_directory(tmp_path, monkeypatch):
+    project = tmp_path / "proj"
+    project.mkdir()
+    monkeypatch.delenv("AGENTMEM_DIR")
+    p = subprocess.run([sys.executable, AGENTMEM, "mcp"], input=json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": "remember", "arguments": {"text": "Stored where the agent works"}}}) + "\n",
+        capture_output=True, text=True, cwd=str(project), timeout=30,
+        env=dict(os.environ, CLAUDE_PROJECT_DIR=str(project)))
+    assert json.loads(p.stdout)["result"]["isError"] is False
+    assert (project / ".agentmem" / "memories").is_dir()
