@@ -63,14 +63,14 @@ DEFAULT_TYPE = "fact"
 DEFAULT_CONFIDENCE = 0.8
 DEFAULT_LIMIT = 5
 DEFAULT_BACKEND = "auto"                # auto | fts5 | python (AGENTMEM_BACKEND)
-INDEX_VERSION = 7                       # bump when tokens or tables change: the index rebuilds
+INDEX_VERSION = 8                       # bump when tokens or tables change: the index rebuilds
 
 # Ranking. See docs/ranking.md; every number here is used in exactly one place.
 BM25_K1 = 1.2
 BM25_B = 0.75
 FIELD_WEIGHTS = (2.0, 3.0, 1.0)         # title (first sentence), meta (type, tags, files), body
 FORM_WEIGHT = 0.2                       # exact word forms, beside their stems: a small bonus
-CANDIDATES = 200                        # memories each ranker hands to the fusion
+CANDIDATES = 100                        # memories each ranker hands to the fusion
 FTS5_POOL = CANDIDATES                  # docs FTS5 proposes for re-scoring, per ranker
 COORD_POWER = 1.0                       # BM25 x (share of query terms matched) ** COORD_POWER
 RRF_K = 5                               # reciprocal rank fusion: 1 / (RRF_K + rank)
@@ -647,23 +647,51 @@ def sketch(text):
     duplicate check then looks up a handful of keys instead of comparing every
     pair of memories.
     """
-    keys = _SKETCHES.get(text)
-    if keys is not None:
-        return keys
+    return fingerprint(text)[0]
+
+
+def fingerprint(text):
+    """(sketch keys, signature): the signature is the 16 smallest hashes of all the text's shingles."""
+    fp = _SKETCHES.get(text)
+    if fp is not None:
+        return fp
     words = WORD_REGEX.findall(text.lower())
+    crc = zlib.crc32
     if len(words) < SHINGLE_WORDS:
-        content = set(words)
+        every = {w: crc(w.encode("utf-8")) for w in words}
+        content = list(every.values())
     else:
         stop = [w in STOP_WORDS for w in words]
-        every = {words[i] + " " + words[i + 1] for i in range(len(words) - 1)}
-        content = {words[i] + " " + words[i + 1] for i in range(len(words) - 1)
-                   if not (stop[i] and stop[i + 1])} or every
-    crc = zlib.crc32
-    hashes = sorted(crc(s.encode("utf-8")) for s in content)[:SKETCH_SIZE]
+        every, content = {}, []
+        for i in range(len(words) - 1):
+            pair = words[i] + " " + words[i + 1]
+            if pair not in every:
+                h = every[pair] = crc(pair.encode("utf-8"))
+                if not (stop[i] and stop[i + 1]):
+                    content.append(h)
+        content = content or list(every.values())
+    hashes = sorted(content)[:SKETCH_SIZE]
     keys = hashes if len(hashes) == 1 else [(a << 31) ^ b for i, a in enumerate(hashes) for b in hashes[i + 1:]]
+    fp = (keys, tuple(sorted(every.values())[:16]))
     if len(_SKETCHES) < 200000:
-        _SKETCHES[text] = keys
-    return keys
+        _SKETCHES[text] = fp
+    return fp
+
+
+def similar_enough(sig_a, sig_b, threshold):
+    """Whether two bottom-16 signatures estimate a Jaccard similarity near `threshold` or above.
+
+    The 16 smallest hashes of the union come from the two signatures, and a
+    hash among them lies in both sets exactly when it is in both signatures,
+    so the share of those that do estimates the similarity; 0.25 of slack
+    keeps true near-duplicates (missed here less than once in 300) while most
+    look-alikes are dropped before the exact comparison.
+    """
+    a, b = set(sig_a), set(sig_b)
+    union = sorted(a | b)[:16]
+    if not union:
+        return True
+    return sum(1 for h in union if h in a and h in b) >= (threshold - 0.25) * len(union)
 
 
 PRIVATE_REGEX = LazyRegex(r"<private>.*?(?:</private>|\Z)", re.S | re.I)
@@ -1837,7 +1865,8 @@ class Store:
         with self.lock():
             idx = self.index()
             taken = idx.all_ids() if len(items) > 20 else None
-            pending = {}            # sketch key -> [Memory] added or touched in this batch
+            stored_before = idx.stats_of("mem")[0] > 0
+            pending = {}            # sketch key -> [(Memory, shingle count, signature)] of this batch
             loaded = {}             # (path, id) -> existing Memory, so two merges meet one object
             appends, touched, results = {}, {}, []
             for m in items:
@@ -1854,19 +1883,24 @@ class Store:
                         results.append((m, "updated"))
                         continue
                 sh = shingles(m.text)
-                keys = sketch(m.text)
+                keys, sig = fingerprint(m.text)
                 target = None
                 for k in keys:
-                    for cand in pending.get(k, ()):
-                        if cand.type == m.type and jaccard(sh, shingles(cand.text)) > DUPLICATE_JACCARD:
+                    for cand, size, csig in pending.get(k, ()):
+                        # the cheapest tests first: Jaccard never exceeds the ratio of the sizes,
+                        # and the signatures estimate it before the exact comparison
+                        if cand.type == m.type and min(size, len(sh)) > DUPLICATE_JACCARD * max(size, len(sh)) \
+                                and similar_enough(sig, csig, DUPLICATE_JACCARD) \
+                                and jaccard(sh, shingles(cand.text)) > DUPLICATE_JACCARD:
                             target = cand
                             break
                     if target:
                         break
-                if target is None:
+                if target is None and stored_before:
                     for cand in idx.near(keys, m.type):
                         cand = loaded.setdefault((cand.path, cand.id), cand)
-                        if jaccard(sh, shingles(cand.text)) > DUPLICATE_JACCARD:
+                        if similar_enough(sig, fingerprint(cand.text)[1], DUPLICATE_JACCARD) and \
+                                jaccard(sh, shingles(cand.text)) > DUPLICATE_JACCARD:
                             target = cand
                             break
                 if target is not None:
@@ -1875,7 +1909,8 @@ class Store:
                         touched.setdefault(target.path, {})[target.id] = target
                     results.append((target, status))
                     for k in keys:
-                        pending.setdefault(k, []).append(target)
+                        pending.setdefault(k, []).append((target, len(shingles(target.text)),
+                                                          fingerprint(target.text)[1]))
                     continue
                 if not m.id or not ID_REGEX.match(m.id) or \
                         (m.id in taken if taken is not None else idx.find(m.id, prefix=False)):
@@ -1886,7 +1921,7 @@ class Store:
                 appends.setdefault(m.path, []).append(m)
                 results.append((m, "added"))
                 for k in keys:
-                    pending.setdefault(k, []).append(m)
+                    pending.setdefault(k, []).append((m, len(sh), sig))
             for rel in sorted(set(appends) | set(touched)):
                 self._write_file(rel, appends.get(rel, []), touched.get(rel, {}), header)
             idx.refresh()
@@ -2224,6 +2259,8 @@ class Index:
                 CREATE INDEX IF NOT EXISTS memories_id ON memories(id);
                 CREATE INDEX IF NOT EXISTS memories_path ON memories(path);
                 CREATE INDEX IF NOT EXISTS memories_session ON memories(session);
+                CREATE INDEX IF NOT EXISTS memories_type ON memories(type, confidence, ts);
+                CREATE INDEX IF NOT EXISTS memories_type_ts ON memories(type, ts);
                 CREATE TABLE IF NOT EXISTS passages(rowid INTEGER PRIMARY KEY, mem INTEGER, toks TEXT);
                 CREATE INDEX IF NOT EXISTS passages_mem ON passages(mem);
                 CREATE TABLE IF NOT EXISTS sessions(rowid INTEGER PRIMARY KEY, session TEXT UNIQUE,
@@ -2330,7 +2367,7 @@ class Index:
                 prow += 1
                 psg_rows.append((prow, rowid, "\t".join((" ".join(meta), " ".join(toks), " ".join(forms)))))
                 psg_docs.append((prow, rowid, [meta, toks, forms]))
-            sketch_rows.extend((k, rowid) for k in sketch(m.text))
+            sketch_rows.extend((k, rowid) for k in fingerprint(m.text)[0])
             vocab.update(t for t in body if t.isalpha() and len(t) >= 3)
         db.executemany("INSERT INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         db.executemany("INSERT INTO passages VALUES (?,?,?)", psg_rows)
@@ -2691,14 +2728,17 @@ class Index:
 
     def top(self, types, min_confidence=0.0, limit=50, newest=False):
         """Memories of these types, most seen, surest and newest first (or simply newest first)."""
-        rows = self.db.execute("SELECT data FROM memories WHERE type IN (%s) AND confidence >= ? "
-                               "ORDER BY %s LIMIT ?" % (",".join("?" * len(types)),
-                                                        "ts DESC" if newest else "confidence DESC, ts DESC"),
-                               list(types) + [min_confidence, max(limit * 4, limit)]).fetchall()
-        mems = [memory_from_data(json.loads(r[0])) for r in rows]
-        if not newest:
-            mems.sort(key=lambda m: (-m.seen, -m.confidence, -(parse_time(m.updated or m.created) or 0)))
-        return mems[:limit]
+        order = "ts DESC" if newest else "confidence DESC, ts DESC"
+        rows = []
+        for t in types:                         # one indexed query a type: no scan, no sort
+            rows += self.db.execute("SELECT ts, data FROM memories WHERE type = ? AND confidence >= ? "
+                                    "ORDER BY %s LIMIT ?" % order, (t, min_confidence, limit)).fetchall()
+        mems = [(ts, memory_from_data(json.loads(d))) for ts, d in rows]
+        if newest:
+            mems.sort(key=lambda x: -x[0])
+        else:
+            mems.sort(key=lambda x: (-x[1].seen, -x[1].confidence, -x[0]))
+        return [m for _ts, m in mems[:limit]]
 
     def all_ids(self):
         return {r[0] for r in self.db.execute("SELECT id FROM memories")}
@@ -2754,18 +2794,20 @@ def fused_score(ranks, confidence, ts, now, affinity=1.0):
     return rrf * (0.5 + 0.5 * confidence) * (0.5 + 0.5 * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)) * affinity
 
 
-INTENTS = (   # (what a question looks like, {memory type: affinity})
-    (r"\b(which|what\b.*\b(use|using)|do we use|did we (pick|choose|decide)|decid\w*|chose|choice|какой|какая|"
-     r"какие|используем|выбрали|решили|на ч[её]м)\b", {"decision": 1.3, "convention": 1.15, "rule": 1.15}),
-    (r"\b(why|cause\w*|bug|broken|fail\w*|error|crash\w*|slow|почему|из-за чего|ошибк\w*|баг\w*|"
-     r"не работает|тормоз\w*)\b", {"bug": 1.3, "lesson": 1.2, "dead-end": 1.1}),
-    (r"\b(rules?|conventions?|format|style|how (should|do) we|must|always|never|правил\w*|формат\w*|стил\w*|"
-     r"как (надо|нужно|пишем))\b", {"convention": 1.3, "rule": 1.3, "decision": 1.1}),
-    (r"\b(tried|rejected|didn'?t work|why not|dead[- ]end|alternatives?|пробовали|отказались|почему не)\b",
-     {"dead-end": 1.3, "lesson": 1.2}),
-    (r"\b(todo|left to do|remaining|next steps?|unfinished|open (items|issues)|осталось|в планах)\b", {"todo": 1.3}),
+INTENTS = (   # (word beginnings, phrases, {memory type: affinity}): what a question looks like
+    (("which", "decid", "chose", "choice", "choos", "какой", "какая", "какие", "каким", "использу", "выбрал",
+      "решил", "решен"), ("do we use", "are we using", "what do we use", "на чём", "на чем"),
+     {"decision": 1.3, "convention": 1.15, "rule": 1.15}),
+    (("why", "cause", "bug", "broke", "fail", "error", "crash", "slow", "почему", "ошибк", "баг", "тормоз",
+      "пада"), ("не работает", "из-за чего"), {"bug": 1.3, "lesson": 1.2, "dead-end": 1.1}),
+    (("rule", "convention", "format", "style", "must", "always", "never", "правил", "формат", "стил"),
+     ("how should", "how do we", "как надо", "как нужно", "как пишем"), {"convention": 1.3, "rule": 1.3,
+                                                                         "decision": 1.1}),
+    (("tried", "reject", "alternative", "пробовал", "отказал"),
+     ("didn't work", "didnt work", "why not", "dead end", "dead-end", "почему не"), {"dead-end": 1.3, "lesson": 1.2}),
+    (("todo", "remaining", "unfinished", "осталось"), ("left to do", "next step", "open items", "open issues",
+                                                       "в планах"), {"todo": 1.3}),
 )
-INTENT_REGEXES = [(LazyRegex(p, re.I | re.U), w) for p, w in INTENTS]
 
 
 def script_of(text):
@@ -2774,8 +2816,10 @@ def script_of(text):
     >>> script_of("Решили: остаёмся на Firebase"), script_of("Use FTS5"), script_of("用 uv 執行")
     ('cyrillic', 'latin', 'cjk')
     """
+    if text.isascii():
+        return "latin"
     counts = {}
-    for c in text[:2000]:
+    for c in text[:400]:
         if c.isalpha():
             k = "latin" if c < "\u0250" else "cyrillic" if "\u0400" <= c <= "\u04ff" else \
                 "cjk" if "\u2e80" <= c <= "\u9fff" or "\u3040" <= c <= "\u30ff" else "other"
@@ -2789,9 +2833,11 @@ def query_intent(query):
     >>> query_intent("почему уведомления приходят дважды")["bug"], query_intent("docker networking")
     (1.3, {})
     """
+    low = query[:2000].lower()
+    words = WORD_REGEX.findall(low)
     out = {}
-    for rx, weights in INTENT_REGEXES:
-        if rx.search(query[:2000]):
+    for starts, phrases, weights in INTENTS:
+        if any(w.startswith(starts) for w in words) or any(p in low for p in phrases):
             for t, w in weights.items():
                 out[t] = max(out.get(t, 1.0), w)
     return out
@@ -3526,7 +3572,7 @@ def build_context(store, cwd=None, budget=DEFAULT_BUDGET_TOKENS, query="", sourc
         if lines:
             sections.append((title, lines))
 
-    mems = idx.top(("rule", "convention", "decision", "dead-end"), min_confidence=0.0, limit=200)
+    mems = idx.top(("rule", "convention", "decision", "dead-end"), min_confidence=0.0, limit=60)
     rules = [m for m in mems if m.type == "rule" or (m.type == "convention" and m.seen >= PROMOTE_SEEN)]
     section("Rules", rules)
     section("Conventions and decisions", [m for m in mems if m.type in ("convention", "decision") and
@@ -4737,8 +4783,7 @@ def build_parser(only=None):
     sub.required = True
     for name, (fn, help, description, examples) in COMMANDS.items():
         if only and name != only:
-            sub.add_parser(name, help=help)
-            continue
+            continue                                # another command: not needed to parse this one
         p = sub.add_parser(name, help=help, description=description, parents=[common],
                            formatter_class=argparse.RawDescriptionHelpFormatter,
                            epilog="examples:\n" + "\n".join("  " + e for e in examples))
