@@ -77,7 +77,7 @@ RRF_K = 5                               # reciprocal rank fusion: 1 / (RRF_K + r
 RANKER_WEIGHTS = {"memory": 1.0, "passage": 1.0, "fuzzy": 1.0, "session": 0.5}
 RECENCY_HALF_LIFE_DAYS = 90.0
 SAME_SCRIPT_AFFINITY = 1.2              # a question in Cyrillic (or CJK ...) prefers memories in it
-STALE_WEIGHT = 0.6                      # a memory whose files changed since it was written
+STALE_WEIGHT = 0.6                      # a memory whose files changed since it was captured
 PASSAGE_WORDS = 24                      # long memories are also indexed in passages of ~N words
 FUZZY_CUTOFF = 0.8                      # difflib ratio for a typo to match a known term
 FUZZY_MIN_LEN = 4
@@ -507,11 +507,6 @@ def transliterate(word):
     if word.isascii():
         return word
     return "".join(RU_LATIN.get(c, c) for c in word)
-
-
-def _identifier_parts(segment):
-    """camelCase / PascalCase / HTTPServer parts of one segment, lower-cased."""
-    return [p.lower() for p in CAMEL_REGEX.findall(segment)]
 
 
 def tokenize(text, forms=None):
@@ -1678,6 +1673,10 @@ class Store:
     def exists(self):
         return os.path.isdir(self.root)
 
+    def project_root(self):
+        """The project folder memories' file paths are relative to (None for a store kept elsewhere)."""
+        return os.path.dirname(self.root) if os.path.basename(self.root) == STORE_DIRNAME else None
+
     def ensure(self):
         """Create the store on first write: folders, .gitignore, .gitattributes."""
         os.makedirs(self.local, exist_ok=True)
@@ -2702,10 +2701,19 @@ class Index:
                 affinity = intent.get(mtype, 1.0) * (SAME_SCRIPT_AFFINITY if script == asked_in else 1.0)
                 scored.append((fused_score(r, conf, ts, now, affinity), ident, rowid, r))
         scored.sort(key=lambda x: (-x[0], x[1]))
-        top = scored[:max(1, limit)]
+        top = scored[:max(1, limit) * 3]            # a stale memory may drop below fresher ones
         data = dict(self.db.execute("SELECT rowid, data FROM memories WHERE rowid IN (%s)"
                                     % ",".join("?" * len(top)), [x[2] for x in top]).fetchall())
-        return [Hit(memory_from_data(json.loads(data[rowid])), s, r) for s, _id, rowid, r in top]
+        root = self.store.project_root()
+        hits = []
+        for s, ident, rowid, r in top:
+            m = memory_from_data(json.loads(data[rowid]))
+            if root and m.extra.get("hashes") and stale_files(m, root):
+                s *= STALE_WEIGHT
+                r["stale"] = 1
+            hits.append(Hit(m, s, r))
+        hits.sort(key=lambda h: (-h.score, h.memory.id))
+        return hits[:max(1, limit)]
 
     # -- lookups ---------------------------------------------------------------
 
@@ -2783,6 +2791,8 @@ def fused_score(ranks, confidence, ts, now, affinity=1.0):
     `affinity` favours the type a question asks for ('why ...' a bug, 'which
     ... do we use' a decision: see query_intent, up to 1.3) and, for a
     question not in Latin script, memories written in the same script (1.2).
+    Last, a memory is stale when a file it concerns changed since it was
+    captured; its score is multiplied by STALE_WEIGHT (Index._fuse).
 
     >>> round(fused_score({"memory": 0}, 1.0, 0, 0), 4), round(fused_score({"memory": 0}, 0.0, 0, 0), 4)
     (0.2, 0.1)
@@ -3550,7 +3560,7 @@ def build_context(store, cwd=None, budget=DEFAULT_BUDGET_TOKENS, query="", sourc
     if not store.exists():
         return ""
     idx = store.index()
-    root = os.path.dirname(store.root) if os.path.basename(store.root) == STORE_DIRNAME else (cwd or "")
+    root = store.project_root() or cwd or ""
     limit = min(HOOK_CONTEXT_CAP, max(400, int(budget) * CHARS_PER_TOKEN))
     sections, used = [], set()
 

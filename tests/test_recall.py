@@ -106,3 +106,22 @@ def test_scoring_function_is_documented_and_bounded():
     one = agentmem.fused_score({"memory": 0}, 1.0, 0, 0)
     assert one == pytest.approx(1.0 / agentmem.RRF_K)
     assert agentmem.fused_score({"memory": 0}, 0.0, 0, 10 ** 10) >= one / 4
+
+
+def test_a_memory_about_a_changed_file_ranks_lower(tmp_path, monkeypatch):
+    project = tmp_path / "proj"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "db.py").write_text("POOL = 5\n")
+    (project / "src" / "cache.py").write_text("TTL = 60\n")
+    monkeypatch.delenv("AGENTMEM_DIR")
+    s = agentmem.open_store(cwd=str(project))
+    for name, text in (("db.py", "The pool size setting lives in src/db.py"),
+                       ("cache.py", "The pool size for cache clients lives in src/cache.py")):
+        m = agentmem.Memory(text, type="fact", files=["src/" + name], confidence=0.9)
+        m.extra["hashes"] = {"src/" + name: agentmem.file_hash(str(project / "src" / name))}
+        s.add([s.prepare(m)], lambda _m: "memories/x.md")
+    first = [h.memory.files[0] for h in s.recall("pool size setting")]
+    assert first[0] == "src/db.py"
+    (project / "src" / "db.py").write_text("POOL = 50\n")
+    hits = s.recall("pool size setting")
+    assert [h.memory.files[0] for h in hits][0] == "src/cache.py" and hits[1].ranks.get("stale") == 1
