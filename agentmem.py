@@ -300,7 +300,7 @@ class FileLock:
                     self.fd = None
                     raise AgentmemError("the store is locked by another agentmem process (%s); "
                                         "try again, or delete the lock file if no agentmem is running"
-                                        % self.path)
+                                        % self.path) from None
                 time.sleep(0.02)
 
     def __exit__(self, *exc):
@@ -1115,7 +1115,7 @@ def read_transcript(path, fmt="auto", offset=0):
                 f.seek(0)
                 data, new_offset = f.read(), size
     except OSError as e:
-        raise AgentmemError("cannot read transcript %s: %s" % (path, e.strerror or e))
+        raise AgentmemError("cannot read transcript %s: %s" % (path, e.strerror or e)) from None
     text = data.decode("utf-8", "replace")
     info = {"format": fmt}
     if fmt == "text":
@@ -1774,7 +1774,7 @@ class Store:
                     with open(p, encoding="utf-8") as f:
                         cfg = json.load(f)
                 except (OSError, ValueError) as e:
-                    raise AgentmemError("cannot read %s: %s" % (p, e))
+                    raise AgentmemError("cannot read %s: %s" % (p, e)) from None
                 if not isinstance(cfg, dict):
                     raise AgentmemError("%s must hold a JSON object" % p)
                 self._config = cfg
@@ -1787,7 +1787,7 @@ class Store:
             try:
                 out.append(re.compile(p))
             except (re.error, TypeError) as e:
-                raise AgentmemError("config.json: bad redact pattern %r: %s" % (p, e))
+                raise AgentmemError("config.json: bad redact pattern %r: %s" % (p, e)) from None
         return out
 
     def clean(self, text):
@@ -1871,7 +1871,7 @@ class Store:
         try:
             m.confidence = float(m.confidence)
         except (TypeError, ValueError):
-            raise AgentmemError("confidence must be a number from 0 to 1, not %r" % (m.confidence,))
+            raise AgentmemError("confidence must be a number from 0 to 1, not %r" % (m.confidence,)) from None
         if not 0.0 <= m.confidence <= 1.0 or m.confidence != m.confidence:
             raise AgentmemError("confidence must be from 0 to 1, not %r" % (m.confidence,))
         if m.created:
@@ -2755,7 +2755,7 @@ class Index:
                                     % ",".join("?" * len(top)), [x[2] for x in top]).fetchall())
         root = self.store.project_root()
         hits = []
-        for s, ident, rowid, r in top:
+        for s, _ident, rowid, r in top:
             m = memory_from_data(json.loads(data[rowid]))
             if root and m.extra.get("hashes") and stale_files(m, root):
                 s *= STALE_WEIGHT
@@ -2962,7 +2962,7 @@ def llm_settings(env=None):
         budget = int(env.get("AGENTMEM_LLM_DAILY_TOKENS") or DEFAULT_LLM_DAILY_TOKENS)
         timeout = float(env.get("AGENTMEM_LLM_TIMEOUT") or LLM_TIMEOUT)
     except ValueError:
-        raise AgentmemError("AGENTMEM_LLM_DAILY_TOKENS and AGENTMEM_LLM_TIMEOUT must be numbers")
+        raise AgentmemError("AGENTMEM_LLM_DAILY_TOKENS and AGENTMEM_LLM_TIMEOUT must be numbers") from None
     return {"provider": provider, "url": url, "key": key, "key_var": "AGENTMEM_LLM_KEY or " + key_var,
             "model": env.get("AGENTMEM_LLM_MODEL") or DEFAULT_LLM_MODEL, "budget": budget,
             "timeout": timeout, "fingerprint": "%08x" % zlib.crc32((provider + url + key).encode())}
@@ -3026,10 +3026,10 @@ def llm_request(cfg, prompt, max_tokens=2048, sleep=time.sleep):
             status, detail = e.code, e.read()[:300].decode("utf-8", "replace")
             if status in (401, 403):
                 raise LLMAuthError("credentials rejected (HTTP %d) by %s: re-authenticate, or unset "
-                                   "AGENTMEM_LLM_PROVIDER to use the heuristic compressor" % (status, cfg["url"]))
+                                   "AGENTMEM_LLM_PROVIDER to use the heuristic compressor" % (status, cfg["url"])) from None
             last = "HTTP %d: %s" % (status, " ".join(detail.split())[:160])
             if status not in LLM_RETRY_STATUS or (e.headers.get("x-should-retry") == "false"):
-                raise LLMError(last)
+                raise LLMError(last) from None
             wait = _retry_after(e.headers)
         except (urllib.error.URLError, OSError, ValueError) as e:
             last = "%s: %s" % (type(e).__name__, getattr(e, "reason", e))
@@ -3047,7 +3047,7 @@ def _llm_answer(cfg, raw):
     try:
         d = json.loads(raw.decode("utf-8", "replace"))
     except ValueError:
-        raise ValueError("the response is not JSON")
+        raise ValueError("the response is not JSON") from None
     if not isinstance(d, dict):
         raise ValueError("the response is not a JSON object")
     usage = d.get("usage") or {}
@@ -3075,7 +3075,7 @@ def parse_llm_facts(text):
     try:
         items = json.loads(text[start:end + 1])
     except ValueError:
-        raise LLMError("the answer is not valid JSON: %r" % text[start:start + 80])
+        raise LLMError("the answer is not valid JSON: %r" % text[start:start + 80]) from None
     if not isinstance(items, list):
         raise LLMError("the answer is not a JSON list")
     out = []
@@ -4014,7 +4014,7 @@ def _read_json(path):
             text = f.read()
         data = json.loads(text) if text.strip() else {}
     except (OSError, ValueError) as e:
-        raise AgentmemError("cannot read %s (%s); fix or move it, then run install again" % (path, e))
+        raise AgentmemError("cannot read %s (%s); fix or move it, then run install again" % (path, e)) from None
     if not isinstance(data, dict):
         raise AgentmemError("%s does not hold a JSON object; fix it by hand first" % path)
     return data
@@ -4369,7 +4369,7 @@ def cmd_import(args):
             with open(args.file, encoding="utf-8", errors="replace") as f:
                 lines = f.read().split("\n")
         except OSError as e:
-            raise AgentmemError("cannot read %s: %s" % (args.file, e.strerror or e))
+            raise AgentmemError("cannot read %s: %s" % (args.file, e.strerror or e)) from None
         name = args.file
     counts, errors = store.import_jsonl(lines, name=name)
     for n, msg in errors[:50]:

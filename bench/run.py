@@ -13,7 +13,6 @@ import argparse
 import datetime
 import os
 import platform
-import re
 import subprocess
 import sys
 import time

@@ -6,8 +6,7 @@ import time
 
 import pytest
 
-import agentmem
-from conftest import am, am_json
+from conftest import am
 from sessions import STEPS_EN, hook_json, render_claude
 
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import agentmem
-from conftest import AGENTMEM, ROOT, am, am_json
+from conftest import AGENTMEM, ROOT, am
 
 COMMANDS = sorted(agentmem.COMMANDS)
 DOCS = "\n".join(open(p, encoding="utf-8").read() for p in [os.path.join(ROOT, "README.md")] +
@@ -65,8 +65,9 @@ def test_the_single_file_works_vendored_anywhere(tmp_path):
     shutil.copy(AGENTMEM, str(vendored / "agentmem.py"))
     env = dict(os.environ)
     env.pop("AGENTMEM_DIR", None)
-    run = lambda *a: subprocess.run([sys.executable, "agentmem.py"] + list(a), cwd=str(vendored), env=env,
-                                    capture_output=True, text=True, timeout=60)
+    def run(*a):
+        return subprocess.run([sys.executable, "agentmem.py"] + list(a), cwd=str(vendored), env=env,
+                                        capture_output=True, text=True, timeout=60)
     assert run("remember", "Vendored copies keep working", "--type", "fact").returncode == 0
     assert "Vendored copies" in run("recall", "vendored").stdout
     assert (vendored / ".agentmem" / "memories").is_dir()
@@ -84,8 +85,9 @@ def _pythons():
 
 @pytest.mark.parametrize("python", _pythons())
 def test_oldest_and_newest_supported_pythons(python, store):
-    run = lambda *a, **kw: subprocess.run([python, AGENTMEM] + list(a), capture_output=True, text=True,
-                                          timeout=60, **kw)
+    def run(*a, **kw):
+        return subprocess.run([python, AGENTMEM] + list(a), capture_output=True, text=True,
+                                              timeout=60, **kw)
     assert run("remember", "Runs on every supported Python", "--type", "fact").returncode == 0
     p = run("recall", "supported python", "--json")
     assert p.returncode == 0 and "every supported" in p.stdout

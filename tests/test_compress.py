@@ -1,10 +1,8 @@
 """Compress stage: an observer keeps decisions, rules, fixes, dead ends and todos, never narration."""
 import json
-import os
 
 import pytest
 
-import agentmem
 from agentmem import Event, compress_heuristic
 from conftest import am, am_json
 from sessions import CHECKS, NEVER_DECIDED, SECRETS, STEPS_EN, STEPS_RU, hook_json, render_claude

@@ -1,7 +1,6 @@
 """Index stage: derived, incremental, rebuildable, and the same whichever backend builds it."""
 import json
 import os
-import time
 
 import pytest
 

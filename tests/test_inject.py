@@ -1,6 +1,5 @@
 """Inject stage: a small, ordered, budgeted block of quoted notes, or nothing at all."""
 import json
-import os
 
 import pytest
 
@@ -105,8 +104,9 @@ def test_stale_memories_are_marked(store, tmp_path):
 
 
 def test_prompt_mode_adds_only_what_is_clearly_relevant(mixed):
-    ask = lambda prompt: context("--prompt", stdin=json.dumps({"hook_event_name": "UserPromptSubmit",
-                                                               "prompt": prompt}))
+    def ask(prompt):
+        return context("--prompt", stdin=json.dumps({"hook_event_name": "UserPromptSubmit",
+                                                                   "prompt": prompt}))
     assert "cachalot" in ask("should we bring back django-cachalot for the querysets?")
     assert ask("write a haiku about autumn leaves") == ""
     assert ask("") == ""
