@@ -4636,93 +4636,6 @@ def cmd_process(args):
 ''')
 
 
-COMMANDS = {}   # name -> (function, one-line help, description, examples); filled below
-
-
-def command(name, help, examples, description=""):
-    """Register a command: its function, or the name of one in the cold sections."""
-    def register(fn):
-        COMMANDS[name] = (fn, help, description or help, examples)
-        return fn
-    return register
-
-
-command("remember", "save a memory by hand",
-        ["agentmem remember 'Use FTS5 for search; pure-Python BM25 when it is missing' --type decision "
-         "--tags search --files agentmem.py",
-         "echo 'Never commit .env files' | agentmem remember - --type rule"],
-        "Save one memory in .agentmem/memories/<day>.md. A near-duplicate of an existing memory of "
-        "the same type is merged into it instead of added. Secrets and <private> spans are removed "
-        "first.")(cmd_remember)
-command("recall", "search memories",
-        ["agentmem recall 'docker networking'",
-         "agentmem recall 'why is the orders page slow' --type bug,lesson --limit 3 --json",
-         "agentmem recall 'metrics' --files internal/middleware/metrics.go"],
-        "Find the memories that answer a query: BM25 over memories, passages and sessions, typo "
-        "tolerant, weighted by confidence and recency (docs/ranking.md).")(cmd_recall)
-command("show", "print one memory with all its metadata",
-        ["agentmem show 4k2m9xqa", "agentmem show 4k2m --json"])(cmd_show)
-command("forget", "delete a memory",
-        ["agentmem forget 4k2m9xqa"],
-        "Delete one memory from its markdown file (the rest of the file is untouched).")(cmd_forget)
-command("list", "list memories, oldest first",
-        ["agentmem list", "agentmem list --type todo,decision --limit 20", "agentmem list --json"])(cmd_list)
-command("stats", "summarise the store",
-        ["agentmem stats", "agentmem stats --json"])(cmd_stats)
-command("import", "import memories from JSONL",
-        ["agentmem import memories.jsonl", "agentmem export | agentmem --store /tmp/copy import -"],
-        "Import one memory per line: a JSON object with 'text' and optionally type, tags, files, "
-        "confidence, created, source, session. Bad lines are reported with their line number; the "
-        "good ones are imported. Re-importing the same file adds nothing.")(cmd_import)
-command("export", "print every memory as JSONL",
-        ["agentmem export > memories.jsonl"])(cmd_export)
-command("capture", "record what a session learned (a hook command, or --transcript FILE)",
-        ["agentmem capture                      # as a SessionEnd/Stop/PreCompact hook: hook JSON on stdin",
-         "agentmem capture --transcript ~/.claude/projects/-home-me-app/5f2c.jsonl",
-         "agentmem capture --transcript chat.md --format text --session design-review"],
-        "As a hook, read the hook's JSON on stdin, queue the transcript and return at once; a detached "
-        "worker compresses it into memories. Prints nothing and always exits 0, so it never blocks the "
-        "agent. With --transcript, capture a file now (Claude Code, Codex or Gemini CLI logs, or a plain "
-        "chat) and say what was stored. AGENTMEM_DISABLE=1 turns every hook into a no-op.")("cmd_capture")
-command("process", "compress queued captures now (the worker does this by itself)",
-        ["agentmem process"],
-        "Drain the capture queue in the foreground: each queued transcript chunk is compressed and "
-        "stored; a failed one stays queued and is retried later.")("cmd_process")
-command("demo", "see the main job on a bundled example session, in a throw-away store",
-        ["agentmem demo", "agentmem demo --keep"],
-        "Capture a small bundled Claude Code session into a temporary store, then show what was "
-        "remembered, a few recalls, and what the next session would be told.")("cmd_demo")
-command("inject", "print notes for the start of a session (a SessionStart hook command)",
-        ["agentmem inject                     # SessionStart hook: JSON on stdin, Claude/Codex/Gemini JSON out",
-         "agentmem inject --format text --query 'payments refactor'",
-         "agentmem inject --prompt             # UserPromptSubmit hook: notes only when clearly relevant"],
-        "Print the project's rules, conventions and decisions, open todos, the last session's summary "
-        "and memories related to the branch and changed files, within a token budget, as quoted notes "
-        "(data, not instructions). Prints nothing and exits 0 when it cannot help.")(cmd_inject)
-command("mcp", "run the MCP server on stdin/stdout (tools: recall, remember, forget, context)",
-        ["agentmem mcp", "claude mcp add agentmem -- python3 /abs/path/agentmem.py mcp"],
-        "A stdio MCP server (newline-delimited JSON-RPC 2.0; protocol 2024-11-05 to 2025-11-25) so "
-        "an agent can recall and remember on demand. Logs go to stderr.")("cmd_mcp")
-command("install", "add agentmem's hooks and MCP server to an agent's settings",
-        ["agentmem install claude-code", "agentmem install codex --global --dry-run",
-         "agentmem install all --stop"],
-        "Merge agentmem's hooks (session start: inject; session end and compaction: capture) and its "
-        "MCP server into the settings of claude-code, codex, gemini or cursor, keeping every other "
-        "entry. Running it twice changes nothing; each changed file is backed up beside itself. The "
-        "hooks call this agentmem.py by absolute path, so a vendored copy works.")("cmd_install")
-command("uninstall", "remove agentmem's hooks and MCP server from an agent's settings",
-        ["agentmem uninstall claude-code", "agentmem uninstall all --global"])("cmd_uninstall")
-command("doctor", "check the interpreter, the store, the capture queue and each agent's wiring",
-        ["agentmem doctor", "agentmem doctor --json"],
-        "Say in plain words what is wrong and the command that fixes it; exit 1 when something is "
-        "broken.")("cmd_doctor")
-command("promote", "make a memory a rule (injected first, always)",
-        ["agentmem promote 4k2m9xqa", "agentmem promote 4k2m9xqa --type convention"])(cmd_promote)
-command("reindex", "rebuild the search index from the markdown files",
-        ["agentmem reindex"],
-        "The index updates itself when files change; this rebuilds it from scratch.")(cmd_reindex)
-
-
 def _args_remember(p):
     p.add_argument("text", help="the memory ('-' reads it from stdin)")
     p.add_argument("--type", default=DEFAULT_TYPE, help="decision, convention, bug, lesson, fact, dead-end, "
@@ -4815,10 +4728,106 @@ def _args_demo(p):
     p.add_argument("--keep", action="store_true", help="keep the temporary store and print where it is")
 
 
-COMMAND_ARGUMENTS = {"demo": _args_demo, "remember": _args_remember, "recall": _args_recall, "show": _args_id, "forget": _args_id,
-                     "list": _args_list, "stats": _args_json, "import": _args_import, "capture": _args_capture,
-                     "process": _args_process, "inject": _args_inject, "install": _args_install,
-                     "uninstall": _args_install, "doctor": _args_doctor, "promote": _args_promote}
+COMMANDS = {}   # name -> (function or its name in the cold sections, arguments, help, description, examples)
+
+
+def command(name, func, arguments, help, examples, description=""):
+    """Register a command: what runs it, what adds its arguments, and the text its --help shows."""
+    COMMANDS[name] = (func, arguments, help, description or help, examples)
+
+
+command("remember", cmd_remember, _args_remember,
+        "save a memory by hand",
+        ["agentmem remember 'Use FTS5 for search; pure-Python BM25 when it is missing' --type decision "
+         "--tags search --files agentmem.py",
+         "echo 'Never commit .env files' | agentmem remember - --type rule"],
+        "Save one memory in .agentmem/memories/<day>.md. A near-duplicate of an existing memory of "
+        "the same type is merged into it instead of added. Secrets and <private> spans are removed "
+        "first.")
+command("recall", cmd_recall, _args_recall,
+        "search memories",
+        ["agentmem recall 'docker networking'",
+         "agentmem recall 'why is the orders page slow' --type bug,lesson --limit 3 --json",
+         "agentmem recall 'metrics' --files internal/middleware/metrics.go"],
+        "Find the memories that answer a query: BM25 over memories, passages and sessions, typo "
+        "tolerant, weighted by confidence and recency (docs/ranking.md).")
+command("show", cmd_show, _args_id,
+        "print one memory with all its metadata",
+        ["agentmem show 4k2m9xqa", "agentmem show 4k2m --json"])
+command("forget", cmd_forget, _args_id,
+        "delete a memory",
+        ["agentmem forget 4k2m9xqa"],
+        "Delete one memory from its markdown file (the rest of the file is untouched).")
+command("list", cmd_list, _args_list,
+        "list memories, oldest first",
+        ["agentmem list", "agentmem list --type todo,decision --limit 20", "agentmem list --json"])
+command("stats", cmd_stats, _args_json,
+        "summarise the store",
+        ["agentmem stats", "agentmem stats --json"])
+command("import", cmd_import, _args_import,
+        "import memories from JSONL",
+        ["agentmem import memories.jsonl", "agentmem export | agentmem --store /tmp/copy import -"],
+        "Import one memory per line: a JSON object with 'text' and optionally type, tags, files, "
+        "confidence, created, source, session. Bad lines are reported with their line number; the "
+        "good ones are imported. Re-importing the same file adds nothing.")
+command("export", cmd_export, None,
+        "print every memory as JSONL",
+        ["agentmem export > memories.jsonl"])
+command("capture", "cmd_capture", _args_capture,
+        "record what a session learned (a hook command, or --transcript FILE)",
+        ["agentmem capture                      # as a SessionEnd/Stop/PreCompact hook: hook JSON on stdin",
+         "agentmem capture --transcript ~/.claude/projects/-home-me-app/5f2c.jsonl",
+         "agentmem capture --transcript chat.md --format text --session design-review"],
+        "As a hook, read the hook's JSON on stdin, queue the transcript and return at once; a detached "
+        "worker compresses it into memories. Prints nothing and always exits 0, so it never blocks the "
+        "agent. With --transcript, capture a file now (Claude Code, Codex or Gemini CLI logs, or a plain "
+        "chat) and say what was stored. AGENTMEM_DISABLE=1 turns every hook into a no-op.")
+command("process", "cmd_process", _args_process,
+        "compress queued captures now (the worker does this by itself)",
+        ["agentmem process"],
+        "Drain the capture queue in the foreground: each queued transcript chunk is compressed and "
+        "stored; a failed one stays queued and is retried later.")
+command("demo", "cmd_demo", _args_demo,
+        "see the main job on a bundled example session, in a throw-away store",
+        ["agentmem demo", "agentmem demo --keep"],
+        "Capture a small bundled Claude Code session into a temporary store, then show what was "
+        "remembered, a few recalls, and what the next session would be told.")
+command("inject", cmd_inject, _args_inject,
+        "print notes for the start of a session (a SessionStart hook command)",
+        ["agentmem inject                     # SessionStart hook: JSON on stdin, Claude/Codex/Gemini JSON out",
+         "agentmem inject --format text --query 'payments refactor'",
+         "agentmem inject --prompt             # UserPromptSubmit hook: notes only when clearly relevant"],
+        "Print the project's rules, conventions and decisions, open todos, the last session's summary "
+        "and memories related to the branch and changed files, within a token budget, as quoted notes "
+        "(data, not instructions). Prints nothing and exits 0 when it cannot help.")
+command("mcp", "cmd_mcp", None,
+        "run the MCP server on stdin/stdout (tools: recall, remember, forget, context)",
+        ["agentmem mcp", "claude mcp add agentmem -- python3 /abs/path/agentmem.py mcp"],
+        "A stdio MCP server (newline-delimited JSON-RPC 2.0; protocol 2024-11-05 to 2025-11-25) so "
+        "an agent can recall and remember on demand. Logs go to stderr.")
+command("install", "cmd_install", _args_install,
+        "add agentmem's hooks and MCP server to an agent's settings",
+        ["agentmem install claude-code", "agentmem install codex --global --dry-run",
+         "agentmem install all --stop"],
+        "Merge agentmem's hooks (session start: inject; session end and compaction: capture) and its "
+        "MCP server into the settings of claude-code, codex, gemini or cursor, keeping every other "
+        "entry. Running it twice changes nothing; each changed file is backed up beside itself. The "
+        "hooks call this agentmem.py by absolute path, so a vendored copy works.")
+command("uninstall", "cmd_uninstall", _args_install,
+        "remove agentmem's hooks and MCP server from an agent's settings",
+        ["agentmem uninstall claude-code", "agentmem uninstall all --global"])
+command("doctor", "cmd_doctor", _args_doctor,
+        "check the interpreter, the store, the capture queue and each agent's wiring",
+        ["agentmem doctor", "agentmem doctor --json"],
+        "Say in plain words what is wrong and the command that fixes it; exit 1 when something is "
+        "broken.")
+command("promote", cmd_promote, _args_promote,
+        "make a memory a rule (injected first, always)",
+        ["agentmem promote 4k2m9xqa", "agentmem promote 4k2m9xqa --type convention"])
+command("reindex", cmd_reindex, None,
+        "rebuild the search index from the markdown files",
+        ["agentmem reindex"],
+        "The index updates itself when files change; this rebuilds it from scratch.")
 
 
 def _command_in(argv):
@@ -4852,15 +4861,15 @@ def build_parser(only=None):
                         help="the store folder (default: $AGENTMEM_DIR, else .agentmem/ at the git root)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name, (fn, help, description, examples) in COMMANDS.items():
+    for name, (fn, arguments, help, description, examples) in COMMANDS.items():
         if only and name != only:
             continue                                # another command: not needed to parse this one
         p = sub.add_parser(name, help=help, description=description, parents=[common],
                            formatter_class=argparse.RawDescriptionHelpFormatter,
                            epilog="examples:\n" + "\n".join("  " + e for e in examples))
         p.set_defaults(func=fn)
-        if name in COMMAND_ARGUMENTS:
-            COMMAND_ARGUMENTS[name](p)
+        if arguments:
+            arguments(p)
     return parser
 
 
