@@ -3321,52 +3321,70 @@ class Capture:
         """Drain the queue (or just the job `only`); returns (jobs done, memories stored, errors).
 
         One worker at a time holds local/worker.lock; a second one leaves at
-        once, since the first drains everything. A job that fails stays with
-        its attempt count and waits (1, 2, 4 ... minutes) before its next try.
+        once, since the first drains everything, and the first looks once
+        more after letting go, for a job queued in that moment. A job that
+        fails stays with its attempt count and waits (2, 4, 8 ... minutes)
+        before its next try; after MAX_JOB_ATTEMPTS it moves to queue/failed/.
         """
         done = stored = 0
         errors = []
+        for _again in range(5):
+            try:
+                lock = FileLock(os.path.join(self.store.local, "worker.lock"), timeout=0 if only is None else 60)
+                lock.__enter__()
+            except AgentmemError:
+                break                                   # another worker is draining
+            try:
+                d, s, e = self._drain(only, llm)
+            finally:
+                lock.__exit__(None, None, None)
+            done, stored, errors = done + d, stored + s, errors + e
+            if only or not any(self._due(p) for p in self.jobs()):
+                break
+        return done, stored, errors
+
+    def _due(self, path):
         try:
-            lock = FileLock(os.path.join(self.store.local, "worker.lock"), timeout=0 if only is None else 60)
-            lock.__enter__()
-        except AgentmemError:
-            return 0, 0, []
-        try:
-            for _round in range(50):
-                pending = [only] if only else self.jobs()
-                progressed = False
-                for path in pending:
-                    try:
-                        with open(path, encoding="utf-8") as f:
-                            job = json.load(f)
-                    except (OSError, ValueError):
-                        continue
-                    if only is None and job.get("not_before", 0) > time.time():
-                        continue
-                    try:
-                        stored += self.run_job(job, llm=llm)
+            with open(path, encoding="utf-8") as f:
+                return json.load(f).get("not_before", 0) <= time.time()
+        except (OSError, ValueError):
+            return False
+
+    def _drain(self, only, llm):
+        done = stored = 0
+        errors = []
+        for _round in range(50):
+            progressed = False
+            for path in [only] if only else self.jobs():
+                try:
+                    with open(path, encoding="utf-8") as f:
+                        job = json.load(f)
+                except (OSError, ValueError):
+                    continue
+                if only is None and job.get("not_before", 0) > time.time():
+                    continue
+                try:
+                    stored += self.run_job(job, llm=llm)
+                    os.unlink(path)
+                    done += 1
+                    progressed = True
+                except Exception as e:              # the job stays queued; nothing is lost
+                    if os.environ.get("AGENTMEM_DEBUG"):
+                        raise
+                    job["attempts"] = job.get("attempts", 0) + 1
+                    job["error"] = "%s: %s" % (type(e).__name__, e)
+                    job["not_before"] = time.time() + 60 * 2 ** min(job["attempts"], 6)
+                    errors.append(job["error"])
+                    self.log("job %s failed (attempt %d): %s" % (os.path.basename(path), job["attempts"],
+                                                                job["error"]))
+                    if job["attempts"] >= MAX_JOB_ATTEMPTS:
+                        os.makedirs(os.path.join(self.queue, "failed"), exist_ok=True)
+                        atomic_write(os.path.join(self.queue, "failed", os.path.basename(path)), json.dumps(job))
                         os.unlink(path)
-                        done += 1
-                        progressed = True
-                    except Exception as e:          # the job stays queued; nothing is lost
-                        if os.environ.get("AGENTMEM_DEBUG"):
-                            raise
-                        job["attempts"] = job.get("attempts", 0) + 1
-                        job["error"] = "%s: %s" % (type(e).__name__, e)
-                        job["not_before"] = time.time() + 60 * 2 ** min(job["attempts"], 6)
-                        errors.append(job["error"])
-                        self.log("job %s failed (attempt %d): %s" % (os.path.basename(path), job["attempts"],
-                                                                    job["error"]))
-                        if job["attempts"] >= MAX_JOB_ATTEMPTS:
-                            os.makedirs(os.path.join(self.queue, "failed"), exist_ok=True)
-                            atomic_write(os.path.join(self.queue, "failed", os.path.basename(path)), json.dumps(job))
-                            os.unlink(path)
-                        else:
-                            atomic_write(path, json.dumps(job, ensure_ascii=False))
-                if only or not progressed:
-                    break
-        finally:
-            lock.__exit__(None, None, None)
+                    else:
+                        atomic_write(path, json.dumps(job, ensure_ascii=False))
+            if only or not progressed:
+                break
         return done, stored, errors
 
     def run_job(self, job, llm=True):
