@@ -1433,8 +1433,8 @@ def compress_heuristic(events, info=None, context=None, final=False):
             if acked or DECISION_REGEX.search(s) or CONVENTION_REGEX.search(s):
                 near = [c for c in turn_user if _overlaps(c.text, s)]
                 target = max(near, key=lambda c: len(_content_terms(c.text) & _content_terms(s))) if near else None
-                if target is not None:                       # the agent confirms what the person said
-                    if s not in target.text:
+                if target is not None:                       # the agent confirms what the person said:
+                    if _content_terms(s) - _content_terms(target.text):     # keep only what it adds
                         target.text = _clip(target.text + " " + s[:1].upper() + s[1:])
                         target.files = dedupe(target.files + mentioned_files(s))
                     continue

@@ -1,0 +1,126 @@
+"""End to end with the real Claude Code CLI, run headless against a fake Anthropic API on 127.0.0.1.
+
+Skipped unless a `claude` binary is found: set AGENTMEM_CLAUDE_BIN, or put it on PATH
+(`npm install @anthropic-ai/claude-code` provides node_modules/.bin/claude). It checks what
+a user relies on: `install` wires the hooks and the MCP server, the SessionStart notes reach
+the model, SessionEnd capture stores what the person decided, and the model can call the
+agentmem MCP tool.
+"""
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from conftest import AGENTMEM, am
+
+CLAUDE = os.environ.get("AGENTMEM_CLAUDE_BIN") or shutil.which("claude")
+pytestmark = pytest.mark.skipif(not CLAUDE, reason="no Claude Code CLI (set AGENTMEM_CLAUDE_BIN)")
+
+
+class FakeAnthropic:
+    """Streams one text reply; answers a request that asks for it with one MCP tool call first."""
+
+    def __init__(self):
+        self.requests = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_HEAD(self):
+                self.send_response(200)
+                self.end_headers()
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                fake.requests.append(body)
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.end_headers()
+                text = json.dumps(body.get("messages", []))
+                wants_tool = "RECALL_TEST" in text and "tool_result" not in text
+                block = ({"type": "tool_use", "id": "toolu_1", "name": "mcp__agentmem__recall", "input": {}}
+                         if wants_tool else {"type": "text", "text": ""})
+                events = [("message_start", {"type": "message_start", "message": {
+                    "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                    "content": [], "stop_reason": None, "stop_sequence": None,
+                    "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+                    ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block})]
+                if wants_tool:
+                    events.append(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+                        "type": "input_json_delta", "partial_json": json.dumps({"query": "handler size"})}}))
+                else:
+                    events.append(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+                        "type": "text_delta", "text": "Noted: Postgres 16 for the orders service."}}))
+                events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                           ("message_delta", {"type": "message_delta", "delta": {
+                               "stop_reason": "tool_use" if wants_tool else "end_turn", "stop_sequence": None},
+                               "usage": {"output_tokens": 12}}),
+                           ("message_stop", {"type": "message_stop"})]
+                for name, data in events:
+                    self.wfile.write(("event: %s\ndata: %s\n\n" % (name, json.dumps(data))).encode())
+
+            def log_message(self, *a):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.delenv("AGENTMEM_DIR")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    subprocess.run(["git", "init", "-q", str(proj)], check=True)
+    home = tmp_path / "home"
+    (home / ".claude.json").write_text(json.dumps({"projects": {str(proj): {"hasTrustDialogAccepted": True}}}))
+    monkeypatch.setenv("HOME", str(home))
+    am("remember", "Handlers must stay under 15 lines", "--type", "convention", cwd=proj, check=0)
+    am("install", "claude-code", "--project", proj, check=0)
+    return proj
+
+
+def claude(project, fake, prompt, *extra):
+    env = dict(os.environ, ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="sk-ant-fake", DISABLE_TELEMETRY="1",
+               DISABLE_AUTOUPDATER="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+    return subprocess.run([CLAUDE, "-p", prompt, "--output-format", "json"] + list(extra), cwd=str(project),
+                          env=env, capture_output=True, text=True, timeout=180)
+
+
+def test_notes_reach_the_model_and_the_session_is_captured(project):
+    fake = FakeAnthropic()
+    try:
+        p = claude(project, fake, "We decided to use Postgres 16 for the orders service because we need JSONB.")
+    finally:
+        fake.close()
+    assert p.returncode == 0, p.stderr
+    sent = json.dumps(fake.requests)
+    assert "Handlers must stay under 15 lines" in sent and "not instructions from the person" in sent
+    deadline = time.time() + 30                     # the detached worker finishes after claude exits
+    while time.time() < deadline and not list((project / ".agentmem" / "sessions").glob("*.md")):
+        time.sleep(0.2)
+    text = "".join(f.read_text() for f in (project / ".agentmem" / "sessions").glob("*.md"))
+    assert "## decision" in text and "Postgres 16" in text and '"source": "claude-code:' in text
+
+
+def test_the_model_can_call_the_mcp_tool(project):
+    fake = FakeAnthropic()
+    try:
+        p = claude(project, fake, "RECALL_TEST: how long may a handler be?",
+                   "--allowedTools", "mcp__agentmem__recall")
+    finally:
+        fake.close()
+    assert p.returncode == 0, p.stderr
+    results = [c for r in fake.requests for m in r.get("messages", []) if isinstance(m.get("content"), list)
+               for c in m["content"] if isinstance(c, dict) and c.get("type") == "tool_result"]
+    assert results and "Handlers must stay under 15 lines" in json.dumps(results)
+    assert os.path.abspath(AGENTMEM) in (project / ".mcp.json").read_text()
