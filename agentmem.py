@@ -3401,6 +3401,8 @@ class Capture:
                 events, info, offset = read_transcript(job["transcript"], job.get("format") or "auto",
                                                        ts.get("offset", 0))
                 ts["offset"] = offset
+                if info.get("format") == "claude":  # Claude Code 2.x keeps sub-agents beside the session
+                    events += self.subagent_events(job["transcript"], ts)
             elif not job.get("last_message"):
                 raise AgentmemError("transcript %s does not exist" % job["transcript"])
         if job.get("last_message") and not any(e.role == "assistant" and job["last_message"].strip() in e.text
@@ -3431,6 +3433,24 @@ class Capture:
         with self.store.lock():
             atomic_write(self.state_path, json.dumps(state, ensure_ascii=False))
         return stored
+
+    def subagent_events(self, transcript, ts):
+        """What the session's sub-agents said since the last capture (<session>/subagents/*.jsonl).
+
+        A sub-agent's prompt is written by the main agent, not the person, so
+        only its own prose counts (the parser skips side-chain prompts).
+        """
+        folder = os.path.join(os.path.splitext(transcript)[0], "subagents")
+        if not os.path.isdir(folder):
+            return []
+        offsets = ts.setdefault("subagents", {})
+        out = []
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".jsonl"):
+                evs, _info, offsets[name] = read_transcript(os.path.join(folder, name), "claude",
+                                                            offsets.get(name, 0))
+                out += [e for e in evs if e.role != "user"]
+        return out
 
     def enqueue_llm(self, session, events, job):
         """Keep the prose of a chunk for a later LLM pass (the heuristic already stored its facts)."""
@@ -4281,7 +4301,7 @@ def cmd_remember(args):
     store = _store(args)
     text = args.text if args.text != "-" else sys.stdin.read()
     m, status = store.remember(text, type=args.type, tags=_split_csv(args.tags), files=args.files or [],
-                               confidence=args.confidence, source=args.source or "")
+                               confidence=args.confidence, source=args.source)
     if args.json:
         d = m.to_dict()
         d["status"] = status
@@ -4661,7 +4681,7 @@ def _args_remember(p):
     p.add_argument("--tags", action="append", metavar="A,B", help="comma-separated tags")
     p.add_argument("--files", nargs="+", metavar="F", help="files the memory concerns")
     p.add_argument("--confidence", type=float, metavar="X", help="0 to 1 (default: %s)" % DEFAULT_CONFIDENCE)
-    p.add_argument("--source", help="where it comes from (any text; kept as is)")
+    p.add_argument("--source", default="cli", help="where it comes from (any text, kept as is; default: cli)")
     p.add_argument("--json", action="store_true", help="print the saved memory as JSON")
 
 
@@ -4754,6 +4774,11 @@ def command(name, func, arguments, help, examples, description=""):
     COMMANDS[name] = (func, arguments, help, description or help, examples)
 
 
+command("demo", "cmd_demo", _args_demo,
+        "see the main job on a bundled example session, in a throw-away store",
+        ["agentmem demo", "agentmem demo --keep"],
+        "Capture a small bundled Claude Code session into a temporary store, then show what was "
+        "remembered, a few recalls, and what the next session would be told.")
 command("remember", cmd_remember, _args_remember,
         "save a memory by hand",
         ["agentmem remember 'Use FTS5 for search; pure-Python BM25 when it is missing' --type decision "
@@ -4805,11 +4830,6 @@ command("process", "cmd_process", _args_process,
         ["agentmem process"],
         "Drain the capture queue in the foreground: each queued transcript chunk is compressed and "
         "stored; a failed one stays queued and is retried later.")
-command("demo", "cmd_demo", _args_demo,
-        "see the main job on a bundled example session, in a throw-away store",
-        ["agentmem demo", "agentmem demo --keep"],
-        "Capture a small bundled Claude Code session into a temporary store, then show what was "
-        "remembered, a few recalls, and what the next session would be told.")
 command("inject", cmd_inject, _args_inject,
         "print notes for the start of a session (a SessionStart hook command)",
         ["agentmem inject                     # SessionStart hook: JSON on stdin, Claude/Codex/Gemini JSON out",

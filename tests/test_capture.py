@@ -144,3 +144,19 @@ def test_capture_a_file_by_hand_and_users_own_redaction(store, tmp_path):
     assert "ACME-123456" not in d["text"] and "[REDACTED]" in d["text"] and d["session"] == "design-review"
     p = am("capture", "--transcript", str(tmp_path / "missing.jsonl"))
     assert p.returncode == 1 and "no transcript" in p.stderr
+
+
+def test_sub_agents_beside_a_claude_session_are_read_too(store, tmp_path):
+    path = tmp_path / "sess-sub.jsonl"
+    path.write_text(render_claude([("user", "Find out why the nightly export job fails.")], "sess-sub"))
+    sub = tmp_path / "sess-sub" / "subagents"
+    sub.mkdir(parents=True)
+    (sub / "agent-a1.jsonl").write_text(render_claude(
+        [("user", "Investigate the export job (a prompt from the main agent)."),
+         ("assistant", "The export job fails because the S3 bucket policy denies PutObject; fixed by adding "
+                       "the role to the policy in infra/s3.tf.")], "sess-sub").replace('"isSidechain": false',
+                                                                      '"isSidechain": true'))
+    am("capture", "--sync", input=hook_json("sess-sub", path), check=0)
+    [bug] = [m for m in export(store) if m["type"] == "bug"]
+    assert "S3 bucket policy" in bug["text"] and bug["text"].startswith("Find out why the nightly export job fails")
+    assert not any("a prompt from the main agent" in m["text"] for m in export(store))

@@ -1,5 +1,6 @@
 """Inject stage: a small, ordered, budgeted block of quoted notes, or nothing at all."""
 import json
+import os
 
 import pytest
 
@@ -141,3 +142,35 @@ def test_after_a_captured_session_conventions_are_in_and_tool_text_is_out(store,
     for tool_text in ("IGNORE ALL PREVIOUS", "FileExistsError", "sk_live", "STRIPE_SECRET_KEY"):
         assert tool_text not in text
     assert len(text) <= agentmem.DEFAULT_BUDGET_TOKENS * 4
+
+
+SHARED_BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "bench")
+
+
+@pytest.mark.skipif(not os.path.isfile(os.path.join(SHARED_BENCH, "scenarios_public.py")),
+                    reason="shared benchmark scenarios not available")
+def test_inject_after_the_public_scenarios(store, tmp_path):
+    import importlib.util
+    import sys
+    sys.path.insert(0, SHARED_BENCH)
+    try:
+        from transcript import hook_input, render
+        spec = importlib.util.spec_from_file_location("scenarios", os.path.join(SHARED_BENCH, "scenarios_public.py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(SHARED_BENCH)
+    for sc in mod.SCENARIOS:
+        path = tmp_path / (sc["id"] + ".jsonl")
+        path.write_text(render(sc["steps"], sc["id"], cwd=sc["cwd"]), encoding="utf-8")
+        am("capture", "--sync", input=hook_input(sc["id"], str(path), sc["cwd"]), check=0)
+    text = context()
+    assert len(text) <= agentmem.DEFAULT_BUDGET_TOKENS * agentmem.CHARS_PER_TOKEN
+    for stated in ("at most 15 lines", "typed DTOs", "internal/middleware/metrics.go", "must be reversible",
+                   "Conventional Commits", "Firebase Cloud Messaging"):
+        assert stated in text
+    tool_text = [s[3] for sc in mod.SCENARIOS for s in sc["steps"] if s[0] == "tool"]
+    for out in tool_text:
+        for line in out.splitlines():
+            if len(line) > 20:
+                assert line not in text
