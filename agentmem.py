@@ -2291,6 +2291,7 @@ class Index:
                 self._remove_files()
                 db = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT, isolation_level=None)
             self._create(db)
+        db.execute("PRAGMA synchronous=NORMAL")     # WAL stays consistent; the index is derived anyway
         db.create_function("am_files_match", 2, files_match)
         return db
 
@@ -2392,6 +2393,7 @@ class Index:
         rowid = db.execute("SELECT IFNULL(MAX(rowid), 0) FROM memories").fetchone()[0]
         prow = db.execute("SELECT IFNULL(MAX(rowid), 0) FROM passages").fetchone()[0]
         rows, mem_docs, psg_rows, psg_docs, sketch_rows, vocab = [], [], [], [], [], set()
+        metas = {}                                  # memories share types, tags and files
         now = time.time()
         for m in mems:
             rowid += 1
@@ -2399,7 +2401,11 @@ class Index:
             pforms = [[] for _ in parts]
             ptoks = [tokenize(p, f) for p, f in zip(parts, pforms)]
             body = [t for p in ptoks for t in p]
-            fields = [tokenize(m.title), tokenize(" ".join([m.type] + m.tags + m.files)), body,
+            title = m.title
+            meta = " ".join([m.type] + m.tags + m.files)
+            if meta not in metas:
+                metas[meta] = tokenize(meta)
+            fields = [body if title == m.text.strip() else tokenize(title), metas[meta], body,
                       [f for fs in pforms for f in fs]]
             d = m.to_dict()
             d.update(path=m.path, line=m.line, end=m.end)
