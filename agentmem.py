@@ -12,6 +12,10 @@ Data flows through the file in this order, one section each:
     transcript --> Event --> Memory --> markdown store --> Index --> recall
                                                               \\--> inject, mcp
 
+Sections written inside cold(r'''...''') (transcripts, compression, the LLM
+client, the capture worker, MCP, install) are ordinary code compiled on first
+use, so the hook commands that run at every session start stay fast.
+
 Public API (everything in ``__all__``):
 
     open_store(path=None, cwd=None) -> Store
