@@ -1170,13 +1170,17 @@ ACK_PREFIX_REGEX = LazyRegex(
     r"^\W*(ok(ay)?|good|great|perfect|sure|done|noted|got it|understood|agreed|right|yes|will do|confirmed|"
     r"recorded|you'?re right|принято|зафиксировано|готово|понял|хорошо|отлично|согласен|сделано|"
     r"записал|верно)\s*[,.:!—–-]+\s*", _I)
+LEAD_IN_REGEX = LazyRegex(     # how a person starts a sentence, not what the memory says
+    r"^\W*((ok(ay)?|sure|good|great|noted|understood|so|well)[,.!:]\s+|i'?ll\s+|i will\s+|i'?m going to\s+|"
+    r"let me\s+|я\s+(потом\s+)?)", _I)
 LEAD_FILLER_REGEX = LazyRegex(r"^\W*(and|also|plus|oh|btw|by the way|и|а также|также|кстати|ещё|еще)[,:]?\s+", _I)
-LABEL_REGEX = LazyRegex(r"^\W*((convention|rule|reminder|decision|note|important|fyi|policy)( reminder)?|"
+LABEL_REGEX = LazyRegex(r"^\W*((convention|rule|reminder|remember|decision|note|important|fyi|policy)( reminder)?|"
                          r"договорённость|договоренность|правило|решение|напоминание|важно)\s*[:—–-]\s*", _I)
 CORRECTION_REGEX = LazyRegex(r"^\W*(no|nope)[,.!]\s|^\W*(stop|wrong|again|not like that|not this|i said|"
                               r"i told you|as i said|нет|стоп|не так|опять|снова|я же|сколько раз)\b", _I)
 REJECT_REGEX = LazyRegex(      # the person turning something down, or a dead end either of you hit
     r"^\W*no\s+\w|\b(don'?t|do not|never) (use|add|bring|reintroduce)\b|\bstop using\b|\bnot using\b|"
+    r"\bdon'?t bother\b|\bnot worth\b|"
     r"\bno longer\b|\bget rid of\b|\bwe removed\b|\breject(ed)?\b|\bdead[- ]end\b|"
     r"\b(didn'?t|did not|won'?t) (work|help)\b|\btried\b.*\b(fail\w*|broke|doesn'?t work|didn'?t)\b|"
     r"\brevert(ed)?\b|\broll(ed)? back\b|\bgave up\b|\babandon\w*|"
@@ -1189,6 +1193,7 @@ AGENT_REJECT_REGEX = LazyRegex(  # the agent reports a dead end: never a bare "N
 ALTERNATIVE_REGEX = LazyRegex(r"\b(use|go with|switch to|prefer|instead|rather|stick with|keep|stay on|"
                                r"используй\w*|используем|вместо|лучше|остаёмся|остаемся|переходим)\b", _I)
 DECISION_REGEX = LazyRegex(
+    r"^\W*(go|stick|stay) with\b|^\W*switch to\b|"
     r"\b(we decided|decided|decision|let'?s (use|go with|switch|stick|keep|move)|we'?ll (use|go with|stick|"
     r"keep|switch)|we are going with|we'?re going with|going with|stick with|switch(ing)? to|the plan is|"
     r"we chose|we picked|решили|решено|договорились|остаёмся|остаемся|выбрали|будем использовать|"
@@ -1196,11 +1201,13 @@ DECISION_REGEX = LazyRegex(
 CONVENTION_REGEX = LazyRegex(
     r"\b(must|mustn'?t|should|shouldn'?t|always|never|don'?t|do not|avoid|prefer|make sure|ensure|"
     r"remember to|convention|rule|policy|at most|at least|no more than|only use|from now on|"
-    r"goes through|go through|lives in|live in|belongs in|belong in|is required|are required|"
+    r"goes through|go through|(go|goes|live|lives|belong|belongs|sit|sits) (in|into|under|inside)|"
+    r"is required|are required|follows?(?! ?-?up)|naming|we (always )?(use|name|prefix|write|put|keep|store)|"
     r"всегда|никогда|должн\w*|нельзя|обязательно|договорённост\w*|договоренност\w*|правил\w*|пишем|"
     r"не используем|必須|必须|不要|總是|总是)", _I)
 TODO_REGEX = LazyRegex(
-    r"^\W*(todo|fixme)\b|\b(todo|fixme)\s*[:(]|\b(later|next (session|time)|follow[- ]up|still (need|have) to|"
+    r"^\W*(todo|fixme)\b|\b(todo|fixme)\s*[:(]|\b(later|next (session|time|steps?)|follow[- ]up|"
+    r"still (need|have) to|to do:|"
     r"remaining|don'?t forget|not yet|open question|потом|позже|не забыть|в следующий раз|осталось|"
     r"надо будет|пока не)\b", _I)
 PROBLEM_REGEX = LazyRegex(
@@ -1211,6 +1218,8 @@ PROBLEM_REGEX = LazyRegex(
     r"дважды|не работает|пада\w*|"
     r"ошибк\w*|тормоз\w*|медленн\w*|не запуска\w*|дубл\w*|зависа\w*)", _I)
 CAUSE_REGEX = LazyRegex(r"\b(caused by|because|root cause|the (bug|problem|issue|cause|culprit) (was|is)|"
+                         r"turns? out|turned out|found it|(crash|error|failure|hang|leak|slowness|regression|"
+                         r"duplicate) (was|is|came|comes) (from|due|caused|a|an|the)|"
                          r"(it|this) (is|was) (an?|the) |due to|the reason|причина|из-за|потому что)", _I)
 FIX_REGEX = LazyRegex(r"\b(fixed|fix(ed)? (it )?(by|with)|the fix|resolved|solved|now (runs|works|loads|"
                        r"returns|passes|takes)|исправил\w*|исправлен\w*|починил\w*|починен\w*|пофиксил\w*)", _I)
@@ -1345,8 +1354,8 @@ def classify_user_sentence(s):
     if DECISION_REGEX.search(body):
         return ("decision", "user-decision")
     if REJECT_REGEX.search(body):
-        if ALTERNATIVE_REGEX.search(body):                   # "no X, use Y": a rule with a reason
-            return ("convention", "user-convention")
+        if ALTERNATIVE_REGEX.search(body) or re.search(r"\benough\b|\bdon'?t bother\b", body, _I):
+            return ("decision", "user-decision")             # "no X, use Y": a choice that names what lost
         return ("dead-end", "user-dead-end")
     if TODO_REGEX.search(body):
         return ("todo", "user-todo")
@@ -1373,7 +1382,8 @@ def compress_heuristic(events, info=None, context=None, final=False):
     facts_left = MAX_FACTS_PER_CHUNK
 
     def add(kind, mtype, text, files=(), ts="", tags=()):
-        text = _clip(text)
+        text = _clip(LEAD_IN_REGEX.sub("", text))
+        text = text[:1].upper() + text[1:]
         if not text or looks_like_noise(text) or INJECTION_REGEX.search(text):
             return None
         for c in out:
@@ -1443,8 +1453,8 @@ def compress_heuristic(events, info=None, context=None, final=False):
                         target.files = dedupe(target.files + mentioned_files(s))
                     continue
             made = None
-            if CAUSE_REGEX.search(s) or FIX_REGEX.search(s):
-                bug_parts.append(s)
+            if CAUSE_REGEX.search(s) or FIX_REGEX.search(s) or (bug_parts and BUILT_REGEX.match(s)):
+                bug_parts.append(s)                          # the cause, and what was done about it
             elif AGENT_REJECT_REGEX.search(s):
                 made = add("assistant-dead-end", "dead-end", s, turn_files, ev.ts)
             elif DECISION_REGEX.search(s):

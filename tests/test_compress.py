@@ -100,3 +100,40 @@ def test_questions_suggestions_and_chatter_are_not_memories():
 def test_private_spans_never_become_memories():
     mems = compress_heuristic([ev("user", "We decided to use Stripe. <private>Our margin is 3%.</private>")])
     assert [m.text for m in mems] == ["We decided to use Stripe."]
+
+
+PHRASINGS = [   # (what the person or the agent said, the type it should be kept as)
+    ([("user", "Go with Redis for the session store.")], "decision"),
+    ([("user", "We'll stick with pnpm.")], "decision"),
+    ([("user", "Don't bother with Elasticsearch, Postgres full-text search is enough.")], "decision"),
+    ([("user", "Branch names follow feat/<ticket>-<slug>.")], "convention"),
+    ([("user", "We use snake_case for all database columns.")], "convention"),
+    ([("user", "Remember: the staging DB is read-only for the app user.")], "convention"),
+    ([("user", "Tests go in tests/unit, not next to the code.")], "convention"),
+    ([("user", "Make sure every endpoint checks the tenant id.")], "convention"),
+    ([("user", "We tried moving to Bun but the test runner didn't work with our mocks.")], "dead-end"),
+    ([("assistant", "Tried upgrading to Webpack 5 but the legacy loaders broke; rolled back to 4.")], "dead-end"),
+    ([("user", "Next step: migrate the billing cron to Celery beat.")], "todo"),
+    ([("user", "The checkout page crashes on Safari."),
+      ("assistant", "Turns out the crash was a missing polyfill for structuredClone; added core-js.")], "bug"),
+    ([("assistant", "Found it: the cron job ran twice because two replicas each scheduled it. "
+                    "Moved scheduling to a single leader.")], "bug"),
+    ([("user", "Переходим на pnpm, npm больше не используем.")], "decision"),
+    ([("user", "Всегда пиши тесты на новые эндпоинты.")], "convention"),
+    ([("user", "Пробовали Kafka — слишком сложно для нас, отказались.")], "dead-end"),
+    ([("user", "Страница заказов тормозит."),
+      ("assistant", "Причина в отсутствии индекса по customer_id; добавил индекс в миграции 0042.")], "bug"),
+    ([("user", "Надо будет потом обновить документацию по API.")], "todo"),
+]
+
+
+@pytest.mark.parametrize("steps,mtype", PHRASINGS, ids=[p[0][-1][1][:30] for p in PHRASINGS])
+def test_many_phrasings_are_understood(steps, mtype):
+    mems = compress_heuristic([ev(role, text) for role, text in steps], final=True)
+    assert [m.type for m in mems] == [mtype], [(m.type, m.text) for m in mems]
+    assert not mems[0].text.lower().startswith(NARRATION)
+
+
+def test_lead_ins_are_not_kept():
+    [todo] = compress_heuristic([ev("user", "I'll follow up on the flaky test tomorrow.")])
+    assert todo.text == "Follow up on the flaky test tomorrow."
