@@ -36,8 +36,9 @@ Public API (everything in ``__all__``):
     redact(text)    text with secrets (keys, tokens, passwords) masked
     main(argv=None) the command line; returns the exit code
 
->>> [t for t in tokenize("The useEffect hook leaked in src/push/usePush.ts")]
-['useeffect', 'use', 'effect', 'hook', 'leak', 'src/push/usepush.ts', 'usepush.ts', 'src', 'push', 'usepush', 'use', 'push', 'ts']
+>>> tokenize("The useEffect hook leaked in src/push/usePush.ts")  # doctest: +NORMALIZE_WHITESPACE
+['useeffect', 'use', 'effect', 'hook', 'leak', 'src/push/usepush.ts', 'usepush.ts',
+ 'src', 'push', 'usepush', 'use', 'push', 'ts']
 >>> redact("export ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123")
 'export ANTHROPIC_API_KEY=[REDACTED]'
 """
@@ -98,6 +99,7 @@ SKETCH_SIZE = 4
 LOCK_TIMEOUT = 15.0                     # seconds to wait for another writer
 ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"   # Crockford base32, lower case
 ID_LENGTH = 8
+
 
 class LazyRegex:
     """A regular expression compiled on first use, so commands that never need it start faster."""
@@ -565,8 +567,9 @@ def tokenize(text, forms=None):
     ('named' for 'name') is appended to it: an exact word earns a small bonus
     over a word that only shares its stem.
 
-    >>> tokenize("select_related fixed the N+1 in OrderAdmin.get_queryset")
-    ['select_related', 'select', 'relat', 'fix', 'n', '1', 'orderadmin.get_queryset', 'orderadmin', 'order', 'admin', 'get', 'queryset']
+    >>> tokenize("select_related fixed the N+1 in OrderAdmin.get_queryset")  # doctest: +NORMALIZE_WHITESPACE
+    ['select_related', 'select', 'relat', 'fix', 'n', '1', 'orderadmin.get_queryset',
+     'orderadmin', 'order', 'admin', 'get', 'queryset']
     >>> f = []; tokenize("Stories named", f), f
     (['stori', 'name'], ['stories', 'named'])
     """
@@ -3046,7 +3049,8 @@ def llm_request(cfg, prompt, max_tokens=2048, sleep=time.sleep):
             status, detail = e.code, e.read()[:300].decode("utf-8", "replace")
             if status in (401, 403):
                 raise LLMAuthError("credentials rejected (HTTP %d) by %s: re-authenticate, or unset "
-                                   "AGENTMEM_LLM_PROVIDER to use the heuristic compressor" % (status, cfg["url"])) from None
+                                   "AGENTMEM_LLM_PROVIDER to use the heuristic compressor"
+                                   % (status, cfg["url"])) from None
             last = "HTTP %d: %s" % (status, " ".join(detail.split())[:160])
             if status not in LLM_RETRY_STATUS or (e.headers.get("x-should-retry") == "false"):
                 raise LLMError(last) from None
@@ -4596,7 +4600,8 @@ DEMO_SESSION = [    # (role, text) or ("tool", name, input, output): a short Cla
     ("user", "Money amounts are always integer cents, never floats."),
     ("assistant", "Changed Refund.Amount to int64 cents and added a conversion helper in internal/money/cents.go."),
     ("user", "The refund webhook fires twice for every refund."),
-    ("tool", "Bash", {"command": "grep -rn 'retry' internal/webhooks"}, "internal/webhooks/retry.go:41: if resp.StatusCode >= 400 {"),
+    ("tool", "Bash", {"command": "grep -rn 'retry' internal/webhooks"},
+     "internal/webhooks/retry.go:41: if resp.StatusCode >= 400 {"),
     ("assistant", "Let me look at the retry loop."),
     ("assistant", "The duplicate was caused by retrying on a 409 from the provider; fixed by treating 409 as "
                   "success in internal/webhooks/retry.go."),
