@@ -70,7 +70,7 @@ DEFAULT_LIMIT = 5
 DEFAULT_BACKEND = "auto"                # auto | fts5 | python (AGENTMEM_BACKEND)
 TRANSCRIPT_FORMATS = ("claude", "codex", "gemini", "text")
 AGENTS = ("claude-code", "codex", "gemini", "cursor")
-INDEX_VERSION = 8                       # bump when tokens or tables change: the index rebuilds
+INDEX_VERSION = 9                       # bump when tokens or tables change: the index rebuilds
 
 # Ranking. See docs/ranking.md; every number here is used in exactly one place.
 BM25_K1 = 1.2
@@ -116,6 +116,8 @@ class LazyRegex:
 
 TOKEN_REGEX = re.compile(r"\w+(?:[./\-]\w+)*")
 WORD_REGEX = re.compile(r"\w+")
+QUESTION_LEAD_REGEX = re.compile(r"(^|[.!?\n][\s\W]*)(?:what|when|where|which|who|whom|whose|why|how)\b",
+                                 re.I)
 SEGMENT_REGEX = re.compile(r"[./\-_]+")
 CAMEL_REGEX = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
 SENTENCE_END_REGEX = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -127,12 +129,10 @@ META_REGEX = re.compile(r"^<!--\s*(\{.*\})\s*-->\s*$")
 LOOSE_FIELD_REGEX = LazyRegex(r'"(\w+)"\s*:\s*("(?:[^"\\]|\\.)*"|-?[\d.]+|\[[^\]]*\])')
 
 STOP_WORDS = frozenset("""
-a all also am an and any are as at be been being but by can could did do does doing don down
-each else etc ever for from had has have having he her here hers him his how i if in into is it
-its just let like may me might more most much must my no nor not of off on one only or our ours
-out over own same she should so some such than that the their theirs them then there these they
-this those to too up upon very via was we were what when where which while who whom whose why
-will with would yet you your yours
+a also am an and are as at be been being but by did do does doing don etc ever for from had has
+have having he her hers him his i if in into is it its just let me my nor of off on onto or our
+ours she so than that the their theirs them then they this to too upon very via was we were with
+yet you your yours
 и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее мне
 было вот от меня еще нет о из ему теперь когда даже ну вдруг ли если уже или ни быть был него
 до вас нибудь опять уж вам ведь там потом себя ничего ей может они тут где есть надо ней для
@@ -614,12 +614,18 @@ def analyze_query(text):
     """(terms, forms) of a query: its distinct stems, and {stem: [exact word forms]}.
 
     A pasted prompt is cut at MAX_QUERY_CHARS; one-character tokens are dropped.
+    A question word that opens the query or one of its sentences ('Where ...?')
+    says what kind of answer is wanted (see query_intent), not what it is
+    about, so it is left out; anywhere else it is a word like any other.
 
     >>> analyze_query("Where are the request metrics recorded?")
     (['request', 'metric', 'record'], {'metric': ['metrics'], 'record': ['recorded']})
+    >>> analyze_query("socket which should close")[0]
+    ['socket', 'which', 'should', 'close']
     """
     found = []
-    terms = [t for t in dict.fromkeys(tokenize(text[:MAX_QUERY_CHARS], found)) if len(t) > 1]
+    text = QUESTION_LEAD_REGEX.sub(r"\1", text[:MAX_QUERY_CHARS].lstrip(" \t\"'`*-#>"))
+    terms = [t for t in dict.fromkeys(tokenize(text, found)) if len(t) > 1]
     forms = {}
     for f in dict.fromkeys(found):
         s = stem(f)
