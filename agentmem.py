@@ -70,7 +70,7 @@ DEFAULT_LIMIT = 5
 DEFAULT_BACKEND = "auto"                # auto | fts5 | python (AGENTMEM_BACKEND)
 TRANSCRIPT_FORMATS = ("claude", "codex", "gemini", "text")
 AGENTS = ("claude-code", "codex", "gemini", "cursor")
-INDEX_VERSION = 9                       # bump when tokens or tables change: the index rebuilds
+INDEX_VERSION = 10                      # bump when tokens or tables change: the index rebuilds
 
 # Ranking. See docs/ranking.md; every number here is used in exactly one place.
 BM25_K1 = 1.2
@@ -346,6 +346,23 @@ EN_EXCEPTIONS = {
     "sky": "sky", "news": "news", "howe": "howe", "atlas": "atlas", "cosmos": "cosmos",
     "bias": "bias", "andes": "andes",
 }
+# Irregular English forms, mapped to the base word before stemming, so "went" finds "go"
+# and "thrown" finds "throw" (words that are also common nouns, like "left" or "bit", are not).
+EN_IRREGULAR = {form: base for entry in """
+become:became begin:began,begun bend:bent blow:blew,blown break:broke,broken bring:brought
+build:built buy:bought catch:caught child:children choose:chose,chosen come:came deal:dealt
+dig:dug draw:drew,drawn drink:drank,drunk drive:drove,driven eat:ate,eaten fall:fell,fallen
+feed:fed feel:felt fight:fought find:found flee:fled fly:flew,flown foot:feet
+forget:forgot,forgotten forgive:forgave,forgiven freeze:froze,frozen get:got,gotten
+give:gave,given go:went,gone grow:grew,grown hang:hung hear:heard hide:hid,hidden hold:held
+keep:kept know:knew,known lend:lent lose:lost make:made man:men mean:meant meet:met mouse:mice
+override:overrode,overridden pay:paid rebuild:rebuilt rewrite:rewrote,rewritten ride:rode,ridden
+rise:risen run:ran say:said see:saw,seen seek:sought sell:sold send:sent shake:shook,shaken
+sing:sang,sung sit:sat sleep:slept speak:spoke,spoken spend:spent spin:spun stand:stood
+steal:stole,stolen sweep:swept swim:swam,swum swing:swung take:took,taken teach:taught
+tear:tore,torn tell:told think:thought throw:threw,thrown tooth:teeth understand:understood
+wake:woke,woken wear:wore,worn win:won woman:women write:wrote,written
+""".split() for base, forms in [entry.split(":")] for form in forms.split(",")}
 EN_KEEP_AFTER_PLURAL = frozenset(("inning", "outing", "canning", "herring", "earring",
                                   "proceed", "exceed", "succeed"))
 EN_R1_PREFIXES = ("gener", "commun", "arsen", "past", "univers", "later", "emerg", "organ")
@@ -387,9 +404,12 @@ def stem_en(word):
 
     >>> [stem_en(w) for w in "connected connecting connection running stories happiness".split()]
     ['connect', 'connect', 'connect', 'run', 'stori', 'happi']
+    >>> [stem_en(w) for w in "went bought thrown children".split()]
+    ['go', 'buy', 'throw', 'child']
     """
     if len(word) <= 2:
         return word
+    word = EN_IRREGULAR.get(word, word)
     if word in EN_EXCEPTIONS:
         return EN_EXCEPTIONS[word]
     w = word[0].replace("y", "Y") + "".join(
