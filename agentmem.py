@@ -1187,10 +1187,12 @@ cold(r'''
 _I = re.I | re.U
 NARRATION_REGEX = LazyRegex(
     r"^\W*(i'?ll|i will|i'?m going|i am going|i'?m (now )?(checking|looking|reading|running|going|trying)|"
-    r"let me|let'?s (check|look|see|start|try|run|read|take|begin|first)|(now|next|first|then),? (i|let)|"
+    r"let me|let'?s (check|look|see|start|try|run|read|take|begin|first)|(now|next|first|then),? (i|let|to)\b|"
+    r"all (the )?(tasks?|changes|steps|edits|items)( you asked for)? (are|is|have been|has been) "
+    r"(complete|completed|done|finished)|"
     r"i('ve| have)? (just )?(read|looked|checked|reviewed|examined|scanned|searched|opened|found|ran)|"
     r"i (see|notice|think|believe|understand|need|want|can|should|could|would|am|was|have|had|did|do)\b|"
-    r"(looking|checking|reading|scanning|searching|fetching|running|updating|creating|writing|analy[sz]ing|"
+    r"(looking|checking|reading|scanning|searching|fetching|running|starting|updating|creating|writing|analy[sz]ing|"
     r"exploring|investigating|trying|waiting)\b|sorry|apolog|ok(ay)?\b|good\b|great\b|perfect\b|excellent\b|"
     r"awesome\b|sure\b|got it|understood|alright|all right|hmm|here'?s|here is|below is|as requested|"
     r"thanks|thank you|you'?re right|you are right|сейчас|теперь|давай|посмотр|провер|смотрю|читаю|"
@@ -1202,6 +1204,7 @@ ACK_PREFIX_REGEX = LazyRegex(
 LEAD_IN_REGEX = LazyRegex(     # how a person starts a sentence, not what the memory says
     r"^\W*((ok(ay)?|sure|good|great|noted|understood|so|well)[,.!:]\s+|i'?ll\s+|i will\s+|i'?m going to\s+|"
     r"let me\s+|я\s+(потом\s+)?)", _I)
+QUOTED_REGEX = LazyRegex(r'"[^"\n]*"|“[^”\n]*”|«[^»\n]*»|`[^`\n]*`|「[^」\n]*」|『[^』\n]*』')
 LEAD_FILLER_REGEX = LazyRegex(r"^\W*(and|also|plus|oh|btw|by the way|и|а также|также|кстати|ещё|еще)[,:]?\s+", _I)
 LABEL_REGEX = LazyRegex(r"^\W*((convention|rule|reminder|remember|decision|note|important|fyi|policy)( reminder)?|"
                          r"договорённость|договоренность|правило|решение|напоминание|важно)\s*[:—–-]\s*", _I)
@@ -1373,11 +1376,20 @@ class _Candidate:
         self.kind, self.type, self.text, self.files, self.ts, self.tags = kind, mtype, text, list(files), ts, list(tags)
 
 
+def unquoted(s):
+    """A sentence without its quoted spans: a word in quotes is mentioned, not said.
+
+    >>> unquoted('Search the web for "CLI naming best practices" in `docs`.')
+    'Search the web for   in  .'
+    """
+    return QUOTED_REGEX.sub(" ", s)
+
+
 def classify_user_sentence(s):
     """(type, kind) for one sentence the person wrote, or None when it is a plain request."""
     if INJECTION_REGEX.search(s):
         return None
-    body = LEAD_FILLER_REGEX.sub("", s)
+    body = unquoted(LEAD_FILLER_REGEX.sub("", s))
     if CORRECTION_REGEX.match(body):
         return ("convention", "user-correction")
     if DECISION_REGEX.search(body):
@@ -1437,7 +1449,8 @@ def compress_heuristic(events, info=None, context=None, final=False):
             turn_user, turn_files = [], []
             sentences = split_sentences(text)
             if sentences and not context.get("request"):
-                context["request"] = _clip(sentences[0][0], 160)
+                top = text.lstrip().split("\n", 1)[0]       # a markdown heading on top names the task best
+                context["request"] = _clip(top.lstrip("#").strip() if top.startswith("#") else sentences[0][0], 160)
             new_problem = []
             for s, _heading in sentences:
                 if looks_like_noise(s):
@@ -1473,7 +1486,8 @@ def compress_heuristic(events, info=None, context=None, final=False):
             if not s or looks_like_noise(s) or NARRATION_REGEX.match(s) or s.endswith("?") or \
                     SUGGESTION_REGEX.search(s) or INJECTION_REGEX.search(s):
                 continue
-            if acked or DECISION_REGEX.search(s) or CONVENTION_REGEX.search(s):
+            plain = unquoted(s)
+            if acked or DECISION_REGEX.search(plain) or CONVENTION_REGEX.search(plain):
                 near = [c for c in turn_user if _overlaps(c.text, s)]
                 target = max(near, key=lambda c: len(_content_terms(c.text) & _content_terms(s))) if near else None
                 if target is not None:                       # the agent confirms what the person said:
@@ -1482,11 +1496,11 @@ def compress_heuristic(events, info=None, context=None, final=False):
                         target.files = dedupe(target.files + mentioned_files(s))
                     continue
             made = None
-            if CAUSE_REGEX.search(s) or FIX_REGEX.search(s) or (bug_parts and BUILT_REGEX.match(s)):
+            if CAUSE_REGEX.search(plain) or FIX_REGEX.search(plain) or (bug_parts and BUILT_REGEX.match(s)):
                 bug_parts.append(s)                          # the cause, and what was done about it
-            elif AGENT_REJECT_REGEX.search(s):
+            elif AGENT_REJECT_REGEX.search(plain):
                 made = add("assistant-dead-end", "dead-end", s, turn_files, ev.ts)
-            elif DECISION_REGEX.search(s):
+            elif DECISION_REGEX.search(plain):
                 made = add("assistant-decision", "decision", s, turn_files, ev.ts)
             elif facts_left > 0 and (BUILT_REGEX.match(s) or FINDINGS_HEADING_REGEX.match(heading or "")):
                 made = add("assistant-fact", "fact", s[:1].upper() + s[1:],

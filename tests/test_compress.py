@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from agentmem import Event, compress_heuristic
+from agentmem import Event, compress_heuristic, session_summary
 from conftest import am, am_json
 from sessions import CHECKS, NEVER_DECIDED, SECRETS, STEPS_EN, STEPS_RU, hook_json, render_claude
 
@@ -95,6 +95,23 @@ def test_questions_suggestions_and_chatter_are_not_memories():
                                ev("assistant", "Great! Let me know if you want anything else."),
                                ev("user", "thanks")])
     assert mems == []
+
+
+def test_words_inside_quotes_are_mentions_and_task_reports_are_narration():
+    mems = compress_heuristic([
+        ev("user", "1. Read `Cargo.toml`.\n2. Search the web for \"Rust CLI tool naming best practices\".\n"
+                   "3. Rename the tool in README.md."),
+        ev("assistant", "Now, to research \"Rust CLI tool naming best practices\" and then run `cargo check`."),
+        ev("assistant", "All tasks are complete: I've read the files, renamed the tool and researched "
+                        "naming conventions.")])
+    assert mems == [], [(m.type, m.text) for m in mems]
+
+
+def test_a_heading_on_top_of_the_first_request_names_the_session():
+    context = {}
+    mems = compress_heuristic([ev("user", "## Task: rename the CLI to Vibe Code Tracker\n\n"
+                                          "1. Read `Cargo.toml`.\n2. Update README.md.")], context=context)
+    assert session_summary(mems, context, {}) == "Session: Task: rename the CLI to Vibe Code Tracker"
 
 
 def test_private_spans_never_become_memories():
