@@ -1229,14 +1229,14 @@ DECISION_REGEX = LazyRegex(
     r"\b(we decided|decided|decision|let'?s (use|go with|switch|stick|keep|move)|we'?ll (use|go with|stick|"
     r"keep|switch)|we are going with|we'?re going with|going with|stick with|switch(ing)? to|the plan is|"
     r"we chose|we picked|решили|решено|договорились|остаёмся|остаемся|выбрали|будем использовать|"
-    r"переходим на|决定|決定|統一|统一)", _I)
+    r"переходим на)|[决決]定(?:用|使用|採用|采用|改用|了)|統一|统一", _I)   # Chinese: no spaces, so no \b
 CONVENTION_REGEX = LazyRegex(
     r"\b(must|mustn'?t|should|shouldn'?t|always|never|don'?t|do not|avoid|prefer|make sure|ensure|"
     r"remember to|convention|rule|policy|at most|at least|no more than|only use|from now on|"
     r"goes through|go through|(go|goes|live|lives|belong|belongs|sit|sits) (in|into|under|inside)|"
     r"is required|are required|follows?(?! ?-?up)|naming|we (always )?(use|name|prefix|write|put|keep|store)|"
     r"всегда|никогда|должн\w*|нельзя|обязательно|договорённост\w*|договоренност\w*|правил\w*|пишем|"
-    r"не используем|必須|必须|不要|總是|总是)", _I)
+    r"не используем)|必須|必须|務必|务必|確保|确保|一律|不要|總是|总是", _I)
 TODO_REGEX = LazyRegex(
     r"^\W*(todo|fixme)\b|\b(todo|fixme)\s*[:(]|\b(later|next (session|time|steps?)|follow[- ]up|"
     r"still (need|have) to|to do:|"
@@ -1305,8 +1305,9 @@ def split_sentences(text):
             out += [(s.strip(), heading) for s in parts[:-1] if s.strip()]
             heading = parts[-1][:-1]
             continue
-        elif len(line.split()) <= 3 and not re.search(r"[.!?]$", line):
-            heading = line                                   # "Findings", "What to know"
+        elif len(line.split()) <= 3 and not re.search(r"[.!?。！？]$", line) and \
+                (len(line) <= 12 or script_of(line) != "cjk"):
+            heading = line                                   # "Findings", "What to know", "結論"
             continue
         for s in SENTENCE_SPLIT_REGEX.split(line):
             s = s.strip()
@@ -1317,7 +1318,7 @@ def split_sentences(text):
 
 def looks_like_noise(s):
     """Logs, code, stack traces, tables and fragments are not memories."""
-    if len(s) < 12 or len(s.split()) < 3:
+    if len(s) < 12 or (len(s.split()) < 3 and script_of(s) != "cjk"):     # Chinese needs no spaces
         return True
     if re.match(r"^(at |File \"|Traceback|\$ |>>> |[{\[<]|\w+Error\b|E\s{2,})", s):
         return True

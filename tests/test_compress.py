@@ -141,6 +141,9 @@ PHRASINGS = [   # (what the person or the agent said, the type it should be kept
     ([("user", "Страница заказов тормозит."),
       ("assistant", "Причина в отсутствии индекса по customer_id; добавил индекс в миграции 0042.")], "bug"),
     ([("user", "Надо будет потом обновить документацию по API.")], "todo"),
+    ([("user", "請幫我將上面確保執行時要透過 uv run 來執行")], "convention"),      # Chinese has no \b
+    ([("user", "我們決定使用 PostgreSQL，不用 MySQL。")], "decision"),
+    ([("user", "以後一律用pnpm安裝依賴")], "convention"),
 ]
 
 
