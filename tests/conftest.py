@@ -7,6 +7,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -57,3 +59,41 @@ def no_traceback(p):
     """A failed command says one line and no Python traceback."""
     assert "Traceback" not in p.stderr, p.stderr
     assert p.stderr.strip().count("\n") == 0, p.stderr
+
+
+class LocalServer:
+    """A fake HTTP API on 127.0.0.1, served from a thread: `reply(handler, body)` answers each POST.
+
+    Every POST's JSON body is kept in `requests` (with its path and headers when `full`).
+    """
+
+    full = False
+
+    def __init__(self):
+        self.requests = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_HEAD(self):
+                self.send_response(200)
+                self.end_headers()
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                fake.requests.append({"path": self.path, "body": body, "headers": {
+                    k.lower(): v for k, v in self.headers.items()}} if fake.full else body)
+                fake.reply(self, body)
+
+            def log_message(self, *a):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def reply(self, handler, body):
+        raise NotImplementedError
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()

@@ -10,69 +10,45 @@ import json
 import os
 import shutil
 import subprocess
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conftest import AGENTMEM, am
+from conftest import AGENTMEM, LocalServer, am
 
 CLAUDE = os.environ.get("AGENTMEM_CLAUDE_BIN") or shutil.which("claude")
 pytestmark = pytest.mark.skipif(not CLAUDE, reason="no Claude Code CLI (set AGENTMEM_CLAUDE_BIN)")
 
 
-class FakeAnthropic:
+class FakeAnthropic(LocalServer):
     """Streams one text reply; answers a request that asks for it with one MCP tool call first."""
 
-    def __init__(self):
-        self.requests = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_HEAD(self):
-                self.send_response(200)
-                self.end_headers()
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-                fake.requests.append(body)
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.end_headers()
-                text = json.dumps(body.get("messages", []))
-                wants_tool = "RECALL_TEST" in text and "tool_result" not in text
-                block = ({"type": "tool_use", "id": "toolu_1", "name": "mcp__agentmem__recall", "input": {}}
-                         if wants_tool else {"type": "text", "text": ""})
-                events = [("message_start", {"type": "message_start", "message": {
-                    "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-                    "content": [], "stop_reason": None, "stop_sequence": None,
-                    "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-                    ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block})]
-                if wants_tool:
-                    events.append(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
-                        "type": "input_json_delta", "partial_json": json.dumps({"query": "handler size"})}}))
-                else:
-                    events.append(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
-                        "type": "text_delta", "text": "Noted: Postgres 16 for the orders service."}}))
-                events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
-                           ("message_delta", {"type": "message_delta", "delta": {
-                               "stop_reason": "tool_use" if wants_tool else "end_turn", "stop_sequence": None},
-                               "usage": {"output_tokens": 12}}),
-                           ("message_stop", {"type": "message_stop"})]
-                for name, data in events:
-                    self.wfile.write(("event: %s\ndata: %s\n\n" % (name, json.dumps(data))).encode())
-
-            def log_message(self, *a):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+    def reply(self, handler, body):
+        handler.send_response(200)
+        handler.send_header("content-type", "text/event-stream")
+        handler.end_headers()
+        text = json.dumps(body.get("messages", []))
+        wants_tool = "RECALL_TEST" in text and "tool_result" not in text
+        block = ({"type": "tool_use", "id": "toolu_1", "name": "mcp__agentmem__recall", "input": {}}
+                 if wants_tool else {"type": "text", "text": ""})
+        events = [("message_start", {"type": "message_start", "message": {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block})]
+        if wants_tool:
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+                "type": "input_json_delta", "partial_json": json.dumps({"query": "handler size"})}}))
+        else:
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+                "type": "text_delta", "text": "Noted: Postgres 16 for the orders service."}}))
+        events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                   ("message_delta", {"type": "message_delta", "delta": {
+                       "stop_reason": "tool_use" if wants_tool else "end_turn", "stop_sequence": None},
+                       "usage": {"output_tokens": 12}}),
+                   ("message_stop", {"type": "message_stop"})]
+        for name, data in events:
+            handler.wfile.write(("event: %s\ndata: %s\n\n" % (name, json.dumps(data))).encode())
 
 
 @pytest.fixture

@@ -1,13 +1,11 @@
 """The optional LLM compressor against a fake server on 127.0.0.1: bounded, honest, loses nothing."""
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 import agentmem
-from conftest import am
+from conftest import LocalServer, am
 from sessions import STEPS_EN, hook_json, render_claude
 
 FACTS = [{"fact": "Webhook retries use exponential backoff with jitter", "category": "decision",
@@ -16,40 +14,27 @@ FACTS = [{"fact": "Webhook retries use exponential backoff with jitter", "catego
          {"fact": "", "category": "fact"}, "not an object"]
 
 
-class FakeLLM:
+class FakeLLM(LocalServer):
     """A scripted server: each request takes the next (status, headers, body, delay) from `script`."""
 
+    full = True
+
     def __init__(self, script):
-        self.script, self.requests = list(script), []
-        fake = self
+        self.script = list(script)
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("content-length", 0)))
-                fake.requests.append({"path": self.path, "body": json.loads(body),
-                                      "headers": {k.lower(): v for k, v in self.headers.items()}})
-                status, headers, payload, delay = fake.script.pop(0) if fake.script else (500, {}, "{}", 0)
-                time.sleep(delay)
-                try:
-                    self.send_response(status)
-                    for k, v in headers.items():
-                        self.send_header(k, v)
-                    self.send_header("content-type", "application/json")
-                    self.end_headers()
-                    self.wfile.write(payload.encode() if isinstance(payload, str) else json.dumps(payload).encode())
-                except OSError:
-                    pass
-
-            def log_message(self, *a):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+    def reply(self, handler, body):
+        status, headers, payload, delay = self.script.pop(0) if self.script else (500, {}, "{}", 0)
+        time.sleep(delay)
+        try:
+            handler.send_response(status)
+            for k, v in headers.items():
+                handler.send_header(k, v)
+            handler.send_header("content-type", "application/json")
+            handler.end_headers()
+            handler.wfile.write(payload.encode() if isinstance(payload, str) else json.dumps(payload).encode())
+        except OSError:
+            pass
 
 
 def anthropic_ok(facts=FACTS):
