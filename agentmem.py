@@ -116,8 +116,9 @@ class LazyRegex:
 
 TOKEN_REGEX = re.compile(r"\w+(?:[./\-]\w+)*")
 WORD_REGEX = re.compile(r"\w+")
-QUESTION_LEAD_REGEX = re.compile(r"(^|[.!?\n][\s\W]*)(?:what|when|where|which|who|whom|whose|why|how)\b",
+QUESTION_LEAD_REGEX = re.compile(r"((?:^|[.!?\n])[\s\W]*)(?:what|when|where|which|who|whom|whose|why|how)\b",
                                  re.I)
+CJK_REGEX = re.compile(r"[\u3040-\u30ff\u2e80-\u9fff]")
 SEGMENT_REGEX = re.compile(r"[./\-_]+")
 CAMEL_REGEX = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
 SENTENCE_END_REGEX = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -644,7 +645,7 @@ def analyze_query(text):
     ['socket', 'which', 'should', 'close']
     """
     found = []
-    text = QUESTION_LEAD_REGEX.sub(r"\1", text[:MAX_QUERY_CHARS].lstrip(" \t\"'`*-#>"))
+    text = QUESTION_LEAD_REGEX.sub(r"\1", text[:MAX_QUERY_CHARS])
     terms = [t for t in dict.fromkeys(tokenize(text, found)) if len(t) > 1]
     forms = {}
     for f in dict.fromkeys(found):
@@ -657,6 +658,17 @@ def analyze_query(text):
 def query_terms(text):
     """Distinct search terms of a query (see analyze_query)."""
     return analyze_query(text)[0]
+
+
+def word_count(text):
+    """Words in a text; in Chinese and Japanese, written without spaces, each sign is one.
+
+    >>> word_count("Use pnpm here"), word_count("以後一律用pnpm")
+    (3, 6)
+    """
+    if text.isascii():
+        return len(text.split())
+    return len(CJK_REGEX.sub(" ", text).split()) + len(CJK_REGEX.findall(text))
 
 
 def first_sentence(text, limit=160):
@@ -1305,8 +1317,7 @@ def split_sentences(text):
             out += [(s.strip(), heading) for s in parts[:-1] if s.strip()]
             heading = parts[-1][:-1]
             continue
-        elif len(line.split()) <= 3 and not re.search(r"[.!?。！？]$", line) and \
-                (len(line) <= 12 or script_of(line) != "cjk"):
+        elif word_count(line) <= 3 and not re.search(r"[.!?。！？]$", line):
             heading = line                                   # "Findings", "What to know", "結論"
             continue
         for s in SENTENCE_SPLIT_REGEX.split(line):
@@ -1318,7 +1329,7 @@ def split_sentences(text):
 
 def looks_like_noise(s):
     """Logs, code, stack traces, tables and fragments are not memories."""
-    if len(s) < 12 or (len(s.split()) < 3 and script_of(s) != "cjk"):     # Chinese needs no spaces
+    if len(s) < 12 or word_count(s) < 3:
         return True
     if re.match(r"^(at |File \"|Traceback|\$ |>>> |[{\[<]|\w+Error\b|E\s{2,})", s):
         return True
@@ -1451,7 +1462,8 @@ def compress_heuristic(events, info=None, context=None, final=False):
             sentences = split_sentences(text)
             if sentences and not context.get("request"):
                 top = text.lstrip().split("\n", 1)[0]       # a markdown heading on top names the task best
-                context["request"] = _clip(top.lstrip("#").strip() if top.startswith("#") else sentences[0][0], 160)
+                title = top.lstrip("#").strip() if top.startswith("#") else sentences[0][0]
+                context["request"] = _clip(title, 160)
             new_problem = []
             for s, _heading in sentences:
                 if looks_like_noise(s):
