@@ -70,7 +70,7 @@ DEFAULT_LIMIT = 5
 DEFAULT_BACKEND = "auto"                # auto | fts5 | python (AGENTMEM_BACKEND)
 TRANSCRIPT_FORMATS = ("claude", "codex", "gemini", "text")
 AGENTS = ("claude-code", "codex", "gemini", "cursor")
-INDEX_VERSION = 10                      # bump when tokens or tables change: the index rebuilds
+INDEX_VERSION = 11                      # bump when tokens or tables change: the index rebuilds
 
 # Ranking. See docs/ranking.md; every number here is used in exactly one place.
 BM25_K1 = 1.2
@@ -120,6 +120,7 @@ QUESTION_LEAD_REGEX = re.compile(r"((?:^|[.!?\n])[\s\W]*)(?:what|when|where|whic
                                  re.I)
 CJK_REGEX = re.compile(r"[\u3040-\u30ff\u2e80-\u9fff]")
 SEGMENT_REGEX = re.compile(r"[./\-_]+")
+HYPHENATED_REGEX = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+){1,2}$")
 CAMEL_REGEX = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
 SENTENCE_END_REGEX = re.compile(r"(?<=[.!?])\s+|\n+")
 ID_REGEX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
@@ -364,6 +365,24 @@ steal:stole,stolen sweep:swept swim:swam,swum swing:swung take:took,taken teach:
 tear:tore,torn tell:told think:thought throw:threw,thrown tooth:teeth understand:understood
 wake:woke,woken wear:wore,worn win:won woman:women write:wrote,written
 """.split() for base, forms in [entry.split(":")] for form in forms.split(",")}
+# Short and informal forms, read as the full word, so "db" finds "database" and "pics" finds
+# "pictures"; a short form with two common meanings ("auth", "doc", "temp") or one that is
+# mostly a name in code ("src", "admin", file extensions like "py") is left alone. Number
+# words from two on read as digits ("three retries" finds "3 retries"; "one" is too common).
+EN_VARIANTS = {form: base for entry in """
+application:app,apps argument:arg,args attribute:attr,attrs birthday:bday,bdays
+brother:bro,bros button:btn,btns child:kid,kids,kiddo,kiddos configuration:config,configs,cfg
+context:ctx conversation:convo,convos database:db,dbs dependency:dep,deps development:dev
+directory:dir,dirs documentation:docs education:edu environment:env,envs
+father:dad,dads,daddy favorite:fav,fave,faves,favourite,favourites festival:fest,fests
+function:func,funcs,fn grandfather:grandpa grandmother:grandma,granny husband:hubby
+image:img,imgs implementation:impl information:info introduction:intro laboratory:lab,labs
+library:lib,libs message:msg,msgs mother:mom,moms,mum,mums,mommy,mummy navigation:nav
+package:pkg,pkgs parameter:param,params people:ppl performance:perf picture:pic,pics,pix
+production:prod repository:repo,repos response:resp sister:sis specification:spec,specs
+statistics:stats university:uni variable:var,vars video:vid,vids
+2:two 3:three 4:four 5:five 6:six 7:seven 8:eight 9:nine 10:ten 11:eleven 12:twelve
+""".split() for base, forms in [entry.split(":")] for form in forms.split(",")}
 EN_KEEP_AFTER_PLURAL = frozenset(("inning", "outing", "canning", "herring", "earring",
                                   "proceed", "exceed", "succeed"))
 EN_R1_PREFIXES = ("gener", "commun", "arsen", "past", "univers", "later", "emerg", "organ")
@@ -551,10 +570,15 @@ _STEMS = {}
 
 
 def stem(word):
-    """Stem of one lower-case word: English, Russian, or the word itself."""
+    """Stem of one lower-case word: English, Russian, or the word itself.
+
+    >>> stem("db") == stem("databases"), stem("pics") == stem("picture"), stem("kids"), stem("three")
+    (True, True, 'child', '3')
+    """
     s = _STEMS.get(word)
     if s is None:
         if word.isascii():
+            word = EN_VARIANTS.get(word, word)
             s = stem_en(word) if word.isalpha() else word
         elif "а" <= word[0] <= "я" or word[0] == "ё":
             s = stem_ru(word)
@@ -617,6 +641,8 @@ def tokenize(text, forms=None):
             append(raw.lower())
             if "/" in raw:
                 append(raw.rsplit("/", 1)[1].lower())
+            elif HYPHENATED_REGEX.match(raw):                 # "sub-agent" also reads as "subagent"
+                append(stem(raw.replace("-", "").lower()))
         for seg in segments:
             parts = CAMEL_REGEX.findall(seg) if not seg.islower() or not seg.isalpha() else (seg,)
             if len(parts) > 1:                      # useEffect, HTTPServer, sha256
@@ -641,8 +667,8 @@ def analyze_query(text):
 
     >>> analyze_query("Where are the request metrics recorded?")
     (['request', 'metric', 'record'], {'metric': ['metrics'], 'record': ['recorded']})
-    >>> analyze_query("socket which should close")[0]
-    ['socket', 'which', 'should', 'close']
+    >>> analyze_query("socket which should close")[0], analyze_query("How long do builds take?")[0]
+    (['socket', 'which', 'should', 'close'], ['long', 'build', 'take'])
     """
     found = []
     text = QUESTION_LEAD_REGEX.sub(r"\1", text[:MAX_QUERY_CHARS])
@@ -2753,8 +2779,8 @@ class Index:
         """Memories for a query, best first, as [Hit].
 
         Rankers: BM25 over whole memories ('memory'), over their passages
-        ('passage'), over the query with typos replaced by close known terms
-        ('fuzzy', only when a word is unknown) and over whole sessions
+        ('passage'), over the close known terms that stand in for unknown
+        words ('fuzzy', only when a word is a typo or jargon) and over whole sessions
         ('session', lifting memories whose session is about the query). They
         are fused by weighted reciprocal rank, then weighted by confidence and
         recency: see `fused_score`.
@@ -2810,10 +2836,12 @@ class Index:
         return (" AND ".join(clauses), params) if clauses else None
 
     def _fuse(self, rankings, session_rank, limit, intent, asked_in):
-        ranks = {}
+        ranks, strength = {}, {}        # strength: each ranker's score as a share of its best, summed
         for name, ranking in rankings.items():
-            for r, (_doc, mem, _s) in enumerate(ranking):
+            best = ranking[0][2] if ranking and ranking[0][2] > 0 else 1.0
+            for r, (_doc, mem, s) in enumerate(ranking):
                 ranks.setdefault(mem, {})[name] = r
+                strength[mem] = strength.get(mem, 0.0) + RANKER_WEIGHTS[name] * s / best
         now = time.time()
         scored = []
         for chunk in _chunks(ranks):
@@ -2825,7 +2853,10 @@ class Index:
                     r["session"] = session_rank[session]
                 affinity = intent.get(mtype, 1.0) * (SAME_SCRIPT_AFFINITY if script == asked_in else 1.0)
                 scored.append((fused_score(r, conf, ts, now, affinity), ident, rowid, r))
-        scored.sort(key=lambda x: (-x[0], x[1]))
+
+        def order(score, rowid, ident):     # equal fused scores (ranks 4 + 5 = 5 + 4): stronger raw scores first
+            return -round(score, 12), -round(strength[rowid], 12), ident
+        scored.sort(key=lambda x: order(x[0], x[2], x[1]))
         top = scored[:max(1, limit) * 3]            # a stale memory may drop below fresher ones
         data = dict(self.db.execute("SELECT rowid, data FROM memories WHERE rowid IN (%s)"
                                     % ",".join("?" * len(top)), [x[2] for x in top]).fetchall())
@@ -2836,8 +2867,9 @@ class Index:
             if root and m.extra.get("hashes") and stale_files(m, root):
                 s *= STALE_WEIGHT
                 r["stale"] = 1
-            hits.append(Hit(m, s, r))
-        hits.sort(key=lambda h: (-h.score, h.memory.id))
+            hits.append((order(s, rowid, m.id), Hit(m, s, r)))
+        hits.sort(key=lambda x: x[0])
+        hits = [h for _key, h in hits]
         return hits[:max(1, limit)]
 
     # -- lookups ---------------------------------------------------------------
@@ -2917,7 +2949,8 @@ def fused_score(ranks, confidence, ts, now, affinity=1.0):
     ... do we use' a decision: see query_intent, up to 1.3) and, for a
     question not in Latin script, memories written in the same script (1.2).
     Last, a memory is stale when a file it concerns changed since it was
-    captured; its score is multiplied by STALE_WEIGHT (Index._fuse).
+    captured; its score is multiplied by STALE_WEIGHT, and equal scores go to
+    the memory with the stronger raw ranker scores (Index._fuse).
 
     >>> round(fused_score({"memory": 0}, 1.0, 0, 0), 4), round(fused_score({"memory": 0}, 0.0, 0, 0), 4)
     (0.2, 0.1)

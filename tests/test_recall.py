@@ -83,6 +83,18 @@ def test_russian_queries_find_russian_memories(filled):
     assert "Conventional Commits" in hit["text"]
 
 
+def test_short_forms_and_spelled_numbers_find_the_full_words(filled):
+    am("remember", "Retry the webhook three times, then park it in the dead-letter queue")
+    am("remember", "The sub-agent writes its findings to notes/ before it exits")
+    am("remember", "The repository keeps one package per service under services/")
+    [hit] = am_json("recall", "repo layout pkg", "--json", "--limit", "1")
+    assert "one package per service" in hit["text"]
+    [hit] = am_json("recall", "webhook 3 retries", "--json", "--limit", "1")
+    assert "dead-letter" in hit["text"]
+    [hit] = am_json("recall", "what does the subagent write", "--json", "--limit", "1")
+    assert "findings" in hit["text"]
+
+
 def test_confidence_and_recency_break_ties(store):
     s = agentmem.open_store()
     s.import_jsonl([json.dumps({"text": "Use ruff for linting", "source": "old", "created": "2024-01-01T00:00:00Z",

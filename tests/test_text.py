@@ -19,6 +19,16 @@ def test_english_and_russian_stems_conflate_word_forms():
     assert tokenize("Пользователи получают уведомления")[-1] == tokenize("уведомление")[0]
 
 
+def test_short_forms_number_words_and_hyphens_match_the_full_word():
+    def same(a, b):
+        return set(agentmem.query_terms(a)) == set(agentmem.query_terms(b))
+    assert same("db config", "database configuration")
+    assert same("the kids' pics", "children pictures")
+    assert same("three retries", "3 retries")
+    assert "subag" in tokenize("the sub-agent")                 # "subagent" finds "sub-agent"
+    assert tokenize("admin/src/app.py")[:2] == ["admin/src/app.py", "app.py"]   # code names stay
+
+
 def test_other_scripts_pass_through_unharmed():
     assert tokenize("東京 の ラーメン") == ["東京", "の", "ラーメン"]
 
