@@ -24,7 +24,8 @@ Public API (everything in ``__all__``):
         else in the directory itself.
     Store.remember(text, type="fact", tags=(), files=(), confidence=None, ...)
         Save one memory; a near-duplicate (word-shingle Jaccard > 0.85, same
-        type) is merged into the existing one. Returns (Memory, status).
+        type, the same negations and numbers) is merged into the existing one.
+        Returns (Memory, status).
     Store.recall(query, limit=5, types=None, files=None, min_confidence=None)
         Ranked list of Hit(memory, score): BM25 over memories, their passages
         and their sessions, plus typo-tolerant matching, fused by reciprocal
@@ -70,7 +71,7 @@ DEFAULT_LIMIT = 5
 DEFAULT_BACKEND = "auto"                # auto | fts5 | python (AGENTMEM_BACKEND)
 TRANSCRIPT_FORMATS = ("claude", "codex", "gemini", "text")
 AGENTS = ("claude-code", "codex", "gemini", "cursor")
-INDEX_VERSION = 11                      # bump when tokens or tables change: the index rebuilds
+INDEX_VERSION = 12                      # bump when tokens or tables change: the index rebuilds
 
 # Ranking. See docs/ranking.md; every number here is used in exactly one place.
 BM25_K1 = 1.2
@@ -121,6 +122,8 @@ QUESTION_LEAD_REGEX = re.compile(r"((?:^|[.!?\n])[\s\W]*)(?:what|when|where|whic
 CJK_REGEX = re.compile(r"[\u3040-\u30ff\u2e80-\u9fff]")
 SEGMENT_REGEX = re.compile(r"[./\-_]+")
 HYPHENATED_REGEX = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+){1,2}$")
+CLAIM_REGEX = re.compile(r"\b(?:not|no|never|nor|none|nothing|without|cannot|не|нет|ни|никогда|без|нельзя)\b"
+                         r"|n't\b|\d+(?:[.,:]\d+)*", re.I)
 CAMEL_REGEX = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
 SENTENCE_END_REGEX = re.compile(r"(?<=[.!?])\s+|\n+")
 ID_REGEX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
@@ -130,18 +133,19 @@ TYPED_HEADING_REGEX = re.compile(r"^([a-z][a-z0-9-]{0,23})(?:[ \t]*[·|][ \t]*([
 META_REGEX = re.compile(r"^<!--\s*(\{.*\})\s*-->\s*$")
 LOOSE_FIELD_REGEX = LazyRegex(r'"(\w+)"\s*:\s*("(?:[^"\\]|\\.)*"|-?[\d.]+|\[[^\]]*\])')
 
+# Only words that never decide a search: negations, "only", "must", "after" and the like stay
+# (English and Russian alike), and BM25's IDF weighs them.
 STOP_WORDS = frozenset("""
 a also am an and are as at be been being but by did do does doing don etc ever for from had has
 have having he her hers him his i if in into is it its just let me my nor of off on onto or our
 ours she so than that the their theirs them then they this to too upon very via was we were with
 yet you your yours
-и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее мне
-было вот от меня еще нет о из ему теперь когда даже ну вдруг ли если уже или ни быть был него
-до вас нибудь опять уж вам ведь там потом себя ничего ей может они тут где есть надо ней для
-мы тебя их чем была сам чтоб без будто чего раз тоже себе под будет ж тогда кто этот того
-потому этого какой совсем ним здесь этом один почти мой тем чтобы нее сейчас были куда зачем
-всех можно при наконец об другой хоть после над больше тот через эти нас про всего них какая
-много разве эту моя впрочем свою этой перед иногда чуть том такой им более всю между
+и в во что он на я с со как а то все она так его но да ты к у же вы за бы по ее мне было вот от
+меня еще о из ему теперь когда даже ну вдруг ли если уже или быть был него до вас нибудь опять
+уж вам ведь там потом себя ей может они тут где есть ней для мы тебя их чем была сам чтоб будто
+чего раз тоже себе будет ж тогда кто этот того потому этого какой ним здесь этом мой тем чтобы
+нее сейчас были куда зачем всех при наконец об хоть тот эти нас про всего них какая эту моя
+впрочем свою этой чуть том такой им всю
 """.split())
 
 
@@ -741,6 +745,21 @@ def jaccard(a, b):
     if not a and not b:
         return 1.0
     return len(a & b) / float(len(a | b))
+
+
+def claim(text):
+    """What two wordings of one fact must share: their negations and their numbers.
+
+    Word pairs alone would merge "Use moment.js in the reports module" with
+    "Do not use moment.js in the reports module", or "retry 3 times" with
+    "retry 5 times", and keep only the older claim.
+
+    >>> claim("Do not retry more than 3 times") == claim("Retry more than 3 times")
+    False
+    >>> claim("Не ретраим больше 3 раз") == claim("не ретраим больше 3 раз!")
+    True
+    """
+    return sorted(w.lower() for w in CLAIM_REGEX.findall(text))
 
 
 _SKETCHES = {}
@@ -2035,7 +2054,8 @@ class Store:
                         # and the signatures estimate it before the exact comparison
                         if cand.type == m.type and min(size, len(sh)) > DUPLICATE_JACCARD * max(size, len(sh)) \
                                 and similar_enough(sig, csig, DUPLICATE_JACCARD) \
-                                and jaccard(sh, shingles(cand.text)) > DUPLICATE_JACCARD:
+                                and jaccard(sh, shingles(cand.text)) > DUPLICATE_JACCARD \
+                                and claim(cand.text) == claim(m.text):
                             target = cand
                             break
                     if target:
@@ -2044,7 +2064,8 @@ class Store:
                     for cand in idx.near(keys, m.type):
                         cand = loaded.setdefault((cand.path, cand.id), cand)
                         if similar_enough(sig, fingerprint(cand.text)[1], DUPLICATE_JACCARD) and \
-                                jaccard(sh, shingles(cand.text)) > DUPLICATE_JACCARD:
+                                jaccard(sh, shingles(cand.text)) > DUPLICATE_JACCARD and \
+                                claim(cand.text) == claim(m.text):
                             target = cand
                             break
                 if target is not None:

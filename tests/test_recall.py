@@ -95,6 +95,13 @@ def test_short_forms_and_spelled_numbers_find_the_full_words(filled):
     assert "findings" in hit["text"]
 
 
+def test_negation_is_a_word_in_russian_too(store):
+    am("remember", "В отчётах используем moment.js")
+    am("remember", "Не используем moment.js в новом коде: он тяжёлый, берём date-fns")
+    [hit] = am_json("recall", "не используем moment", "--json", "--limit", "1")
+    assert "date-fns" in hit["text"]
+
+
 def test_confidence_and_recency_break_ties(store):
     s = agentmem.open_store()
     s.import_jsonl([json.dumps({"text": "Use ruff for linting", "source": "old", "created": "2024-01-01T00:00:00Z",

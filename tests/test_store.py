@@ -87,6 +87,23 @@ def test_near_duplicates_merge_and_keep_every_source(store):
     assert line["sources"] == ["session-1", "session-2"]
 
 
+LONG = ("for dates in the reports module of the admin app, because the bundle size budget of the "
+        "dashboard is tight and every page of it loads the reports module first")
+
+
+@pytest.mark.parametrize("first, second", [
+    ("We use moment.js " + LONG, "We never use moment.js " + LONG),
+    ("Используем moment.js для дат в модуле отчётов админки",
+     "Не используем moment.js для дат в модуле отчётов админки"),
+    ("Webhook deliveries retry 3 times " + LONG, "Webhook deliveries retry 5 times " + LONG),
+], ids=["never", "не", "number"])
+def test_a_negated_or_renumbered_claim_is_not_merged_into_the_old_one(store, first, second):
+    am_json("remember", first, "--json")
+    b = am_json("remember", second, "--json")
+    assert b["status"] == "added" and b["text"] == second
+    assert sorted(m["text"] for m in am_json("list", "--json")) == sorted([first, second])
+
+
 def test_import_reports_bad_lines_and_keeps_the_good_ones(store, tmp_path):
     src = tmp_path / "in.jsonl"
     src.write_text("\n".join([
