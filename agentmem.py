@@ -2733,6 +2733,9 @@ class Index:
             params += filt[1]
         sql = ("SELECT %s FROM %s_fts%s WHERE %s_fts MATCH ?%s ORDER BY bm25(%s_fts, %s) LIMIT ?"
                % (select, level, join, level, where, level, weights))
+        if level == "psg" and not filt:         # rank first, then join only the best: a third faster
+            sql = ("SELECT f.rowid, p.mem FROM (SELECT rowid FROM psg_fts WHERE psg_fts MATCH ? "
+                   "ORDER BY bm25(psg_fts, %s) LIMIT ?) f JOIN passages p ON p.rowid = f.rowid" % weights)
         hits = db.execute(sql, params + [FTS5_POOL]).fetchall()
         table = {"mem": "memories", "psg": "passages", "ses": "sessions"}[level]
         toks = {}
