@@ -12,9 +12,11 @@ Data flows through the file in this order, one section each:
     transcript --> Event --> Memory --> markdown store --> Index --> recall
                                                               \\--> inject, mcp
 
-Sections written inside cold(r'''...''') (transcripts, compression, the LLM
-client, the capture worker, MCP, install) are ordinary code compiled on first
-use, so the hook commands that run at every session start stay fast.
+Each section after the helpers is ordinary code written inside hot(r'''...''')
+or cold(r'''...'''): it is compiled once per version of this file and kept in
+the user's cache folder, and the cold ones (transcripts, compression, the LLM
+client, the capture worker, MCP, install) run only in the commands that use
+them, so the hook commands that run at every session start stay fast.
 
 Public API (everything in ``__all__``):
 
@@ -50,6 +52,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 import json
+import marshal
 import math
 import os
 import re
@@ -100,6 +103,7 @@ SKETCH_SIZE = 4
 LOCK_TIMEOUT = 15.0                     # seconds to wait for another writer
 ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"   # Crockford base32, lower case
 ID_LENGTH = 8
+CODE_CACHE_KEEP = 16                    # compiled versions of this file kept in the cache folder
 
 
 class LazyRegex:
@@ -119,11 +123,11 @@ TOKEN_REGEX = re.compile(r"\w+(?:[./\-]\w+)*")
 WORD_REGEX = re.compile(r"\w+")
 QUESTION_LEAD_REGEX = re.compile(r"((?:^|[.!?\n])[\s\W]*)(?:what|when|where|which|who|whom|whose|why|how)\b",
                                  re.I)
-CJK_REGEX = re.compile(r"[\u3040-\u30ff\u2e80-\u9fff]")
+CJK_REGEX = LazyRegex(r"[\u3040-\u30ff\u2e80-\u9fff]")             # 2 ms to compile: on first use
 SEGMENT_REGEX = re.compile(r"[./\-_]+")
 HYPHENATED_REGEX = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+){1,2}$")
-CLAIM_REGEX = re.compile(r"\b(?:not|no|never|nor|none|nothing|without|cannot|не|нет|ни|никогда|без|нельзя)\b"
-                         r"|n't\b|\d+(?:[.,:]\d+)*", re.I)
+CLAIM_REGEX = LazyRegex(r"\b(?:not|no|never|nor|none|nothing|without|cannot|"
+                          r"не|нет|ни|никогда|без|нельзя)\b|n't\b|\d+(?:[.,:]\d+)*", re.I)
 CAMEL_REGEX = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
 SENTENCE_END_REGEX = re.compile(r"(?<=[.!?])\s+|\n+")
 ID_REGEX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
@@ -159,37 +163,116 @@ class AgentmemError(Exception):
 
 _COLD_SECTIONS = []
 _COLD_LOADED = []
+_CODE = {"cache": None, "data": b"", "path": None, "dirty": False}
+
+
+def hot(source):
+    """Run a section of this file now, from code compiled once per version of the file.
+
+    Python compiles a script on every run (it caches bytecode only for
+    imported modules), about a hundred lines a millisecond in a fresh
+    process, so compiling all of this file would cost more than the
+    interpreter's own start, at every hook call. Each section after the
+    helpers is therefore written inside hot(r'''...''') or cold(r'''...''')
+    where it stands: a string costs nothing to compile, and the section's
+    code is compiled once and kept in the user's cache folder (code_cache_path)
+    for the next run. Sections run in this module's globals, and tracebacks
+    point at their lines in this file.
+    """
+    exec(_compiled(source), globals())
 
 
 def cold(source):
-    """Keep a section of this file to compile on first use (see load_cold).
+    """Keep a section of this file to run on first use (see hot and load_cold).
 
-    Every command compiles this whole file before its first line runs, and a
-    fresh Python compiles about a hundred lines a millisecond. The hook
-    commands that run at every session start (inject, recall) need the
-    store, the index and the ranking, not the transcript parsers, the
+    The hook commands that run at every session start (inject, recall) need
+    the store, the index and the ranking, not the transcript parsers, the
     compressor, the LLM client, the capture worker, the MCP server or
-    install, so those sections are written inside cold(r'''...''') where
-    they stand and compiled only by the commands that use them. They run in
-    this module's globals, and tracebacks point at their lines in this file.
+    install; those sections are cold and run only in the commands that use them.
     """
     _COLD_SECTIONS.append(source)
 
 
 def load_cold():
-    """Compile and run the cold sections into this module, once per process."""
+    """Run the cold sections into this module, once per process."""
     if _COLD_LOADED:
         return
     _COLD_LOADED.append(True)
-    try:
-        with open(__file__, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, NameError):
-        text = ""
     for source in _COLD_SECTIONS:
-        at = text.find(source)
-        first = text.count("\n", 0, at) if at >= 0 else 0
-        exec(compile("\n" * first + source, globals().get("__file__", "agentmem.py"), "exec"), globals())
+        exec(_compiled(source), globals())
+    save_code_cache()
+
+
+def code_cache_path(data):
+    """Where the compiled sections of this version of the file (its bytes) are kept.
+
+    One file per version and interpreter under $XDG_CACHE_HOME/agentmem/code
+    (default ~/.cache), named by the file's CRC-32 and size: a changed file
+    never meets stale code, and copies of one version share it.
+    """
+    tag = getattr(sys.implementation, "cache_tag", None)
+    if not tag or not data:
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "agentmem", "code", "%s-%08x-%d.marshal" % (tag, zlib.crc32(data), len(data)))
+
+
+def _compiled(source):
+    """The code object of a section: from the cache when it holds it, else compiled now."""
+    state = _CODE
+    if state["cache"] is None:
+        state["cache"] = {}
+        try:
+            with open(__file__, "rb") as f:
+                state["data"] = f.read()
+            state["path"] = code_cache_path(state["data"])
+            with open(state["path"], "rb") as f:
+                version, codes = marshal.load(f)
+            if version == sys.hexversion and isinstance(codes, dict):
+                state["cache"] = codes
+        except Exception:                   # no file, no cache yet, or a broken one: compile
+            pass
+    key = (zlib.crc32(source.encode("utf-8")), len(source))
+    blob = state["cache"].get(key)          # each section apart: a run loads only what it runs
+    if blob is not None:
+        try:
+            return marshal.loads(blob)
+        except (ValueError, EOFError, TypeError):
+            pass
+    text = state["data"].decode("utf-8", "replace")
+    at = text.find(source)
+    first = text.count("\n", 0, at) if at >= 0 else 0          # so line numbers match this file
+    code = compile("\n" * first + source, globals().get("__file__", "agentmem.py"), "exec")
+    state["cache"][key] = marshal.dumps(code)
+    state["dirty"] = True
+    return code
+
+
+def save_code_cache():
+    """Keep newly compiled sections for the next run: atomically, and never an error.
+
+    This is an application cache in the user's cache folder, not bytecode
+    beside the source, so PYTHONDONTWRITEBYTECODE (which keeps __pycache__
+    folders out of source trees) does not turn it off.
+    """
+    state, path = _CODE, _CODE["path"]
+    if not state["dirty"] or not path:
+        return
+    state["dirty"] = False
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as f:
+            marshal.dump((sys.hexversion, state["cache"]), f)
+        os.replace(tmp, path)
+        old = sorted(os.scandir(os.path.dirname(path)), key=lambda e: e.stat().st_mtime)
+        for entry in old[:-CODE_CACHE_KEEP]:          # versions of the file long replaced
+            os.unlink(entry.path)
+    except (OSError, ValueError):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def __getattr__(name):          # PEP 562: agentmem.compress_heuristic loads the cold sections
@@ -343,6 +426,7 @@ class FileLock:
 # shingles for near-duplicates, and redaction of secrets
 ########################################################################
 
+hot(r'''
 EN_VOWELS = frozenset("aeiouy")
 EN_DOUBLES = ("bb", "dd", "ff", "gg", "mm", "nn", "pp", "rr", "tt")
 EN_LI_ENDINGS = frozenset("cdeghkmnrt")
@@ -883,6 +967,7 @@ def redact(text, extra_patterns=()):
 def strip_private(text):
     """Remove every <private>...</private> span (an unclosed one runs to the end)."""
     return PRIVATE_REGEX.sub("", text) if "<private" in text.lower() else text
+''')
 
 
 ########################################################################
@@ -1601,6 +1686,7 @@ def session_summary(memories, context, info):
 # Memory: the one record every stage passes on, and its markdown form
 ########################################################################
 
+hot(r'''
 class Memory:
     """One memory. `text` is what a person reads; the rest is metadata.
 
@@ -1753,12 +1839,14 @@ def parse_memories(text, path=""):
         ident = ident or derived_id(path, body)
         out.append(memory_from_meta(body, mtype, ident, meta, path, start + 1, stop + 1))
     return out
+''')
 
 
 ########################################################################
 # Store: where memories live, and how they are added, merged and removed
 ########################################################################
 
+hot(r'''
 FILE_HELP = ("<!-- agentmem memory file. Each memory starts at a '## type · id' heading; the comment "
              "under it is its metadata (JSON). Edit the text freely, delete a memory by deleting its "
              "block, add one under a new '## type' heading. Format: docs/format.md -->")
@@ -2265,12 +2353,14 @@ class ImportRouter:
         if rel.startswith("sessions/"):
             return "# Session %s\n\n%s\n\n" % (rel[9:-3], FILE_HELP)
         return "# Imported from %s · %s\n\n%s\n\n" % (self.stem, self.today, FILE_HELP)
+''')
 
 
 ########################################################################
 # Index: derived from the markdown, rebuilt incrementally; FTS5 or pure Python
 ########################################################################
 
+hot(r'''
 _FTS5_AVAILABLE = None
 
 
@@ -3033,6 +3123,7 @@ def query_intent(query):
             for t, w in weights.items():
                 out[t] = max(out.get(t, 1.0), w)
     return out
+''')
 
 
 ########################################################################
@@ -3323,6 +3414,7 @@ def compress_llm(store, cfg, events, log=None):
 # Capture: hook input -> queued job -> detached worker -> session file
 ########################################################################
 
+hot(r'''
 AGENT_BY_PATH = (("/.claude/", "claude-code"), ("/.codex/", "codex"), ("/.gemini/", "gemini"),
                  ("/.cursor/", "cursor"))
 
@@ -3369,6 +3461,7 @@ def hook_fields(d):
                                 d.get("text") or "")[:20000],
             "source": str(d.get("source") or ""), "prompt": str(d.get("prompt") or "")[:MAX_QUERY_CHARS],
             "agent": agent}
+''')
 
 
 cold(r'''
@@ -3673,6 +3766,7 @@ def merge_llm(heuristic, llm):
 # Inject: a small, budgeted block of notes for the start of a session
 ########################################################################
 
+hot(r'''
 DEFAULT_BUDGET_TOKENS = 1500
 CHARS_PER_TOKEN = 4
 HOOK_CONTEXT_CAP = 9500          # Claude Code caps hook context at 10,000 characters
@@ -3886,6 +3980,7 @@ def prompt_context(store, prompt, budget=DEFAULT_BUDGET_TOKENS):
     fence = _fence_for(lines)
     body = "\n".join(lines)[:max(200, budget * CHARS_PER_TOKEN)]
     return "%s\n%s agentmem-notes\n%s\n%s\n" % (INJECT_PREAMBLE, fence, body, fence)
+''')
 
 
 ########################################################################
@@ -4385,6 +4480,7 @@ def doctor(store, project):
 # Command line: a thin layer over the functions above
 ########################################################################
 
+hot(r'''
 def _out(text=""):
     sys.stdout.write(text + "\n")
 
@@ -4603,6 +4699,7 @@ def cmd_promote(args):
     m = store.set_type(args.id, args.type)
     _out("%s is now a %s: %s" % (m.id, m.type, _short(m.text, 70)))
     return 0
+''')
 
 
 # The commands below need the cold sections (capture, the worker, MCP, install, the demo):
@@ -4809,6 +4906,7 @@ def cmd_process(args):
 ''')
 
 
+hot(r'''
 def _args_remember(p):
     p.add_argument("text", help="the memory ('-' reads it from stdin)")
     p.add_argument("--type", default=DEFAULT_TYPE, help="decision, convention, bug, lesson, fact, dead-end, "
@@ -5089,6 +5187,10 @@ def main(argv=None):
     finally:
         if store is not None:
             store.close()
+''')
+
+
+save_code_cache()
 
 
 if __name__ == "__main__":
