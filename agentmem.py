@@ -74,7 +74,7 @@ DEFAULT_LIMIT = 5
 DEFAULT_BACKEND = "auto"                # auto | fts5 | python (AGENTMEM_BACKEND)
 TRANSCRIPT_FORMATS = ("claude", "codex", "gemini", "text")
 AGENTS = ("claude-code", "codex", "gemini", "cursor")
-INDEX_VERSION = 12                      # bump when tokens or tables change: the index rebuilds
+INDEX_VERSION = 13                      # bump when tokens or tables change: the index rebuilds
 
 # Ranking. See docs/ranking.md; every number here is used in exactly one place.
 BM25_K1 = 1.2
@@ -119,12 +119,17 @@ class LazyRegex:
         return getattr(rx, name)
 
 
-TOKEN_REGEX = re.compile(r"\w+(?:[./\-]\w+)*")
-WORD_REGEX = re.compile(r"\w+")
+# a word character: \w, and the combining marks \w leaves out (Hindi and Tamil vowel signs,
+# Hebrew and Arabic vowel points, accents typed apart), so "नमस्ते" stays one word
+WORD_CHAR = r"[\w\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0900-\u0dff]"
+TOKEN_REGEX = re.compile(WORD_CHAR + r"+(?:[./\-]" + WORD_CHAR + r"+)*")
+WORD_REGEX = re.compile(WORD_CHAR + "+")
 QUESTION_LEAD_REGEX = re.compile(r"((?:^|[.!?\n])[\s\W]*)(?:what|when|where|which|who|whom|whose|why|how)\b",
                                  re.I)
-CJK_REGEX = LazyRegex(r"[\u3040-\u30ff\u2e80-\u9fff]")             # 2 ms to compile: on first use
+CJK_FIRST = "\u2e80"                                # no sign of those scripts comes before this
+CJK_REGEX = LazyRegex(r"([\u3040-\u30ff\u2e80-\u9fff]+)")          # runs of Chinese/Japanese (2 ms to compile)
 SEGMENT_REGEX = re.compile(r"[./\-_]+")
+ASCII_WORD_REGEX = re.compile(r"[A-Za-z0-9]")
 HYPHENATED_REGEX = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+){1,2}$")
 CLAIM_REGEX = LazyRegex(r"\b(?:not|no|never|nor|none|nothing|without|cannot|"
                           r"не|нет|ни|никогда|без|нельзя)\b|n't\b|\d+(?:[.,:]\d+)*", re.I)
@@ -705,11 +710,24 @@ def tokenize(text, forms=None):
      'orderadmin', 'order', 'admin', 'get', 'queryset']
     >>> f = []; tokenize("Stories named", f), f
     (['stori', 'name'], ['stories', 'named'])
+
+    Chinese and Japanese, written without spaces, are cut into overlapping
+    pairs of signs, so a word is found inside a sentence:
+
+    >>> tokenize("以后用pnpm管理依赖")
+    ['以后', '后用', 'pnpm', '管理', '理依', '依赖']
     """
     out = []
     append, stems, stop = out.append, _STEMS, STOP_WORDS
     add_form = forms.append if forms is not None else None
     for raw in TOKEN_REGEX.findall(text):
+        if not raw.isascii() and max(raw) >= CJK_FIRST and CJK_REGEX.search(raw):
+            for i, part in enumerate(CJK_REGEX.split(raw)):
+                if i % 2:
+                    out.extend([part[j:j + 2] for j in range(len(part) - 1)] if len(part) > 1 else [part])
+                elif part:
+                    out.extend(tokenize(part, forms))
+            continue
         if raw.isalpha() and (raw.islower() or raw[1:].islower()):      # a plain word: the fast path
             low = raw.lower()
             if low not in stop:
@@ -732,7 +750,8 @@ def tokenize(text, forms=None):
             elif HYPHENATED_REGEX.match(raw):                 # "sub-agent" also reads as "subagent"
                 append(stem(raw.replace("-", "").lower()))
         for seg in segments:
-            parts = CAMEL_REGEX.findall(seg) if not seg.islower() or not seg.isalpha() else (seg,)
+            camel = (not seg.islower() or not seg.isalpha()) and (seg.isascii() or ASCII_WORD_REGEX.search(seg))
+            parts = CAMEL_REGEX.findall(seg) if camel else (seg,)     # only Latin-script names are split
             if len(parts) > 1:                      # useEffect, HTTPServer, sha256
                 append(seg.lower())
             for p in parts:
@@ -782,7 +801,8 @@ def word_count(text):
     """
     if text.isascii():
         return len(text.split())
-    return len(CJK_REGEX.sub(" ", text).split()) + len(CJK_REGEX.findall(text))
+    parts = CJK_REGEX.split(text)                       # odd items are the runs of signs
+    return sum(len(part) if i % 2 else len(part.split()) for i, part in enumerate(parts))
 
 
 def first_sentence(text, limit=160):
@@ -2444,7 +2464,9 @@ def _chunks(seq, n=500):
 LEVEL_FIELDS = {"mem": ("title", "meta", "body", "forms"), "psg": ("meta", "body", "forms"), "ses": ("body",)}
 LEVEL_WEIGHTS = {"mem": FIELD_WEIGHTS + (FORM_WEIGHT,), "psg": FIELD_WEIGHTS[1:] + (FORM_WEIGHT,),
                  "ses": (1.0,)}
-FTS5_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '._/-'"
+# The text FTS5 sees is agentmem's own tokens joined by spaces: its tokenizer only splits at
+# spaces ('ascii' keeps every non-ASCII character, so "नमस्ते" is not cut at its vowel signs).
+FTS5_TOKENIZE = "ascii tokenchars '._/-'"
 
 
 class Index:

@@ -22,12 +22,17 @@ def corpus(n=300):
     return out
 
 
+OTHER_SCRIPTS = ["Деплой через helm, откат через helm rollback", "डेटाबेस के लिए PostgreSQL का उपयोग करें",
+                 "我们决定使用PostgreSQL作为主数据库", "データベースはPostgreSQLを使う", "שָׁלוֹם postgres"]
+
+
 def test_both_backends_return_the_same_results(store, monkeypatch):
     if not agentmem.fts5_available():
         pytest.skip("this Python's SQLite has no FTS5")
-    agentmem.open_store().import_jsonl(corpus())
+    agentmem.open_store().import_jsonl(corpus() + [json.dumps({"text": t}) for t in OTHER_SCRIPTS])
     queries = ["docker deploy", "migrate postgres service 3", "redis caching retry", "kafka",
-               "secure nginx flags", "terafrom indx", "grpc client step 12", "monitor celery"]
+               "secure nginx flags", "terafrom indx", "grpc client step 12", "monitor celery",
+               "откат helm", "डेटाबेस", "数据库", "データベース", "שָׁלוֹם"]
     results = {}
     for backend in ("fts5", "python"):
         monkeypatch.setenv("AGENTMEM_BACKEND", backend)

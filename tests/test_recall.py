@@ -95,6 +95,18 @@ def test_short_forms_and_spelled_numbers_find_the_full_words(filled):
     assert "findings" in hit["text"]
 
 
+def test_chinese_memories_are_found_by_a_word_inside_a_sentence(store):
+    am("remember", "我们决定使用PostgreSQL作为主数据库，不再使用MySQL", "--type", "decision")
+    am("remember", "以後一律用pnpm管理依赖", "--type", "convention")
+    am("remember", "Use ruff for linting")
+    [hit] = am_json("recall", "用什么数据库", "--json", "--limit", "1")
+    assert "PostgreSQL" in hit["text"]
+    [hit] = am_json("recall", "pnpm", "--json", "--limit", "1")
+    assert hit["type"] == "convention"
+    [hit] = am_json("recall", "依赖", "--json", "--limit", "1")
+    assert "pnpm" in hit["text"]
+
+
 def test_negation_is_a_word_in_russian_too(store):
     am("remember", "В отчётах используем moment.js")
     am("remember", "Не используем moment.js в новом коде: он тяжёлый, берём date-fns")

@@ -30,7 +30,13 @@ def test_short_forms_number_words_and_hyphens_match_the_full_word():
 
 
 def test_other_scripts_pass_through_unharmed():
-    assert tokenize("東京 の ラーメン") == ["東京", "の", "ラーメン"]
+    assert tokenize("Καλημέρα κόσμε, नमस्ते दुनिया") == ["καλημέρα", "κόσμε", "नमस्ते", "दुनिया"]
+
+
+def test_chinese_and_japanese_are_cut_into_pairs_of_signs():
+    assert tokenize("東京 の ラーメン") == ["東京", "の", "ラー", "ーメ", "メン"]
+    assert set(agentmem.query_terms("数据库")) <= set(tokenize("我们决定使用PostgreSQL数据库"))
+    assert "pnpm" in tokenize("以後一律用pnpm")          # a Latin word glued to Chinese is still a word
 
 
 def test_query_keeps_stems_and_exact_forms():
