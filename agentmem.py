@@ -74,7 +74,7 @@ DEFAULT_LIMIT = 5
 DEFAULT_BACKEND = "auto"                # auto | fts5 | python (AGENTMEM_BACKEND)
 TRANSCRIPT_FORMATS = ("claude", "codex", "gemini", "text")
 AGENTS = ("claude-code", "codex", "gemini", "cursor")
-INDEX_VERSION = 13                      # bump when tokens or tables change: the index rebuilds
+INDEX_VERSION = 14                      # bump when tokens or tables change: the index rebuilds
 
 # Ranking. See docs/ranking.md; every number here is used in exactly one place.
 BM25_K1 = 1.2
@@ -134,7 +134,7 @@ HYPHENATED_REGEX = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+){1,2}$")
 CLAIM_REGEX = LazyRegex(r"\b(?:not|no|never|nor|none|nothing|without|cannot|"
                           r"не|нет|ни|никогда|без|нельзя)\b|n't\b|\d+(?:[.,:]\d+)*", re.I)
 CAMEL_REGEX = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
-SENTENCE_END_REGEX = re.compile(r"(?<=[.!?])\s+|\n+")
+SENTENCE_END_REGEX = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+")
 ID_REGEX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 TYPE_REGEX = re.compile(r"^[a-z][a-z0-9-]{0,23}$")
 HEADING_REGEX = re.compile(r"^##[ \t]+(.+?)[ \t]*$")
@@ -819,12 +819,12 @@ def passages(text, words=PASSAGE_WORDS):
     note is not drowned by the rest, and a query spanning the note still fits.
     """
     sentences = [s for s in SENTENCE_END_REGEX.split(text) if s.strip()]
-    if len(sentences) <= 1 or len(text.split()) < words * 3 // 2:
+    if len(sentences) <= 1 or word_count(text) < words * 3 // 2:
         return [text]
     out, cur, n = [], [], 0
     for s in sentences:
         cur.append(s)
-        n += len(s.split())
+        n += word_count(s)
         if n >= words:
             out.append(" ".join(cur))
             cur, n = [], 0

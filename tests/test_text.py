@@ -51,6 +51,10 @@ def test_long_text_is_split_into_passages_short_text_is_not():
     parts = agentmem.passages(long_text)
     assert len(parts) > 3
     assert " ".join(parts).split() == long_text.split()
+    chinese = "我们决定使用PostgreSQL作为主数据库。原因是它支持JSON和全文搜索。" * 6    # no spaces at all
+    parts = agentmem.passages(chinese)
+    assert len(parts) > 2 and "".join(parts).replace(" ", "") == chinese
+    assert agentmem.first_sentence(chinese) == "我们决定使用PostgreSQL作为主数据库。"
 
 
 def test_near_duplicates_share_a_sketch_key_unrelated_texts_do_not():
