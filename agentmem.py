@@ -219,6 +219,8 @@ def code_cache_path(data):
     if not tag or not data:
         return None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(base):                     # no home folder to be found: no cache
+        return None
     return os.path.join(base, "agentmem", "code", "%s-%08x-%d.marshal" % (tag, zlib.crc32(data), len(data)))
 
 
