@@ -176,7 +176,7 @@ def hot(source):
 
     Python compiles a script on every run (it caches bytecode only for
     imported modules), about a hundred lines a millisecond in a fresh
-    process, so compiling all of this file would cost more than the
+    process, so compiling all of this file would cost about as much as the
     interpreter's own start, at every hook call. Each section after the
     helpers is therefore written inside hot(r'''...''') or cold(r'''...''')
     where it stands: a string costs nothing to compile, and the section's
