@@ -1384,12 +1384,12 @@ REJECT_REGEX = LazyRegex(      # the person turning something down, or a dead en
     r"\bотказ\w*|\bоткат\w*|\bтупик\w*|\bотклон\w*|不要用|不用", _I)
 AGENT_REJECT_REGEX = LazyRegex(  # the agent reports a dead end: never a bare "No errors."
     r"\b(reverted|rolled back|not using|won'?t use|abandon\w*|gave up|dead[- ]end|"
-    r"(didn'?t|did not) (work|help)|tried\b.*\b(fail\w*|broke|doesn'?t work|didn'?t)|"
+    r"(didn'?t|did not) (work|help)|tried\b.*\b(fail\w*|broke|doesn'?t work|didn'?t|but)|"
     r"откатил\w*|отклон\w*|не сработал\w*|тупик\w*|отказал\w*)\b", _I)
 ALTERNATIVE_REGEX = LazyRegex(r"\b(use|go with|switch to|prefer|instead|rather|stick with|keep|stay on|"
                                r"используй\w*|используем|вместо|лучше|остаёмся|остаемся|переходим)\b", _I)
 DECISION_REGEX = LazyRegex(
-    r"^\W*(go|stick|stay) with\b|^\W*switch to\b|"
+    r"^\W*(go|stick|stay) with\b|^\W*stay on\b|^\W*keep using\b|^\W*switch to\b|"
     r"\b(we decided|decided|decision|let'?s (use|go with|switch|stick|keep|move)|we'?ll (use|go with|stick|"
     r"keep|switch)|we are going with|we'?re going with|going with|stick with|switch(ing)? to|the plan is|"
     r"we chose|we picked|решили|решено|договорились|остаёмся|остаемся|выбрали|будем использовать|"
@@ -1413,7 +1413,8 @@ PROBLEM_REGEX = LazyRegex(
     r"(returns?|gives?|throws?|raises?|shows?) (an? )?([45]\d\d|error|exception|null|none|nothing|wrong)|"
     r"дважды|не работает|пада\w*|"
     r"ошибк\w*|тормоз\w*|медленн\w*|не запуска\w*|дубл\w*|зависа\w*)", _I)
-CAUSE_REGEX = LazyRegex(r"\b(caused by|because|root cause|the (bug|problem|issue|cause|culprit) (was|is)|"
+CAUSE_REGEX = LazyRegex(r"\b(caused by|because|root cause|the ((real|actual) )?(bug|problem|issue|cause|culprit)"
+                         r"( (was|is)|:)|"
                          r"turns? out|turned out|found it|(crash|error|failure|hang|leak|slowness|regression|"
                          r"duplicate) (was|is|came|comes) (from|due|caused|a|an|the)|"
                          r"(it|this) (is|was) (an?|the) |due to|the reason|причина|из-за|потому что)", _I)
@@ -1428,6 +1429,11 @@ BUILT_REGEX = LazyRegex(
     r"replaced|migrated|introduced|extracted|wired|enabled|disabled|bumped|upgraded|installed|deleted|split|"
     r"merged|switched|pinned|unified|documented|добавил\w*|перен[её]с\w*|создал\w*|настроил\w*|обновил\w*|"
     r"удалил\w*|заменил\w*|вынес\w*|переименовал\w*)\b", _I)
+AGENT_TODO_REGEX = LazyRegex(   # what the agent says is left open: labelled, or "still lacks ..."
+    r"^\W*(todo|fixme|follow[- ]?ups?|next steps?|left to do|still to do|not done yet|open (questions?|issues?))"
+    r"( left| remaining)?\s*[:—–-]|\b(todo|fixme)( left)?\s*[:(]|\bstill (lacks|needs|has no|have no|missing)\b|"
+    r"\bnot (yet )?(implemented|handled|covered|wired|done) yet\b|\bleft for later\b|"
+    r"^\W*(осталось|не сделано|надо будет|на потом)\b", _I)
 FINDINGS_HEADING_REGEX = LazyRegex(r"^(key )?(findings|what to know|notes|root cause|what i found|answers|"
                                     r"выводы|итог\w*)\b", _I)
 INJECTION_REGEX = LazyRegex(r"(ignore|disregard|forget) (all |any |the )?(previous|prior|above|earlier) "
@@ -1445,6 +1451,7 @@ NOT_PATHS = frozenset(("and/or", "n/a", "i/o", "w/o", "tcp/ip", "either/or", "re
 HEURISTIC_CONFIDENCE = {"user-decision": 0.9, "user-convention": 0.9, "user-correction": 0.9,
                         "user-dead-end": 0.9, "user-todo": 0.75, "assistant-bug": 0.8,
                         "assistant-dead-end": 0.75, "assistant-decision": 0.7, "assistant-fact": 0.6,
+                        "assistant-todo": 0.7,
                         "open-problem": 0.5, "summary": 0.8}
 MAX_MEMORY_CHARS = 700
 MAX_FACTS_PER_CHUNK = 12
@@ -1553,7 +1560,7 @@ def classify_user_sentence(s):
     """(type, kind) for one sentence the person wrote, or None when it is a plain request."""
     if INJECTION_REGEX.search(s):
         return None
-    body = unquoted(LEAD_FILLER_REGEX.sub("", s))
+    body = unquoted(LEAD_FILLER_REGEX.sub("", ACK_PREFIX_REGEX.sub("", s)))
     if CORRECTION_REGEX.match(body):
         return ("convention", "user-correction")
     if DECISION_REGEX.search(body):
@@ -1616,7 +1623,7 @@ def compress_heuristic(events, info=None, context=None, final=False):
                 top = text.lstrip().split("\n", 1)[0]       # a markdown heading on top names the task best
                 title = top.lstrip("#").strip() if top.startswith("#") else sentences[0][0]
                 context["request"] = _clip(title, 160)
-            new_problem = []
+            new_problem, prev = [], None
             for s, _heading in sentences:
                 if looks_like_noise(s):
                     continue
@@ -1632,18 +1639,23 @@ def compress_heuristic(events, info=None, context=None, final=False):
                 mtype, kind = cls
                 body = LABEL_REGEX.sub("", LEAD_FILLER_REGEX.sub("", s)).strip()
                 body = body[:1].upper() + body[1:]
+                if mtype == "dead-end" and prev is not None and prev.type == "decision":
+                    prev.text = _clip(prev.text + " " + body)   # "Stay on X. Y is not worth it.": what lost, why
+                    continue
                 c = add(kind, mtype, body, ts=ev.ts, tags=["correction"] if kind == "user-correction" else ())
                 if c:
                     turn_user.append(c)
+                prev = c
             if new_problem:
                 problem = " ".join(new_problem)
                 context["problem_open"] = True
             continue
         # the agent's prose: only conclusions, never narration
-        bug_parts, last = [], None
+        bug_parts, last, before = [], None, ""
         for s, heading in split_sentences(text):
             acked = bool(ACK_PREFIX_REGEX.match(s))
             s = ACK_PREFIX_REGEX.sub("", s).strip()
+            said, before = before, s if s and not NARRATION_REGEX.match(s) else ""
             if last is not None and CONTINUATION_REGEX.match(s) and len(s.split()) <= 8:
                 if s not in last.text:                       # "Not using it." belongs to what came before
                     last.text = _clip(last.text + " " + s)
@@ -1664,9 +1676,13 @@ def compress_heuristic(events, info=None, context=None, final=False):
             if CAUSE_REGEX.search(plain) or FIX_REGEX.search(plain) or (bug_parts and BUILT_REGEX.match(s)):
                 bug_parts.append(s)                          # the cause, and what was done about it
             elif AGENT_REJECT_REGEX.search(plain):
+                if said and CONTINUATION_REGEX.match(s) and len(s.split()) <= 8:
+                    s = said + " " + s                      # "That is a dead end." says it of what came before
                 made = add("assistant-dead-end", "dead-end", s, turn_files, ev.ts)
             elif DECISION_REGEX.search(plain):
                 made = add("assistant-decision", "decision", s, turn_files, ev.ts)
+            elif AGENT_TODO_REGEX.search(plain):
+                made = add("assistant-todo", "todo", s, (), ev.ts)
             elif facts_left > 0 and (BUILT_REGEX.match(s) or FINDINGS_HEADING_REGEX.match(heading or "")):
                 made = add("assistant-fact", "fact", s[:1].upper() + s[1:],
                            turn_files if BUILT_REGEX.match(s) else (), ev.ts)

@@ -144,6 +144,13 @@ PHRASINGS = [   # (what the person or the agent said, the type it should be kept
     ([("user", "請幫我將上面確保執行時要透過 uv run 來執行")], "convention"),      # Chinese has no \b
     ([("user", "我們決定使用 PostgreSQL，不用 MySQL。")], "decision"),
     ([("user", "以後一律用pnpm安裝依賴")], "convention"),
+    ([("user", "Ok, stay on RabbitMQ then. Kafka is not worth it for this.")], "decision"),
+    ([("assistant", "I tried raising the heap limit, but the CI runner only has 4 GB. That is a dead end.")],
+     "dead-end"),
+    ([("assistant", "All tests pass. TODO left: the retry topology still lacks a dead-letter queue.")], "todo"),
+    ([("user", "The build runs out of memory on CI."),
+      ("assistant", "The real cause: source maps were generated for every package. Disabled them in vite.config.ts.")],
+     "bug"),
 ]
 
 
@@ -152,6 +159,14 @@ def test_many_phrasings_are_understood(steps, mtype):
     mems = compress_heuristic([ev(role, text) for role, text in steps], final=True)
     assert [m.type for m in mems] == [mtype], [(m.type, m.text) for m in mems]
     assert not mems[0].text.lower().startswith(NARRATION)
+
+
+def test_a_verdict_keeps_what_it_judges():
+    [dead] = compress_heuristic([ev("assistant", "I tried raising the heap limit, but the CI runner only has 4 GB. "
+                                                 "That is a dead end.")])
+    assert "heap limit" in dead.text and dead.text.endswith("That is a dead end.")
+    [decision] = compress_heuristic([ev("user", "Ok, stay on RabbitMQ then. Kafka is not worth it for this.")])
+    assert decision.text == "Stay on RabbitMQ then. Kafka is not worth it for this."
 
 
 def test_lead_ins_are_not_kept():
