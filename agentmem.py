@@ -74,7 +74,7 @@ DEFAULT_LIMIT = 5
 DEFAULT_BACKEND = "auto"                # auto | fts5 | python (AGENTMEM_BACKEND)
 TRANSCRIPT_FORMATS = ("claude", "codex", "gemini", "text")
 AGENTS = ("claude-code", "codex", "gemini", "cursor")
-INDEX_VERSION = 14                      # bump when tokens or tables change: the index rebuilds
+INDEX_VERSION = 15                      # bump when tokens or tables change: the index rebuilds
 
 # Ranking. See docs/ranking.md; every number here is used in exactly one place.
 BM25_K1 = 1.2
@@ -793,6 +793,66 @@ def analyze_query(text):
 def query_terms(text):
     """Distinct search terms of a query (see analyze_query)."""
     return analyze_query(text)[0]
+
+
+# What well-known tools are, so "which message broker do we use" finds "Stay on RabbitMQ"
+# and "package manager" finds "we use pnpm": a memory that names a tool is also indexed
+# under these words (never the query: asking for RabbitMQ should not bring Kafka). Names
+# that are also plain English words (express, flask, rails, mocha, poetry, moment ...) are
+# left out.
+TOOL_KINDS = """
+broker queue: rabbitmq kafka activemq nats sqs zeromq mqtt sidekiq bullmq resque dramatiq
+database: postgres postgresql mysql mariadb sqlite mongodb mongo dynamodb cassandra cockroachdb clickhouse
+  firestore supabase neo4j mssql
+cache: redis memcached varnish
+package manager: npm pnpm yarn pip pipenv conda nuget
+test runner: pytest jest vitest rspec junit phpunit playwright
+linter lint: eslint ruff flake8 pylint golangci rubocop clippy stylelint
+formatter format: prettier gofmt rustfmt isort yapf autopep8
+bundler build: webpack vite rollup esbuild turbopack
+frontend framework: vue svelte nextjs nuxt sveltekit
+backend framework: django fastapi laravel nestjs
+container: docker podman containerd
+orchestration cluster: kubernetes k8s openshift
+ci pipeline: circleci buildkite gitlab
+infrastructure: terraform pulumi ansible cloudformation
+proxy: nginx caddy traefik haproxy envoy
+error monitoring: sentry rollbar bugsnag honeybadger
+monitoring metrics: prometheus grafana datadog newrelic
+payment: stripe paypal braintree adyen
+authentication login: auth0 okta keycloak cognito oauth
+orm: sqlalchemy prisma typeorm sequelize gorm hibernate
+search: elasticsearch opensearch meilisearch typesense algolia solr
+storage: s3 gcs minio
+push notification: fcm onesignal apns
+email: sendgrid mailgun postmark mailchimp
+sms: twilio
+date library: moment.js date-fns dayjs luxon
+http client: axios httpx
+validation schema: zod pydantic marshmallow
+logging: winston loguru logrus pino structlog
+state management: redux zustand mobx pinia vuex recoil
+css: tailwind tailwindcss sass
+"""
+_TOOL_KINDS = {}
+
+
+def tool_kinds(tokens):
+    """The kind words (stemmed) of the well-known tools among `tokens`, not already there.
+
+    >>> tool_kinds(tokenize("Stay on RabbitMQ, not Kafka")), tool_kinds(tokenize("Use pnpm"))
+    (['broker', 'queue'], ['manag', 'packag'])
+    """
+    if not _TOOL_KINDS:
+        for line in TOOL_KINDS.replace("\n  ", " ").strip().split("\n"):
+            kinds, names = line.split(":")
+            for name in names.split():
+                _TOOL_KINDS[tokenize(name)[0]] = tokenize(kinds)         # its stem, or the whole "moment.js"
+    have = set(tokens)
+    extra = []
+    for t in have.intersection(_TOOL_KINDS):
+        extra += [k for k in _TOOL_KINDS[t] if k not in have and k not in extra]
+    return sorted(extra)
 
 
 def word_count(text):
@@ -2647,6 +2707,7 @@ class Index:
             parts = passages(m.text)
             pforms = [[] for _ in parts]
             ptoks = [tokenize(p, f) for p, f in zip(parts, pforms)]
+            ptoks = [toks + tool_kinds(toks) for toks in ptoks]      # "RabbitMQ" is also a "broker"
             body = [t for p in ptoks for t in p]
             title = m.title
             meta = " ".join([m.type] + m.tags + m.files)

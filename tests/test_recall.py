@@ -107,6 +107,26 @@ def test_chinese_memories_are_found_by_a_word_inside_a_sentence(store):
     assert "pnpm" in hit["text"]
 
 
+def test_a_question_about_a_kind_of_tool_finds_the_tool(store):
+    s = agentmem.open_store()
+    s.remember("Stay on RabbitMQ for the notification jobs", type="decision")
+    s.remember("Commit messages follow Conventional Commits", type="convention")
+    s.remember("Error messages are logged as JSON with the request id", type="convention")
+    s.remember("We use pnpm in this repo, never npm or yarn", type="convention")
+    s.remember("We use Postgres 16 in production")
+    s.remember("Use ruff for linting and formatting", type="convention")
+    s.remember("Use typed DTOs for request bodies, not dicts", type="convention")
+    s.close()
+    [hit] = am_json("recall", "which message broker do we use", "--json", "--limit", "1")
+    assert "RabbitMQ" in hit["text"]
+    [hit] = am_json("recall", "package manager", "--json", "--limit", "1")
+    assert "pnpm" in hit["text"]
+    [hit] = am_json("recall", "what database", "--json", "--limit", "1")
+    assert "Postgres" in hit["text"]
+    am("remember", "Kafka carries the analytics events")      # a question naming a tool is not widened
+    assert [h["text"] for h in am_json("recall", "rabbitmq", "--json")] == ["Stay on RabbitMQ for the notification jobs"]
+
+
 def test_negation_is_a_word_in_russian_too(store):
     am("remember", "В отчётах используем moment.js")
     am("remember", "Не используем moment.js в новом коде: он тяжёлый, берём date-fns")
