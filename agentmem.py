@@ -1427,7 +1427,7 @@ ACK_PREFIX_REGEX = LazyRegex(
     r"записал|верно)\s*[,.:!—–-]+\s*", _I)
 LEAD_IN_REGEX = LazyRegex(     # how a person starts a sentence, not what the memory says
     r"^\W*((ok(ay)?|sure|good|great|noted|understood|so|well)[,.!:]\s+|i'?ll\s+|i will\s+|i'?m going to\s+|"
-    r"let me\s+|я\s+(потом\s+)?)", _I)
+    r"let me\s+|please\s+|я\s+(потом\s+)?)", _I)
 QUOTED_REGEX = LazyRegex(r'"[^"\n]*"|“[^”\n]*”|«[^»\n]*»|`[^`\n]*`|「[^」\n]*」|『[^』\n]*』')
 LEAD_FILLER_REGEX = LazyRegex(r"^\W*(and|also|plus|oh|btw|by the way|и|а также|также|кстати|ещё|еще)[,:]?\s+", _I)
 LABEL_REGEX = LazyRegex(r"^\W*((convention|rule|reminder|remember|decision|note|important|fyi|policy)( reminder)?|"
@@ -1446,6 +1446,16 @@ AGENT_REJECT_REGEX = LazyRegex(  # the agent reports a dead end: never a bare "N
     r"\b(reverted|rolled back|not using|won'?t use|abandon\w*|gave up|dead[- ]end|"
     r"(didn'?t|did not) (work|help)|tried\b.*\b(fail\w*|broke|doesn'?t work|didn'?t|but)|"
     r"откатил\w*|отклон\w*|не сработал\w*|тупик\w*|отказал\w*)\b", _I)
+SYSTEM_FACT_REGEX = LazyRegex(  # the person stating how the system is: "backups are kept for 30 days"
+    r"\b(is|are) (kept|stored|retained|deployed|hosted|served|backed up|mounted|rotated|pinned|set to|capped at|"
+    r"limited to|scheduled)\b|\bruns? (on|in|every)\b|\bdefaults? to\b|\bexpires? (after|in)\b|"
+    r"\bхранят?ся\b|\bразв[её]рнут\w*|\bработает на\b|\bзапускается (в|каждые)\b", _I)
+DECIDED_AGAINST_REGEX = LazyRegex(r"\b(decided|decision is|chose|agreed) (against|not to)\b|\bwe won'?t (use|adopt|go with)\b|"
+                                  r"\bрешили не\b|\bрешили отказаться\b", _I)
+AGREE_REGEX = LazyRegex(r"^\W*(agreed|yes|yep|yeah|sounds good|makes sense|fine|exactly|согласен|согласна|да|ладно)"
+                        r"\s*[,.!:—–-]+\s*", _I)
+BACK_REFERENCE_REGEX = LazyRegex(r"\b(it|that|this|them|those|as is|его|её|ее|это|их|так)\b", _I)
+SELF_REGEX = LazyRegex(r"^(i|we)('ve| have)?\s+", _I)
 ALTERNATIVE_REGEX = LazyRegex(r"\b(use|go with|switch to|prefer|instead|rather|stick with|keep|stay on|"
                                r"используй\w*|используем|вместо|лучше|остаёмся|остаемся|переходим)\b", _I)
 DECISION_REGEX = LazyRegex(
@@ -1487,7 +1497,7 @@ SUGGESTION_REGEX = LazyRegex(
 BUILT_REGEX = LazyRegex(
     r"^\W*(refactored|added|moved|created|implemented|configured|set up|set|updated|changed|renamed|removed|"
     r"replaced|migrated|introduced|extracted|wired|enabled|disabled|bumped|upgraded|installed|deleted|split|"
-    r"merged|switched|pinned|unified|documented|добавил\w*|перен[её]с\w*|создал\w*|настроил\w*|обновил\w*|"
+    r"merged|switched|pinned|unified|documented|synced|patched|guarded|restored|rotated|добавил\w*|перен[её]с\w*|создал\w*|настроил\w*|обновил\w*|"
     r"удалил\w*|заменил\w*|вынес\w*|переименовал\w*)\b", _I)
 AGENT_TODO_REGEX = LazyRegex(   # what the agent says is left open: labelled, or "still lacks ..."
     r"^\W*(todo|fixme|follow[- ]?ups?|next steps?|left to do|still to do|not done yet|open (questions?|issues?))"
@@ -1511,10 +1521,11 @@ NOT_PATHS = frozenset(("and/or", "n/a", "i/o", "w/o", "tcp/ip", "either/or", "re
 HEURISTIC_CONFIDENCE = {"user-decision": 0.9, "user-convention": 0.9, "user-correction": 0.9,
                         "user-dead-end": 0.9, "user-todo": 0.75, "assistant-bug": 0.8,
                         "assistant-dead-end": 0.75, "assistant-decision": 0.7, "assistant-fact": 0.6,
-                        "assistant-todo": 0.7,
+                        "assistant-todo": 0.7, "user-fact": 0.85,
                         "open-problem": 0.5, "summary": 0.8}
 MAX_MEMORY_CHARS = 700
 MAX_FACTS_PER_CHUNK = 12
+RESTATED_SHARE = 0.6             # an agent's line whose words are mostly in a kept memory of its type adds nothing
 
 
 def split_sentences(text):
@@ -1623,6 +1634,8 @@ def classify_user_sentence(s):
     body = unquoted(LEAD_FILLER_REGEX.sub("", ACK_PREFIX_REGEX.sub("", s)))
     if CORRECTION_REGEX.match(body):
         return ("convention", "user-correction")
+    if DECIDED_AGAINST_REGEX.search(body):
+        return ("dead-end", "user-dead-end")                 # "we decided against Velero": a rejection
     if DECISION_REGEX.search(body):
         return ("decision", "user-decision")
     if REJECT_REGEX.search(body):
@@ -1658,9 +1671,13 @@ def compress_heuristic(events, info=None, context=None, final=False):
         text = text[:1].upper() + text[1:]
         if not text or looks_like_noise(text) or INJECTION_REGEX.search(text):
             return None
+        terms = _content_terms(text)
         for c in out:
             if c.type == mtype and (c.text == text or text in c.text):
                 return None
+            if c.type == mtype and kind.startswith("assistant") and \
+                    len(terms & _content_terms(c.text)) >= RESTATED_SHARE * len(terms):
+                return None                                  # the agent's recap of what is already kept
         c = _Candidate(kind, mtype, text, dedupe(list(files) + mentioned_files(text)), ts, tags)
         out.append(c)
         return c
@@ -1684,17 +1701,32 @@ def compress_heuristic(events, info=None, context=None, final=False):
                 title = top.lstrip("#").strip() if top.startswith("#") else sentences[0][0]
                 context["request"] = _clip(title, 160)
             new_problem, prev = [], None
+            asked = context.pop("asked", "")                 # the question this message may answer
             for s, _heading in sentences:
                 if looks_like_noise(s):
                     continue
                 if s.rstrip().endswith(("?", "？")) and not CORRECTION_REGEX.match(s):
                     if PROBLEM_REGEX.search(s):              # "why does X fail?" still names a problem
                         new_problem.append(s)
+                    context["asked"] = s
                     continue                                 # a question decides nothing
                 cls = classify_user_sentence(s)
+                agreed = AGREE_REGEX.match(s) if asked else None
+                rest = s[agreed.end():] if agreed else ""
+                if agreed and len(rest.split()) >= 2 and BACK_REFERENCE_REGEX.search(rest):
+                    # "Should we make the address required? ... Agreed, keep it optional.": the answer
+                    # names its question only by "it", so the question comes along
+                    c = add("user-decision", cls[0] if cls else "decision",
+                            "%s %s: %s" % (asked, agreed.group(1).capitalize(), rest), ts=ev.ts)
+                    if c:
+                        turn_user.append(c)
+                    prev = c
+                    continue
                 if cls is None:
                     if PROBLEM_REGEX.search(s):
                         new_problem.append(s)
+                    elif SYSTEM_FACT_REGEX.search(unquoted(s)) and not s.rstrip().endswith(("!", "?")):
+                        prev = add("user-fact", "fact", s, ts=ev.ts)
                     continue
                 mtype, kind = cls
                 body = LABEL_REGEX.sub("", LEAD_FILLER_REGEX.sub("", s)).strip()
@@ -1711,15 +1743,20 @@ def compress_heuristic(events, info=None, context=None, final=False):
                 context["problem_open"] = True
             continue
         # the agent's prose: only conclusions, never narration
-        bug_parts, last, before = [], None, ""
+        bug_parts, last, before, pending = [], None, "", ""
         for s, heading in split_sentences(text):
             acked = bool(ACK_PREFIX_REGEX.match(s))
             s = ACK_PREFIX_REGEX.sub("", s).strip()
+            if SELF_REGEX.match(s) and BUILT_REGEX.match(SELF_REGEX.sub("", s)):
+                s = SELF_REGEX.sub("", s)                    # "I changed X" is "Changed X"
+                s = s[:1].upper() + s[1:]
             said, before = before, s if s and not NARRATION_REGEX.match(s) else ""
             if last is not None and CONTINUATION_REGEX.match(s) and len(s.split()) <= 8:
                 if s not in last.text:                       # "Not using it." belongs to what came before
                     last.text = _clip(last.text + " " + s)
                 continue
+            if s.endswith("?") and not NARRATION_REGEX.match(s):
+                context["asked"] = s                         # "Want me to keep the old endpoint?"
             if not s or looks_like_noise(s) or NARRATION_REGEX.match(s) or s.endswith("?") or \
                     SUGGESTION_REGEX.search(s) or INJECTION_REGEX.search(s):
                 continue
@@ -1732,8 +1769,12 @@ def compress_heuristic(events, info=None, context=None, final=False):
                         target.text = _clip(target.text + " " + s[:1].upper() + s[1:])
                         target.files = dedupe(target.files + mentioned_files(s))
                     continue
-            made = None
-            if CAUSE_REGEX.search(plain) or FIX_REGEX.search(plain) or (bug_parts and BUILT_REGEX.match(s)):
+            made, diagnosis = None, pending
+            pending = ""
+            if CAUSE_REGEX.search(plain) or FIX_REGEX.search(plain) or (bug_parts and BUILT_REGEX.match(s)) or \
+                    (context.get("problem_open") and BUILT_REGEX.match(s)):
+                if not bug_parts and diagnosis and not CAUSE_REGEX.search(plain):
+                    bug_parts.append(diagnosis)              # what was wrong, said just before the fix
                 bug_parts.append(s)                          # the cause, and what was done about it
             elif AGENT_REJECT_REGEX.search(plain):
                 if said and CONTINUATION_REGEX.match(s) and len(s.split()) <= 8:
@@ -1747,11 +1788,14 @@ def compress_heuristic(events, info=None, context=None, final=False):
                 made = add("assistant-fact", "fact", s[:1].upper() + s[1:],
                            turn_files if BUILT_REGEX.match(s) else (), ev.ts)
                 facts_left -= 1 if made else 0
+            else:
+                pending = s                                  # nothing yet: it may explain a fix that follows
             last = made or last
         if bug_parts:
             text = " ".join(bug_parts)
             if problem and context.get("problem_open"):
-                text = problem.rstrip(".!") + ". " + text
+                symptom = problem.rstrip()
+                text = symptom + (" " if symptom.endswith((".", "!", "?", "。", "！", "？")) else ". ") + text
                 context["problem_open"] = False
             add("assistant-bug", "bug", text, turn_files, ev.ts)
     context["problem"] = problem

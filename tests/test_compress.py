@@ -145,6 +145,8 @@ PHRASINGS = [   # (what the person or the agent said, the type it should be kept
     ([("user", "我們決定使用 PostgreSQL，不用 MySQL。")], "decision"),
     ([("user", "以後一律用pnpm安裝依賴")], "convention"),
     ([("user", "Ok, stay on RabbitMQ then. Kafka is not worth it for this.")], "decision"),
+    ([("user", "We decided against Velero for now, too heavy for a single cluster.")], "dead-end"),
+    ([("user", "Backups are kept for 30 days in the s3://acme-backups bucket.")], "fact"),
     ([("assistant", "I tried raising the heap limit, but the CI runner only has 4 GB. That is a dead end.")],
      "dead-end"),
     ([("assistant", "All tests pass. TODO left: the retry topology still lacks a dead-letter queue.")], "todo"),
@@ -167,6 +169,26 @@ def test_a_verdict_keeps_what_it_judges():
     assert "heap limit" in dead.text and dead.text.endswith("That is a dead end.")
     [decision] = compress_heuristic([ev("user", "Ok, stay on RabbitMQ then. Kafka is not worth it for this.")])
     assert decision.text == "Stay on RabbitMQ then. Kafka is not worth it for this."
+
+
+def test_an_agreement_brings_the_question_it_answers():
+    mems = compress_heuristic([ev("user", "Should we make the address required at signup?"),
+                               ev("assistant", "That would break guest checkout, so I'd keep it optional."),
+                               ev("user", "Agreed, keep it optional.")])
+    assert [(m.type, m.text) for m in mems] == [
+        ("decision", "Should we make the address required at signup? Agreed: keep it optional.")]
+    assert compress_heuristic([ev("user", "Agreed, keep it optional.")]) == []     # no question: nothing to agree to
+
+
+def test_the_diagnosis_before_a_fix_is_part_of_the_bug_and_a_recap_adds_nothing():
+    mems = compress_heuristic([
+        ev("user", "GET /orders returns 500 when the customer has no address."),
+        ev("assistant", "Reproduced it. The serializer read customer.address.city without checking for None. "
+                        "I changed OrderSerializer.get_city to return null when the address is missing."),
+        ev("assistant", "## Summary\n\n- Fixed the 500 on GET /orders for customers without an address "
+                        "(OrderSerializer.get_city).")])
+    [bug] = mems
+    assert bug.type == "bug" and "without checking for None. Changed OrderSerializer.get_city" in bug.text
 
 
 def test_lead_ins_are_not_kept():
