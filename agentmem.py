@@ -1429,7 +1429,8 @@ LEAD_IN_REGEX = LazyRegex(     # how a person starts a sentence, not what the me
     r"^\W*((ok(ay)?|sure|good|great|noted|understood|so|well)[,.!:]\s+|i'?ll\s+|i will\s+|i'?m going to\s+|"
     r"let me\s+|please\s+|я\s+(потом\s+)?)", _I)
 QUOTED_REGEX = LazyRegex(r'"[^"\n]*"|“[^”\n]*”|«[^»\n]*»|`[^`\n]*`|「[^」\n]*」|『[^』\n]*』')
-LEAD_FILLER_REGEX = LazyRegex(r"^\W*(and|also|plus|oh|btw|by the way|и|а также|также|кстати|ещё|еще)[,:]?\s+", _I)
+LEAD_FILLER_REGEX = LazyRegex(r"^\W*(and|also|plus|oh|btw|by the way|one more thing|и|а также|также|кстати|ещё|еще)"
+                              r"[,:]?\s+", _I)
 LABEL_REGEX = LazyRegex(r"^\W*((convention|rule|reminder|remember|decision|note|important|fyi|policy)( reminder)?|"
                          r"договорённость|договоренность|правило|решение|напоминание|важно)\s*[:—–-]\s*", _I)
 CORRECTION_REGEX = LazyRegex(r"^\W*(no|nope)[,.!]\s|^\W*(stop|wrong|again|not like that|not this|i said|"
@@ -1448,13 +1449,15 @@ AGENT_REJECT_REGEX = LazyRegex(  # the agent reports a dead end: never a bare "N
     r"откатил\w*|отклон\w*|не сработал\w*|тупик\w*|отказал\w*)\b", _I)
 SYSTEM_FACT_REGEX = LazyRegex(  # the person stating how the system is: "backups are kept for 30 days"
     r"\b(is|are) (kept|stored|retained|deployed|hosted|served|backed up|mounted|rotated|pinned|set to|capped at|"
-    r"limited to|scheduled)\b|\bruns? (on|in|every)\b|\bdefaults? to\b|\bexpires? (after|in)\b|"
+    r"limited to|rate[- ]limited|scheduled)\b|\bruns? (on|in|every)\b|\bdefaults? to\b|\bexpires? (after|in)\b|"
     r"\bхранят?ся\b|\bразв[её]рнут\w*|\bработает на\b|\bзапускается (в|каждые)\b", _I)
 DECIDED_AGAINST_REGEX = LazyRegex(r"\b(decided|decision is|chose|agreed) (against|not to)\b|\bwe won'?t (use|adopt|go with)\b|"
                                   r"\bрешили не\b|\bрешили отказаться\b", _I)
 AGREE_REGEX = LazyRegex(r"^\W*(agreed|yes|yep|yeah|sounds good|makes sense|fine|exactly|согласен|согласна|да|ладно)"
                         r"\s*[,.!:—–-]+\s*", _I)
 BACK_REFERENCE_REGEX = LazyRegex(r"\b(it|that|this|them|those|as is|его|её|ее|это|их|так)\b", _I)
+PROBING_REGEX = LazyRegex(r"\b(debug\w*|logging|log lines?|prints?|to see|investigat\w*|reproduc\w*|diagnos\w*|"
+                          r"temporar\w*|for now)\b", _I)
 SELF_REGEX = LazyRegex(r"^(i|we)('ve| have)?\s+", _I)
 ALTERNATIVE_REGEX = LazyRegex(r"\b(use|go with|switch to|prefer|instead|rather|stick with|keep|stay on|"
                                r"используй\w*|используем|вместо|лучше|остаёмся|остаемся|переходим)\b", _I)
@@ -1701,26 +1704,28 @@ def compress_heuristic(events, info=None, context=None, final=False):
                 title = top.lstrip("#").strip() if top.startswith("#") else sentences[0][0]
                 context["request"] = _clip(title, 160)
             new_problem, prev = [], None
-            asked = context.pop("asked", "")                 # the question this message may answer
+            asked, answer = context.pop("asked", ""), context.pop("answer", "")     # what this may answer
             for s, _heading in sentences:
                 if looks_like_noise(s):
                     continue
                 if s.rstrip().endswith(("?", "？")) and not CORRECTION_REGEX.match(s):
                     if PROBLEM_REGEX.search(s):              # "why does X fail?" still names a problem
                         new_problem.append(s)
-                    context["asked"] = s
+                    context["asked"], context["answer"] = s, ""
                     continue                                 # a question decides nothing
                 cls = classify_user_sentence(s)
-                agreed = AGREE_REGEX.match(s) if asked else None
-                rest = s[agreed.end():] if agreed else ""
-                if agreed and len(rest.split()) >= 2 and BACK_REFERENCE_REGEX.search(rest):
-                    # "Should we make the address required? ... Agreed, keep it optional.": the answer
-                    # names its question only by "it", so the question comes along
-                    c = add("user-decision", cls[0] if cls else "decision",
-                            "%s %s: %s" % (asked, agreed.group(1).capitalize(), rest), ts=ev.ts)
+                agreed = AGREE_REGEX.match(s)
+                rest = s[agreed.end():] if agreed else s
+                if asked and (agreed or cls) and len(rest.split()) >= 2 and len(s.split()) <= 14 and \
+                        BACK_REFERENCE_REGEX.search(rest):
+                    # "Should we make the address required? ... Agreed, keep it optional.": an answer that
+                    # names its subject only by "it" brings the question (and the agent's answer to it)
+                    said = "%s: %s" % (agreed.group(1).capitalize(), rest) if agreed else s
+                    c = add(cls[1] if cls else "user-decision", cls[0] if cls else "decision",
+                            " ".join(x for x in (asked, answer, said) if x), ts=ev.ts)
                     if c:
                         turn_user.append(c)
-                    prev = c
+                    prev, asked = c, ""
                     continue
                 if cls is None:
                     if PROBLEM_REGEX.search(s):
@@ -1731,8 +1736,9 @@ def compress_heuristic(events, info=None, context=None, final=False):
                 mtype, kind = cls
                 body = LABEL_REGEX.sub("", LEAD_FILLER_REGEX.sub("", s)).strip()
                 body = body[:1].upper() + body[1:]
-                if mtype == "dead-end" and prev is not None and prev.type == "decision":
+                if prev is not None and {mtype, prev.type} == {"dead-end", "decision"}:
                     prev.text = _clip(prev.text + " " + body)   # "Stay on X. Y is not worth it.": what lost, why
+                    prev.type = "decision"
                     continue
                 c = add(kind, mtype, body, ts=ev.ts, tags=["correction"] if kind == "user-correction" else ())
                 if c:
@@ -1756,7 +1762,10 @@ def compress_heuristic(events, info=None, context=None, final=False):
                     last.text = _clip(last.text + " " + s)
                 continue
             if s.endswith("?") and not NARRATION_REGEX.match(s):
-                context["asked"] = s                         # "Want me to keep the old endpoint?"
+                context["asked"], context["answer"] = s, ""  # "Want me to keep the old endpoint?"
+            elif context.get("asked") and not context.get("answer") and s and not NARRATION_REGEX.match(s) \
+                    and not looks_like_noise(s) and not SUGGESTION_REGEX.search(s):
+                context["answer"] = s                        # the first thing said to the person's question
             if not s or looks_like_noise(s) or NARRATION_REGEX.match(s) or s.endswith("?") or \
                     SUGGESTION_REGEX.search(s) or INJECTION_REGEX.search(s):
                 continue
@@ -1772,7 +1781,8 @@ def compress_heuristic(events, info=None, context=None, final=False):
             made, diagnosis = None, pending
             pending = ""
             if CAUSE_REGEX.search(plain) or FIX_REGEX.search(plain) or (bug_parts and BUILT_REGEX.match(s)) or \
-                    (context.get("problem_open") and BUILT_REGEX.match(s)):
+                    (context.get("problem_open") and diagnosis and BUILT_REGEX.match(s) and
+                     not PROBING_REGEX.search(plain)):      # a change right after saying what was wrong
                 if not bug_parts and diagnosis and not CAUSE_REGEX.search(plain):
                     bug_parts.append(diagnosis)              # what was wrong, said just before the fix
                 bug_parts.append(s)                          # the cause, and what was done about it
@@ -3222,8 +3232,9 @@ def fused_score(ranks, confidence, ts, now, affinity=1.0):
 
 
 INTENTS = (   # (word beginnings, phrases, {memory type: affinity}): what a question looks like
-    (("which", "decid", "chose", "choice", "choos", "какой", "какая", "какие", "каким", "использу", "выбрал",
-      "решил", "решен"), ("do we use", "are we using", "what do we use", "на чём", "на чем"),
+    (("which", "decid", "chose", "choice", "choos", "librar", "framework", "какой", "какая", "какие", "каким",
+      "использу", "выбрал", "библиотек", "решил", "решен"),
+     ("do we use", "are we using", "what do we use", "на чём", "на чем"),
      {"decision": 1.3, "convention": 1.15, "rule": 1.15}),
     (("why", "cause", "bug", "broke", "fail", "error", "crash", "slow", "почему", "ошибк", "баг", "тормоз",
       "пада"), ("не работает", "из-за чего"), {"bug": 1.3, "lesson": 1.2, "dead-end": 1.1}),
