@@ -801,36 +801,36 @@ def query_terms(text):
 # that are also plain English words (express, flask, rails, mocha, poetry, moment ...) are
 # left out.
 TOOL_KINDS = """
-broker queue: rabbitmq kafka activemq nats sqs zeromq mqtt sidekiq bullmq resque dramatiq
-database: postgres postgresql mysql mariadb sqlite mongodb mongo dynamodb cassandra cockroachdb clickhouse
+broker queue брокер очередь: rabbitmq kafka activemq nats sqs zeromq mqtt sidekiq bullmq resque dramatiq
+database база данных субд: postgres postgresql mysql mariadb sqlite mongodb mongo dynamodb cassandra cockroachdb clickhouse
   firestore supabase neo4j mssql
-cache: redis memcached varnish
-package manager: npm pnpm yarn pip pipenv conda nuget
-test runner: pytest jest vitest rspec junit phpunit playwright
-linter lint: eslint ruff flake8 pylint golangci rubocop clippy stylelint
+cache кэш кеш: redis memcached varnish
+package manager пакетный менеджер: npm pnpm yarn pip pipenv conda nuget
+test runner тесты: pytest jest vitest rspec junit phpunit playwright
+linter lint линтер: eslint ruff flake8 pylint golangci rubocop clippy stylelint
 formatter format: prettier gofmt rustfmt isort yapf autopep8
 bundler build: webpack vite rollup esbuild turbopack
 frontend framework: vue svelte nextjs nuxt sveltekit
 backend framework: django fastapi laravel nestjs
-container: docker podman containerd
+container контейнер: docker podman containerd
 orchestration cluster: kubernetes k8s openshift
 ci pipeline: circleci buildkite gitlab
 infrastructure: terraform pulumi ansible cloudformation
-proxy: nginx caddy traefik haproxy envoy
-error monitoring: sentry rollbar bugsnag honeybadger
+proxy прокси: nginx caddy traefik haproxy envoy
+error monitoring мониторинг ошибок: sentry rollbar bugsnag honeybadger
 monitoring metrics: prometheus grafana datadog newrelic
-payment: stripe paypal braintree adyen
+payment платежи оплата: stripe paypal braintree adyen
 authentication login: auth0 okta keycloak cognito oauth
 orm: sqlalchemy prisma typeorm sequelize gorm hibernate
-search: elasticsearch opensearch meilisearch typesense algolia solr
-storage: s3 gcs minio
+search поиск: elasticsearch opensearch meilisearch typesense algolia solr
+storage хранилище: s3 gcs minio
 push notification: fcm onesignal apns
-email: sendgrid mailgun postmark mailchimp
+email почта: sendgrid mailgun postmark mailchimp
 sms: twilio
 date library: moment.js date-fns dayjs luxon
 http client: axios httpx
 validation schema: zod pydantic marshmallow
-logging: winston loguru logrus pino structlog
+logging логирование: winston loguru logrus pino structlog
 state management: redux zustand mobx pinia vuex recoil
 css: tailwind tailwindcss sass
 """
@@ -840,8 +840,8 @@ _TOOL_KINDS = {}
 def tool_kinds(tokens):
     """The kind words (stemmed) of the well-known tools among `tokens`, not already there.
 
-    >>> tool_kinds(tokenize("Stay on RabbitMQ, not Kafka")), tool_kinds(tokenize("Use pnpm"))
-    (['broker', 'queue'], ['manag', 'packag'])
+    >>> tool_kinds(tokenize("Stay on RabbitMQ, not Kafka"))
+    ['broker', 'queue', 'брокер', 'очеред']
     """
     if not _TOOL_KINDS:
         for line in TOOL_KINDS.replace("\n  ", " ").strip().split("\n"):
@@ -1717,12 +1717,11 @@ def compress_heuristic(events, info=None, context=None, final=False):
                 agreed = AGREE_REGEX.match(s)
                 rest = s[agreed.end():] if agreed else s
                 if asked and (agreed or cls) and len(rest.split()) >= 2 and len(s.split()) <= 14 and \
-                        BACK_REFERENCE_REGEX.search(rest):
-                    # "Should we make the address required? ... Agreed, keep it optional.": an answer that
-                    # names its subject only by "it" brings the question (and the agent's answer to it)
-                    said = "%s: %s" % (agreed.group(1).capitalize(), rest) if agreed else s
+                        (agreed or BACK_REFERENCE_REGEX.search(rest)):
+                    # "Should we make the address required? ... Agreed, keep it optional.": a short answer
+                    # does not name its subject, so the question (and the agent's answer to it) come along
                     c = add(cls[1] if cls else "user-decision", cls[0] if cls else "decision",
-                            " ".join(x for x in (asked, answer, said) if x), ts=ev.ts)
+                            " ".join(x for x in (asked, answer, s) if x), ts=ev.ts)
                     if c:
                         turn_user.append(c)
                     prev, asked = c, ""

@@ -177,13 +177,17 @@ def test_an_agreement_brings_the_question_it_answers():
                                ev("user", "Agreed, keep it optional.")])
     assert [(m.type, m.text) for m in mems] == [
         ("decision", "Should we make the address required at signup? That would break guest checkout, "
-                     "so I'd keep it optional. Agreed: keep it optional.")]             # the question and the why
+                     "so I'd keep it optional. Agreed, keep it optional.")]             # the question and the why
     assert compress_heuristic([ev("user", "Agreed, keep it optional.")]) == []     # no question: nothing to agree to
     mems = compress_heuristic([ev("user", "Could we use Elasticsearch instead?"),
                                ev("assistant", "We could, but Postgres with the index is fast enough."),
                                ev("user", "Right, not worth it yet. Stick with Postgres full-text search.")])
     assert [(m.type, m.text) for m in mems] == [
         ("decision", "Could we use Elasticsearch instead? Right, not worth it yet. Stick with Postgres full-text search.")]
+    mems = compress_heuristic([ev("user", "Может, вынести отчёты в ClickHouse?"),
+                               ev("user", "Да, пока не нужно. Остаёмся на Postgres.")])
+    assert [(m.type, m.text) for m in mems] == [
+        ("decision", "Может, вынести отчёты в ClickHouse? Да, пока не нужно. Остаёмся на Postgres.")]
 
 
 def test_the_diagnosis_before_a_fix_is_part_of_the_bug_and_a_recap_adds_nothing():

@@ -123,6 +123,8 @@ def test_a_question_about_a_kind_of_tool_finds_the_tool(store):
     assert "pnpm" in hit["text"]
     [hit] = am_json("recall", "what database", "--json", "--limit", "1")
     assert "Postgres" in hit["text"]
+    [hit] = am_json("recall", "какая база данных", "--json", "--limit", "1")
+    assert "Postgres" in hit["text"]
     am("remember", "Kafka carries the analytics events")      # a question naming a tool is not widened
     assert [h["text"] for h in am_json("recall", "rabbitmq", "--json")] == ["Stay on RabbitMQ for the notification jobs"]
 
