@@ -1720,6 +1720,10 @@ def compress_heuristic(events, info=None, context=None, final=False):
                         (agreed or BACK_REFERENCE_REGEX.search(rest)):
                     # "Should we make the address required? ... Agreed, keep it optional.": a short answer
                     # does not name its subject, so the question (and the agent's answer to it) come along
+                    if cls and prev is not None and {cls[0], prev.type} == {"dead-end", "decision"}:
+                        prev.text = _clip("%s %s %s" % (asked, prev.text, s))   # "Stay on X. Y isn't worth it."
+                        prev.type, asked = "decision", ""
+                        continue
                     c = add(cls[1] if cls else "user-decision", cls[0] if cls else "decision",
                             " ".join(x for x in (asked, answer, s) if x), ts=ev.ts)
                     if c:

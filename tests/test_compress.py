@@ -184,6 +184,11 @@ def test_an_agreement_brings_the_question_it_answers():
                                ev("user", "Right, not worth it yet. Stick with Postgres full-text search.")])
     assert [(m.type, m.text) for m in mems] == [
         ("decision", "Could we use Elasticsearch instead? Right, not worth it yet. Stick with Postgres full-text search.")]
+    mems = compress_heuristic([ev("user", "Should we switch to Kafka for exactly-once?"),
+                               ev("assistant", "Its exactly-once ends at Kafka; the email provider is outside it."),
+                               ev("user", "Ok, stay on RabbitMQ then. Kafka is not worth it for this.")])
+    assert [(m.type, m.text) for m in mems] == [
+        ("decision", "Should we switch to Kafka for exactly-once? Stay on RabbitMQ then. Kafka is not worth it for this.")]
     mems = compress_heuristic([ev("user", "Может, вынести отчёты в ClickHouse?"),
                                ev("user", "Да, пока не нужно. Остаёмся на Postgres.")])
     assert [(m.type, m.text) for m in mems] == [
