@@ -1455,6 +1455,8 @@ DECIDED_AGAINST_REGEX = LazyRegex(r"\b(decided|decision is|chose|agreed) (agains
                                   r"\bрешили не\b|\bрешили отказаться\b", _I)
 AGREE_REGEX = LazyRegex(r"^\W*(agreed|yes|yep|yeah|sounds good|makes sense|fine|exactly|согласен|согласна|да|ладно)"
                         r"\s*[,.!:—–-]+\s*", _I)
+BARE_APPROVAL_REGEX = LazyRegex(r"^\W*(please )?(go ahead|do it|do that|try it|please do|let'?s do it|ship it|"
+                                r"that works|works for me|go for it|давай|делай|вперёд|вперед)\W*$", _I)
 BACK_REFERENCE_REGEX = LazyRegex(r"\b(it|that|this|them|those|as is|его|её|ее|это|их|так)\b", _I)
 PROBING_REGEX = LazyRegex(r"\b(debug\w*|logging|log lines?|prints?|to see|investigat\w*|reproduc\w*|diagnos\w*|"
                           r"temporar\w*|for now)\b", _I)
@@ -1717,7 +1719,7 @@ def compress_heuristic(events, info=None, context=None, final=False):
                 agreed = AGREE_REGEX.match(s)
                 rest = s[agreed.end():] if agreed else s
                 if asked and (agreed or cls) and len(rest.split()) >= 2 and len(s.split()) <= 14 and \
-                        (agreed or BACK_REFERENCE_REGEX.search(rest)):
+                        (agreed or BACK_REFERENCE_REGEX.search(rest)) and not BARE_APPROVAL_REGEX.match(rest):
                     # "Should we make the address required? ... Agreed, keep it optional.": a short answer
                     # does not name its subject, so the question (and the agent's answer to it) come along
                     if cls and prev is not None and {cls[0], prev.type} == {"dead-end", "decision"}:

@@ -179,6 +179,8 @@ def test_an_agreement_brings_the_question_it_answers():
         ("decision", "Should we make the address required at signup? That would break guest checkout, "
                      "so I'd keep it optional. Agreed, keep it optional.")]             # the question and the why
     assert compress_heuristic([ev("user", "Agreed, keep it optional.")]) == []     # no question: nothing to agree to
+    assert compress_heuristic([ev("assistant", "Want me to add django-cachalot to cache querysets?"),
+                               ev("user", "Yes, go ahead.")]) == []              # a bare go-ahead is a task, not a rule
     mems = compress_heuristic([ev("user", "Could we use Elasticsearch instead?"),
                                ev("assistant", "We could, but Postgres with the index is fast enough."),
                                ev("user", "Right, not worth it yet. Stick with Postgres full-text search.")])
