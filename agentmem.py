@@ -822,6 +822,7 @@ monitoring metrics: prometheus grafana datadog newrelic
 payment платежи оплата: stripe paypal braintree adyen
 authentication login: auth0 okta keycloak cognito oauth
 orm: sqlalchemy prisma typeorm sequelize gorm hibernate
+documentation generator: pdoc mkdocs docusaurus typedoc jsdoc doxygen
 search поиск: elasticsearch opensearch meilisearch typesense algolia solr
 storage хранилище: s3 gcs minio
 push notification: fcm onesignal apns
@@ -1484,7 +1485,8 @@ TODO_REGEX = LazyRegex(
 PROBLEM_REGEX = LazyRegex(
     r"\b(slow|takes? \d|seconds|timeout|times out|hang\w*|crash\w*|fail\w*|error\w*|exception|broken|"
     r"(doesn'?t|does not|don'?t|won'?t|can'?t|cannot) (seem to )?(work|start|load|connect|build|compile|run)|"
-    r"not working|twice|duplicat\w*|leak\w*|incorrect|stale|missing|flaky|"
+    r"not working|twice|duplicat\w*|leak\w*|incorrect|stale|missing|flaky|logged out|kicked out|disconnect\w*|"
+    r"stuck|freez\w*|even though|"
     r"(returns?|gives?|throws?|raises?|shows?) (an? )?([45]\d\d|error|exception|null|none|nothing|wrong)|"
     r"дважды|не работает|пада\w*|"
     r"ошибк\w*|тормоз\w*|медленн\w*|не запуска\w*|дубл\w*|зависа\w*)", _I)
@@ -1509,6 +1511,10 @@ AGENT_TODO_REGEX = LazyRegex(   # what the agent says is left open: labelled, or
     r"( left| remaining)?\s*[:—–-]|\b(todo|fixme)( left)?\s*[:(]|\bstill (lacks|needs|has no|have no|missing)\b|"
     r"\bnot (yet )?(implemented|handled|covered|wired|done) yet\b|\bleft for later\b|"
     r"^\W*(осталось|не сделано|надо будет|на потом)\b", _I)
+CAUSE_HEADING_REGEX = LazyRegex(r"^((the )?(root )?cause|diagnosis|what went wrong|why|причина|диагноз)\b", _I)
+FIX_HEADING_REGEX = LazyRegex(r"^((the )?fix(es)?|solution|resolution|changes|what (i )?changed|исправлени\w*|"
+                              r"решение)\b", _I)
+PATH_LEAD_REGEX = LazyRegex(r"^\W*`?[\w./-]+\.\w+`?\s*[:—–-]\s*")     # "- `src/auth/session.ts`: switched ..."
 FINDINGS_HEADING_REGEX = LazyRegex(r"^(key )?(findings|what to know|notes|root cause|what i found|answers|"
                                     r"выводы|итог\w*)\b", _I)
 INJECTION_REGEX = LazyRegex(r"(ignore|disregard|forget) (all |any |the )?(previous|prior|above|earlier) "
@@ -1697,7 +1703,7 @@ def compress_heuristic(events, info=None, context=None, final=False):
         if ev.role == "summary":
             context.setdefault("title", _clip(ev.text, 160))
             continue
-        text = strip_private(ev.text)
+        text = strip_private(ev.text).replace("\u2019", "'")     # "I’ll" is "I'll" to every pattern below
         if ev.role == "user":
             turn_user, turn_files = [], []
             sentences = split_sentences(text)
@@ -1731,6 +1737,9 @@ def compress_heuristic(events, info=None, context=None, final=False):
                     if c:
                         turn_user.append(c)
                     prev, asked = c, ""
+                    continue
+                if cls is None and prev is not None and "correction" in prev.tags:
+                    prev.text = _clip(prev.text + " " + s)          # "No, not X. Do Y instead.": the Y
                     continue
                 if cls is None:
                     if PROBLEM_REGEX.search(s):
@@ -1785,8 +1794,11 @@ def compress_heuristic(events, info=None, context=None, final=False):
                     continue
             made, diagnosis = None, pending
             pending = ""
-            if CAUSE_REGEX.search(plain) or FIX_REGEX.search(plain) or (bug_parts and BUILT_REGEX.match(s)) or \
-                    (context.get("problem_open") and diagnosis and BUILT_REGEX.match(s) and
+            built = BUILT_REGEX.match(PATH_LEAD_REGEX.sub("", s))
+            heading = heading or ""
+            if CAUSE_REGEX.search(plain) or FIX_REGEX.search(plain) or CAUSE_HEADING_REGEX.match(heading) or \
+                    ((bug_parts or (FIX_HEADING_REGEX.match(heading) and context.get("problem_open"))) and built) or \
+                    (context.get("problem_open") and diagnosis and built and
                      not PROBING_REGEX.search(plain)):      # a change right after saying what was wrong
                 if not bug_parts and diagnosis and not CAUSE_REGEX.search(plain):
                     bug_parts.append(diagnosis)              # what was wrong, said just before the fix
@@ -1799,9 +1811,8 @@ def compress_heuristic(events, info=None, context=None, final=False):
                 made = add("assistant-decision", "decision", s, turn_files, ev.ts)
             elif AGENT_TODO_REGEX.search(plain):
                 made = add("assistant-todo", "todo", s, (), ev.ts)
-            elif facts_left > 0 and (BUILT_REGEX.match(s) or FINDINGS_HEADING_REGEX.match(heading or "")):
-                made = add("assistant-fact", "fact", s[:1].upper() + s[1:],
-                           turn_files if BUILT_REGEX.match(s) else (), ev.ts)
+            elif facts_left > 0 and (built or FINDINGS_HEADING_REGEX.match(heading)):
+                made = add("assistant-fact", "fact", s[:1].upper() + s[1:], turn_files if built else (), ev.ts)
                 facts_left -= 1 if made else 0
             else:
                 pending = s                                  # nothing yet: it may explain a fix that follows

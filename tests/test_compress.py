@@ -208,6 +208,25 @@ def test_the_diagnosis_before_a_fix_is_part_of_the_bug_and_a_recap_adds_nothing(
     assert bug.type == "bug" and "without checking for None. Changed OrderSerializer.get_city" in bug.text
 
 
+def test_root_cause_and_fix_headings_make_one_bug_and_a_correction_keeps_its_instead():
+    mems = compress_heuristic([
+        ev("user", "Users get logged out every 15 minutes even though they're active."),
+        ev("assistant", "## Root cause\n\nThe session cookie had a 15 minute maxAge and was never refreshed.\n\n"
+                        "## Fix\n\n- `src/auth/session.ts`: switched to a sliding session."),
+        ev("user", "no, not rolling on every request, that hammers Redis. Refresh only when less than half "
+                   "of the lifetime is left.")])
+    bug, rule = mems
+    assert bug.type == "bug" and bug.text.startswith("Users get logged out") and "sliding session" in bug.text
+    assert "src/auth/session.ts" in bug.files
+    assert rule.type == "convention" and rule.text.endswith("Refresh only when less than half of the lifetime is left.")
+
+
+def test_curly_apostrophes_read_like_straight_ones():
+    assert compress_heuristic([ev("assistant", "Here’s what I changed. I’ll run the tests now.")]) == []
+    [dead] = compress_heuristic([ev("user", "We tried Bun but it didn’t work with our mocks.")])
+    assert dead.type == "dead-end"
+
+
 def test_lead_ins_are_not_kept():
     [todo] = compress_heuristic([ev("user", "I'll follow up on the flaky test tomorrow.")])
     assert todo.text == "Follow up on the flaky test tomorrow."
