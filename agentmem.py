@@ -1446,11 +1446,11 @@ REJECT_REGEX = LazyRegex(      # the person turning something down, or a dead en
     r"\bотказ\w*|\bоткат\w*|\bтупик\w*|\bотклон\w*|不要用|不用", _I)
 AGENT_REJECT_REGEX = LazyRegex(  # the agent reports a dead end: never a bare "No errors."
     r"\b(reverted|rolled back|not using|won'?t use|abandon\w*|gave up|dead[- ]end|"
-    r"(didn'?t|did not) (work|help)|tried\b.*\b(fail\w*|broke|doesn'?t work|didn'?t|but)|"
+    r"(didn'?t|did not) (work|help)|(tried|considered)\b.*\b(fail\w*|broke|doesn'?t work|didn'?t|but)|"
     r"откатил\w*|отклон\w*|не сработал\w*|тупик\w*|отказал\w*)\b", _I)
 SYSTEM_FACT_REGEX = LazyRegex(  # the person stating how the system is: "backups are kept for 30 days"
     r"\b(is|are) (kept|stored|retained|deployed|hosted|served|backed up|mounted|rotated|pinned|set to|capped at|"
-    r"limited to|rate[- ]limited|scheduled)\b|\bruns? (on|in|every)\b|\bdefaults? to\b|\bexpires? (after|in)\b|"
+    r"limited to|rate[- ]limited|scheduled|read[- ]only)\b|^\W*fyi\b|\bruns? (on|in|every)\b|\bdefaults? to\b|\bexpires? (after|in)\b|"
     r"\bхранят?ся\b|\bразв[её]рнут\w*|\bработает на\b|\bзапускается (в|каждые)\b", _I)
 DECIDED_AGAINST_REGEX = LazyRegex(r"\b(decided|decision is|chose|agreed) (against|not to)\b|\bwe won'?t (use|adopt|go with)\b|"
                                   r"\bрешили не\b|\bрешили отказаться\b", _I)
@@ -1511,6 +1511,8 @@ AGENT_TODO_REGEX = LazyRegex(   # what the agent says is left open: labelled, or
     r"( left| remaining)?\s*[:—–-]|\b(todo|fixme)( left)?\s*[:(]|\bstill (lacks|needs|has no|have no|missing)\b|"
     r"\bnot (yet )?(implemented|handled|covered|wired|done) yet\b|\bleft for later\b|"
     r"^\W*(осталось|не сделано|надо будет|на потом)\b", _I)
+RULES_HEADING_REGEX = LazyRegex(r"\b(rules?|conventions?|guidelines?|constraints?|standards|policy|policies|"
+                                r"requirements|правила|соглашени\w*|договор[её]нност\w*)\b", _I)
 CAUSE_HEADING_REGEX = LazyRegex(r"^((the )?(root )?cause|diagnosis|what went wrong|why|причина|диагноз)\b", _I)
 FIX_HEADING_REGEX = LazyRegex(r"^((the )?fix(es)?|solution|resolution|changes|what (i )?changed|исправлени\w*|"
                               r"решение)\b", _I)
@@ -1542,13 +1544,16 @@ RESTATED_SHARE = 0.6             # an agent's line whose words are mostly in a k
 def split_sentences(text):
     """[(sentence, heading)] of prose: code blocks dropped, bullets and emphasis stripped."""
     text = CODE_FENCE_REGEX.sub(" ", text)
-    out, heading = [], ""
+    out, heading, label = [], "", 0
     for line in text.split("\n"):
         line = line.strip()
         if not line:
+            if label > 1:                                    # a blank line ends the list a label opened
+                heading, label = "", 0
             continue
+        label += 1 if label else 0
         if line.startswith("#"):
-            heading = line.lstrip("#").strip()
+            heading, label = line.lstrip("#").strip(), 0
             continue
         if line.startswith(("|", ">")):                      # tables, quotes, REPL lines
             continue
@@ -1556,10 +1561,10 @@ def split_sentences(text):
         if line.endswith(":"):                               # a label introduces what follows
             parts = SENTENCE_SPLIT_REGEX.split(line)
             out += [(s.strip(), heading) for s in parts[:-1] if s.strip()]
-            heading = parts[-1][:-1]
+            heading, label = parts[-1][:-1], 1
             continue
         elif word_count(line) <= 3 and not re.search(r"[.!?。！？]$", line):
-            heading = line                                   # "Findings", "What to know", "結論"
+            heading, label = line, 0                         # "Findings", "What to know", "結論"
             continue
         for s in SENTENCE_SPLIT_REGEX.split(line):
             s = s.strip()
@@ -1722,6 +1727,8 @@ def compress_heuristic(events, info=None, context=None, final=False):
                     context["asked"], context["answer"] = s, ""
                     continue                                 # a question decides nothing
                 cls = classify_user_sentence(s)
+                if RULES_HEADING_REGEX.search(_heading) and (cls is None or cls[0] == "dead-end"):
+                    cls = ("convention", "user-convention")  # "Rules for this repo:" and a list
                 agreed = AGREE_REGEX.match(s)
                 rest = s[agreed.end():] if agreed else s
                 if asked and (agreed or cls) and len(rest.split()) >= 2 and len(s.split()) <= 14 and \

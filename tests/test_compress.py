@@ -147,6 +147,8 @@ PHRASINGS = [   # (what the person or the agent said, the type it should be kept
     ([("user", "Ok, stay on RabbitMQ then. Kafka is not worth it for this.")], "decision"),
     ([("user", "We decided against Velero for now, too heavy for a single cluster.")], "dead-end"),
     ([("user", "Backups are kept for 30 days in the s3://acme-backups bucket.")], "fact"),
+    ([("user", "FYI the prod database is read-only on Sundays 02:00-04:00 UTC.")], "fact"),
+    ([("assistant", "I considered pulling in express-healthcheck, but a 10-line handler is enough.")], "dead-end"),
     ([("assistant", "I tried raising the heap limit, but the CI runner only has 4 GB. That is a dead end.")],
      "dead-end"),
     ([("assistant", "All tests pass. TODO left: the retry topology still lacks a dead-letter queue.")], "todo"),
@@ -225,6 +227,14 @@ def test_curly_apostrophes_read_like_straight_ones():
     assert compress_heuristic([ev("assistant", "Here’s what I changed. I’ll run the tests now.")]) == []
     [dead] = compress_heuristic([ev("user", "We tried Bun but it didn’t work with our mocks.")])
     assert dead.type == "dead-end"
+
+
+def test_a_list_under_a_rules_label_is_conventions_and_the_label_ends_with_the_list():
+    mems = compress_heuristic([ev("user", "Some rules for this repo before you start:\n"
+                                          "- all API responses are camelCase\n- no default exports in TypeScript\n\n"
+                                          "Now add a /health endpoint.")])
+    assert [(m.type, m.text) for m in mems] == [("convention", "All API responses are camelCase"),
+                                                ("convention", "No default exports in TypeScript")]
 
 
 def test_lead_ins_are_not_kept():
