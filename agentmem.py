@@ -1511,6 +1511,9 @@ AGENT_TODO_REGEX = LazyRegex(   # what the agent says is left open: labelled, or
     r"( left| remaining)?\s*[:—–-]|\b(todo|fixme)( left)?\s*[:(]|\bstill (lacks|needs|has no|have no|missing)\b|"
     r"\bnot (yet )?(implemented|handled|covered|wired|done) yet\b|\bleft for later\b|"
     r"^\W*(осталось|не сделано|надо будет|на потом)\b", _I)
+HYPOTHETICAL_REGEX = LazyRegex(r"^\W*(what (would|will|happens|if|about)|would|could|can|should|shall|is it possible|"
+                               r"do you think|how (do|can|should|would) (i|we|you)|а что если|что будет|можно ли|"
+                               r"стоит ли)\b", _I)
 RULES_HEADING_REGEX = LazyRegex(r"\b(rules?|conventions?|guidelines?|constraints?|standards|policy|policies|"
                                 r"requirements|правила|соглашени\w*|договор[её]нност\w*)\b", _I)
 CAUSE_HEADING_REGEX = LazyRegex(r"^((the )?(root )?cause|diagnosis|what went wrong|why|причина|диагноз)\b", _I)
@@ -1722,8 +1725,8 @@ def compress_heuristic(events, info=None, context=None, final=False):
                 if looks_like_noise(s):
                     continue
                 if s.rstrip().endswith(("?", "？")) and not CORRECTION_REGEX.match(s):
-                    if PROBLEM_REGEX.search(s):              # "why does X fail?" still names a problem
-                        new_problem.append(s)
+                    if PROBLEM_REGEX.search(s) and not HYPOTHETICAL_REGEX.match(s):   # "why does X fail?" names
+                        new_problem.append(s)                     # a problem, "what if X is missing?" does not
                     context["asked"], context["answer"] = s, ""
                     continue                                 # a question decides nothing
                 cls = classify_user_sentence(s)

@@ -80,6 +80,7 @@ def test_an_unanswered_problem_is_kept_as_an_open_todo_at_session_end():
     assert compress_heuristic(events) == []
     [todo] = compress_heuristic(events, final=True)
     assert todo.type == "todo" and todo.text.startswith("Unresolved: ")
+    assert compress_heuristic([ev("user", "What would happen if the config file is missing?")], final=True) == []
 
 
 def test_the_agents_confirmation_joins_the_persons_decision():
