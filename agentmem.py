@@ -802,7 +802,8 @@ def query_terms(text):
 # left out.
 TOOL_KINDS = """
 broker queue брокер очередь: rabbitmq kafka activemq nats sqs zeromq mqtt sidekiq bullmq resque dramatiq
-database база данных субд: postgres postgresql mysql mariadb sqlite mongodb mongo dynamodb cassandra cockroachdb clickhouse
+database база данных субд: postgres postgresql mysql mariadb sqlite mongodb mongo dynamodb cassandra
+  cockroachdb clickhouse
   firestore supabase neo4j mssql
 cache кэш кеш: redis memcached varnish
 package manager пакетный менеджер: npm pnpm yarn pip pipenv conda nuget
@@ -1450,9 +1451,11 @@ AGENT_REJECT_REGEX = LazyRegex(  # the agent reports a dead end: never a bare "N
     r"откатил\w*|отклон\w*|не сработал\w*|тупик\w*|отказал\w*)\b", _I)
 SYSTEM_FACT_REGEX = LazyRegex(  # the person stating how the system is: "backups are kept for 30 days"
     r"\b(is|are) (kept|stored|retained|deployed|hosted|served|backed up|mounted|rotated|pinned|set to|capped at|"
-    r"limited to|rate[- ]limited|scheduled|read[- ]only)\b|^\W*fyi\b|\bruns? (on|in|every)\b|\bdefaults? to\b|\bexpires? (after|in)\b|"
+    r"limited to|rate[- ]limited|scheduled|read[- ]only)\b|^\W*fyi\b|\bruns? (on|in|every)\b|\bdefaults? to\b|"
+    r"\bexpires? (after|in)\b|"
     r"\bхранят?ся\b|\bразв[её]рнут\w*|\bработает на\b|\bзапускается (в|каждые)\b", _I)
-DECIDED_AGAINST_REGEX = LazyRegex(r"\b(decided|decision is|chose|agreed) (against|not to)\b|\bwe won'?t (use|adopt|go with)\b|"
+DECIDED_AGAINST_REGEX = LazyRegex(r"\b(decided|decision is|chose|agreed) (against|not to)\b|"
+                                  r"\bwe won'?t (use|adopt|go with)\b|"
                                   r"\bрешили не\b|\bрешили отказаться\b", _I)
 AGREE_REGEX = LazyRegex(r"^\W*(agreed|yes|yep|yeah|sounds good|makes sense|fine|exactly|согласен|согласна|да|ладно)"
                         r"\s*[,.!:—–-]+\s*", _I)
@@ -1504,7 +1507,8 @@ SUGGESTION_REGEX = LazyRegex(
 BUILT_REGEX = LazyRegex(
     r"^\W*(refactored|added|moved|created|implemented|configured|set up|set|updated|changed|renamed|removed|"
     r"replaced|migrated|introduced|extracted|wired|enabled|disabled|bumped|upgraded|installed|deleted|split|"
-    r"merged|switched|pinned|unified|documented|synced|patched|guarded|restored|rotated|добавил\w*|перен[её]с\w*|создал\w*|настроил\w*|обновил\w*|"
+    r"merged|switched|pinned|unified|documented|synced|patched|guarded|restored|rotated|"
+    r"добавил\w*|перен[её]с\w*|создал\w*|настроил\w*|обновил\w*|"
     r"удалил\w*|заменил\w*|вынес\w*|переименовал\w*)\b", _I)
 AGENT_TODO_REGEX = LazyRegex(   # what the agent says is left open: labelled, or "still lacks ..."
     r"^\W*(todo|fixme|follow[- ]?ups?|next steps?|left to do|still to do|not done yet|open (questions?|issues?))"
@@ -1668,111 +1672,116 @@ def classify_user_sentence(s):
     return None
 
 
-def compress_heuristic(events, info=None, context=None, final=False):
-    """Typed memories (Memory objects, not yet stored) from a session's events.
+class Observer:
+    """Reads a session's events in order and keeps what was learned, as _Candidates.
 
     `context` carries what an incremental capture needs from earlier chunks
-    (the person's open problem, the first request); it is updated in place.
-    With `final` (the session ended), a problem the person raised that no
-    fix answered is kept as an open todo.
+    (the person's open problem and last question, the first request); it is
+    updated in place. The person's messages and the agent's prose are read
+    by one method each.
     """
-    info = info or {}
-    context = context if context is not None else {}
-    cwd = info.get("cwd") or ""
-    out = []                     # [_Candidate]
-    turn_user = []               # candidates from the last message of the person
-    turn_files = []              # files edited since the person last spoke
-    problem = context.get("problem") or ""
-    facts_left = MAX_FACTS_PER_CHUNK
 
-    def add(kind, mtype, text, files=(), ts="", tags=()):
+    def __init__(self, info=None, context=None):
+        self.cwd = (info or {}).get("cwd") or ""
+        self.context = context if context is not None else {}
+        self.out = []                # [_Candidate]
+        self.turn_user = []          # candidates from the last message of the person
+        self.turn_files = []         # files edited since the person last spoke
+        self.problem = self.context.get("problem") or ""
+        self.facts_left = MAX_FACTS_PER_CHUNK
+
+    def add(self, kind, mtype, text, files=(), ts="", tags=()):
+        """Keep one candidate, unless it is noise, an injection, or already kept."""
         text = _clip(LEAD_IN_REGEX.sub("", text))
         text = text[:1].upper() + text[1:]
         if not text or looks_like_noise(text) or INJECTION_REGEX.search(text):
             return None
         terms = _content_terms(text)
-        for c in out:
+        for c in self.out:
             if c.type == mtype and (c.text == text or text in c.text):
                 return None
             if c.type == mtype and kind.startswith("assistant") and \
                     len(terms & _content_terms(c.text)) >= RESTATED_SHARE * len(terms):
                 return None                                  # the agent's recap of what is already kept
         c = _Candidate(kind, mtype, text, dedupe(list(files) + mentioned_files(text)), ts, tags)
-        out.append(c)
+        self.out.append(c)
         return c
 
-    for ev in events:
+    def event(self, ev):
         if ev.role == "call":
             if ev.tool.lower() in EDIT_TOOLS or ev.tool.lower().endswith(("edit", "write")):
-                turn_files += [relative_file(f, cwd) for f in ev.files]
-            continue
-        if ev.role == "result":
-            continue                                         # evidence, never a source of facts
-        if ev.role == "summary":
-            context.setdefault("title", _clip(ev.text, 160))
-            continue
-        text = strip_private(ev.text).replace("\u2019", "'")     # "I’ll" is "I'll" to every pattern below
-        if ev.role == "user":
-            turn_user, turn_files = [], []
-            sentences = split_sentences(text)
-            if sentences and not context.get("request"):
-                top = text.lstrip().split("\n", 1)[0]       # a markdown heading on top names the task best
-                title = top.lstrip("#").strip() if top.startswith("#") else sentences[0][0]
-                context["request"] = _clip(title, 160)
-            new_problem, prev = [], None
-            asked, answer = context.pop("asked", ""), context.pop("answer", "")     # what this may answer
-            for s, _heading in sentences:
-                if looks_like_noise(s):
+                self.turn_files += [relative_file(f, self.cwd) for f in ev.files]
+        elif ev.role == "summary":
+            self.context.setdefault("title", _clip(ev.text, 160))
+        elif ev.role in ("user", "assistant"):              # a tool's result is evidence, never a source
+            text = strip_private(ev.text).replace("\u2019", "'")     # "I’ll" is "I'll" to every pattern
+            (self.person if ev.role == "user" else self.agent)(text, ev.ts)
+
+    def person(self, text, ts):
+        """What the person said: decisions, rules, rejections, todos, facts, and the problem."""
+        context, add = self.context, self.add
+        self.turn_user, self.turn_files = [], []
+        sentences = split_sentences(text)
+        if sentences and not context.get("request"):
+            top = text.lstrip().split("\n", 1)[0]           # a markdown heading on top names the task best
+            title = top.lstrip("#").strip() if top.startswith("#") else sentences[0][0]
+            context["request"] = _clip(title, 160)
+        new_problem, prev = [], None
+        asked, answer = context.pop("asked", ""), context.pop("answer", "")     # what this may answer
+        for s, heading in sentences:
+            if looks_like_noise(s):
+                continue
+            if s.rstrip().endswith(("?", "？")) and not CORRECTION_REGEX.match(s):
+                if PROBLEM_REGEX.search(s) and not HYPOTHETICAL_REGEX.match(s):   # "why does X fail?" names
+                    new_problem.append(s)                     # a problem, "what if X is missing?" does not
+                context["asked"], context["answer"] = s, ""
+                continue                                     # a question decides nothing
+            cls = classify_user_sentence(s)
+            if RULES_HEADING_REGEX.search(heading) and (cls is None or cls[0] == "dead-end"):
+                cls = ("convention", "user-convention")      # "Rules for this repo:" and a list
+            agreed = AGREE_REGEX.match(s)
+            rest = s[agreed.end():] if agreed else s
+            if asked and (agreed or cls) and len(rest.split()) >= 2 and len(s.split()) <= 14 and \
+                    (agreed or BACK_REFERENCE_REGEX.search(rest)) and not BARE_APPROVAL_REGEX.match(rest):
+                # "Should we make the address required? ... Agreed, keep it optional.": a short answer
+                # does not name its subject, so the question (and the agent's answer to it) come along
+                if cls and prev is not None and {cls[0], prev.type} == {"dead-end", "decision"}:
+                    prev.text = _clip("%s %s %s" % (asked, prev.text, s))   # "Stay on X. Y isn't worth it."
+                    prev.type, asked = "decision", ""
                     continue
-                if s.rstrip().endswith(("?", "？")) and not CORRECTION_REGEX.match(s):
-                    if PROBLEM_REGEX.search(s) and not HYPOTHETICAL_REGEX.match(s):   # "why does X fail?" names
-                        new_problem.append(s)                     # a problem, "what if X is missing?" does not
-                    context["asked"], context["answer"] = s, ""
-                    continue                                 # a question decides nothing
-                cls = classify_user_sentence(s)
-                if RULES_HEADING_REGEX.search(_heading) and (cls is None or cls[0] == "dead-end"):
-                    cls = ("convention", "user-convention")  # "Rules for this repo:" and a list
-                agreed = AGREE_REGEX.match(s)
-                rest = s[agreed.end():] if agreed else s
-                if asked and (agreed or cls) and len(rest.split()) >= 2 and len(s.split()) <= 14 and \
-                        (agreed or BACK_REFERENCE_REGEX.search(rest)) and not BARE_APPROVAL_REGEX.match(rest):
-                    # "Should we make the address required? ... Agreed, keep it optional.": a short answer
-                    # does not name its subject, so the question (and the agent's answer to it) come along
-                    if cls and prev is not None and {cls[0], prev.type} == {"dead-end", "decision"}:
-                        prev.text = _clip("%s %s %s" % (asked, prev.text, s))   # "Stay on X. Y isn't worth it."
-                        prev.type, asked = "decision", ""
-                        continue
-                    c = add(cls[1] if cls else "user-decision", cls[0] if cls else "decision",
-                            " ".join(x for x in (asked, answer, s) if x), ts=ev.ts)
-                    if c:
-                        turn_user.append(c)
-                    prev, asked = c, ""
-                    continue
-                if cls is None and prev is not None and "correction" in prev.tags:
-                    prev.text = _clip(prev.text + " " + s)          # "No, not X. Do Y instead.": the Y
-                    continue
-                if cls is None:
-                    if PROBLEM_REGEX.search(s):
-                        new_problem.append(s)
-                    elif SYSTEM_FACT_REGEX.search(unquoted(s)) and not s.rstrip().endswith(("!", "?")):
-                        prev = add("user-fact", "fact", s, ts=ev.ts)
-                    continue
-                mtype, kind = cls
-                body = LABEL_REGEX.sub("", LEAD_FILLER_REGEX.sub("", s)).strip()
-                body = body[:1].upper() + body[1:]
-                if prev is not None and {mtype, prev.type} == {"dead-end", "decision"}:
-                    prev.text = _clip(prev.text + " " + body)   # "Stay on X. Y is not worth it.": what lost, why
-                    prev.type = "decision"
-                    continue
-                c = add(kind, mtype, body, ts=ev.ts, tags=["correction"] if kind == "user-correction" else ())
+                c = add(cls[1] if cls else "user-decision", cls[0] if cls else "decision",
+                        " ".join(x for x in (asked, answer, s) if x), ts=ts)
                 if c:
-                    turn_user.append(c)
-                prev = c
-            if new_problem:
-                problem = " ".join(new_problem)
-                context["problem_open"] = True
-            continue
-        # the agent's prose: only conclusions, never narration
+                    self.turn_user.append(c)
+                prev, asked = c, ""
+                continue
+            if cls is None and prev is not None and "correction" in prev.tags:
+                prev.text = _clip(prev.text + " " + s)       # "No, not X. Do Y instead.": the Y
+                continue
+            if cls is None:
+                if PROBLEM_REGEX.search(s):
+                    new_problem.append(s)
+                elif SYSTEM_FACT_REGEX.search(unquoted(s)) and not s.rstrip().endswith(("!", "?")):
+                    prev = add("user-fact", "fact", s, ts=ts)
+                continue
+            mtype, kind = cls
+            body = LABEL_REGEX.sub("", LEAD_FILLER_REGEX.sub("", s)).strip()
+            body = body[:1].upper() + body[1:]
+            if prev is not None and {mtype, prev.type} == {"dead-end", "decision"}:
+                prev.text = _clip(prev.text + " " + body)    # "Stay on X. Y is not worth it.": what lost, why
+                prev.type = "decision"
+                continue
+            c = add(kind, mtype, body, ts=ts, tags=["correction"] if kind == "user-correction" else ())
+            if c:
+                self.turn_user.append(c)
+            prev = c
+        if new_problem:
+            self.problem = " ".join(new_problem)
+            context["problem_open"] = True
+
+    def agent(self, text, ts):
+        """The agent's prose: only conclusions (bugs, dead ends, decisions, todos, changes), never narration."""
+        context, add = self.context, self.add
         bug_parts, last, before, pending = [], None, "", ""
         for s, heading in split_sentences(text):
             acked = bool(ACK_PREFIX_REGEX.match(s))
@@ -1795,7 +1804,7 @@ def compress_heuristic(events, info=None, context=None, final=False):
                 continue
             plain = unquoted(s)
             if acked or DECISION_REGEX.search(plain) or CONVENTION_REGEX.search(plain):
-                near = [c for c in turn_user if _overlaps(c.text, s)]
+                near = [c for c in self.turn_user if _overlaps(c.text, s)]
                 target = max(near, key=lambda c: len(_content_terms(c.text) & _content_terms(s))) if near else None
                 if target is not None:                       # the agent confirms what the person said:
                     if _content_terms(s) - _content_terms(target.text):     # keep only what it adds
@@ -1816,35 +1825,50 @@ def compress_heuristic(events, info=None, context=None, final=False):
             elif AGENT_REJECT_REGEX.search(plain):
                 if said and CONTINUATION_REGEX.match(s) and len(s.split()) <= 8:
                     s = said + " " + s                      # "That is a dead end." says it of what came before
-                made = add("assistant-dead-end", "dead-end", s, turn_files, ev.ts)
+                made = add("assistant-dead-end", "dead-end", s, self.turn_files, ts)
             elif DECISION_REGEX.search(plain):
-                made = add("assistant-decision", "decision", s, turn_files, ev.ts)
+                made = add("assistant-decision", "decision", s, self.turn_files, ts)
             elif AGENT_TODO_REGEX.search(plain):
-                made = add("assistant-todo", "todo", s, (), ev.ts)
-            elif facts_left > 0 and (built or FINDINGS_HEADING_REGEX.match(heading)):
-                made = add("assistant-fact", "fact", s[:1].upper() + s[1:], turn_files if built else (), ev.ts)
-                facts_left -= 1 if made else 0
+                made = add("assistant-todo", "todo", s, (), ts)
+            elif self.facts_left > 0 and (built or FINDINGS_HEADING_REGEX.match(heading)):
+                made = add("assistant-fact", "fact", s[:1].upper() + s[1:], self.turn_files if built else (), ts)
+                self.facts_left -= 1 if made else 0
             else:
                 pending = s                                  # nothing yet: it may explain a fix that follows
             last = made or last
         if bug_parts:
             text = " ".join(bug_parts)
-            if problem and context.get("problem_open"):
-                symptom = problem.rstrip()
+            if self.problem and context.get("problem_open"):
+                symptom = self.problem.rstrip()
                 text = symptom + (" " if symptom.endswith((".", "!", "?", "。", "！", "？")) else ". ") + text
                 context["problem_open"] = False
-            add("assistant-bug", "bug", text, turn_files, ev.ts)
-    context["problem"] = problem
-    if final and problem and context.get("problem_open"):
-        add("open-problem", "todo", "Unresolved: " + problem)
-        context["problem_open"] = False
-    memories = []
-    for c in out:
-        m = Memory(c.text, type=c.type, files=c.files, tags=c.tags, created=c.ts,
-                   confidence=HEURISTIC_CONFIDENCE.get(c.kind, 0.6))
-        m.extra["by"] = c.kind
-        memories.append(m)
-    return memories
+            add("assistant-bug", "bug", text, self.turn_files, ts)
+
+    def memories(self, final=False):
+        """The kept candidates as Memory objects; with `final`, an unanswered problem is an open todo."""
+        self.context["problem"] = self.problem
+        if final and self.problem and self.context.get("problem_open"):
+            self.add("open-problem", "todo", "Unresolved: " + self.problem)
+            self.context["problem_open"] = False
+        memories = []
+        for c in self.out:
+            m = Memory(c.text, type=c.type, files=c.files, tags=c.tags, created=c.ts,
+                       confidence=HEURISTIC_CONFIDENCE.get(c.kind, 0.6))
+            m.extra["by"] = c.kind
+            memories.append(m)
+        return memories
+
+
+def compress_heuristic(events, info=None, context=None, final=False):
+    """Typed memories (Memory objects, not yet stored) from a session's events (see Observer).
+
+    With `final` (the session ended), a problem the person raised that no
+    fix answered is kept as an open todo.
+    """
+    observer = Observer(info, context)
+    for ev in events:
+        observer.event(ev)
+    return observer.memories(final)
 
 
 def session_summary(memories, context, info):
