@@ -55,6 +55,12 @@ def am_json(*args, **kw):
     return json.loads(p.stdout)
 
 
+def top(query):
+    """The best memory `recall QUERY` finds, as its JSON object."""
+    [hit] = am_json("recall", query, "--json", "--limit", "1")
+    return hit
+
+
 def no_traceback(p):
     """A failed command says one line and no Python traceback."""
     assert "Traceback" not in p.stderr, p.stderr

@@ -4,7 +4,7 @@ import json
 import pytest
 
 import agentmem
-from conftest import am, am_json, no_traceback
+from conftest import am, am_json, no_traceback, top
 
 
 @pytest.fixture
@@ -87,24 +87,18 @@ def test_short_forms_and_spelled_numbers_find_the_full_words(filled):
     am("remember", "Retry the webhook three times, then park it in the dead-letter queue")
     am("remember", "The sub-agent writes its findings to notes/ before it exits")
     am("remember", "The repository keeps one package per service under services/")
-    [hit] = am_json("recall", "repo layout pkg", "--json", "--limit", "1")
-    assert "one package per service" in hit["text"]
-    [hit] = am_json("recall", "webhook 3 retries", "--json", "--limit", "1")
-    assert "dead-letter" in hit["text"]
-    [hit] = am_json("recall", "what does the subagent write", "--json", "--limit", "1")
-    assert "findings" in hit["text"]
+    assert "one package per service" in top("repo layout pkg")["text"]
+    assert "dead-letter" in top("webhook 3 retries")["text"]
+    assert "findings" in top("what does the subagent write")["text"]
 
 
 def test_chinese_memories_are_found_by_a_word_inside_a_sentence(store):
     am("remember", "我们决定使用PostgreSQL作为主数据库，不再使用MySQL", "--type", "decision")
     am("remember", "以後一律用pnpm管理依赖", "--type", "convention")
     am("remember", "Use ruff for linting")
-    [hit] = am_json("recall", "用什么数据库", "--json", "--limit", "1")
-    assert "PostgreSQL" in hit["text"]
-    [hit] = am_json("recall", "pnpm", "--json", "--limit", "1")
-    assert hit["type"] == "convention"
-    [hit] = am_json("recall", "依赖", "--json", "--limit", "1")
-    assert "pnpm" in hit["text"]
+    assert "PostgreSQL" in top("用什么数据库")["text"]
+    assert top("pnpm")["type"] == "convention"
+    assert "pnpm" in top("依赖")["text"]
 
 
 def test_a_question_about_a_kind_of_tool_finds_the_tool(store):
@@ -117,14 +111,10 @@ def test_a_question_about_a_kind_of_tool_finds_the_tool(store):
     s.remember("Use ruff for linting and formatting", type="convention")
     s.remember("Use typed DTOs for request bodies, not dicts", type="convention")
     s.close()
-    [hit] = am_json("recall", "which message broker do we use", "--json", "--limit", "1")
-    assert "RabbitMQ" in hit["text"]
-    [hit] = am_json("recall", "package manager", "--json", "--limit", "1")
-    assert "pnpm" in hit["text"]
-    [hit] = am_json("recall", "what database", "--json", "--limit", "1")
-    assert "Postgres" in hit["text"]
-    [hit] = am_json("recall", "какая база данных", "--json", "--limit", "1")
-    assert "Postgres" in hit["text"]
+    assert "RabbitMQ" in top("which message broker do we use")["text"]
+    assert "pnpm" in top("package manager")["text"]
+    assert "Postgres" in top("what database")["text"]
+    assert "Postgres" in top("какая база данных")["text"]
     am("remember", "Kafka carries the analytics events")      # a question naming a tool is not widened
     assert [h["text"] for h in am_json("recall", "rabbitmq", "--json")] == ["Stay on RabbitMQ for the notification jobs"]
 
@@ -132,8 +122,7 @@ def test_a_question_about_a_kind_of_tool_finds_the_tool(store):
 def test_negation_is_a_word_in_russian_too(store):
     am("remember", "В отчётах используем moment.js")
     am("remember", "Не используем moment.js в новом коде: он тяжёлый, берём date-fns")
-    [hit] = am_json("recall", "не используем moment", "--json", "--limit", "1")
-    assert "date-fns" in hit["text"]
+    assert "date-fns" in top("не используем moment")["text"]
 
 
 def test_confidence_and_recency_break_ties(store):
