@@ -1507,7 +1507,8 @@ SUGGESTION_REGEX = LazyRegex(
 BUILT_REGEX = LazyRegex(
     r"^\W*(refactored|added|moved|created|implemented|configured|set up|set|updated|changed|renamed|removed|"
     r"replaced|migrated|introduced|extracted|wired|enabled|disabled|bumped|upgraded|installed|deleted|split|"
-    r"merged|switched|pinned|unified|documented|synced|patched|guarded|restored|rotated|"
+    r"merged|switched|pinned|unified|documented|synced|patched|guarded|restored|rotated|simplified|rewrote|"
+    r"reworked|optimi[sz]ed|converted|"
     r"добавил\w*|перен[её]с\w*|создал\w*|настроил\w*|обновил\w*|"
     r"удалил\w*|заменил\w*|вынес\w*|переименовал\w*)\b", _I)
 AGENT_TODO_REGEX = LazyRegex(   # what the agent says is left open: labelled, or "still lacks ..."
@@ -1523,6 +1524,8 @@ RULES_HEADING_REGEX = LazyRegex(r"\b(rules?|conventions?|guidelines?|constraints
 CAUSE_HEADING_REGEX = LazyRegex(r"^((the )?(root )?cause|diagnosis|what went wrong|why|причина|диагноз)\b", _I)
 FIX_HEADING_REGEX = LazyRegex(r"^((the )?fix(es)?|solution|resolution|changes|what (i )?changed|исправлени\w*|"
                               r"решение)\b", _I)
+ITEM_LABEL_REGEX = LazyRegex(r"^[\w `'/.()-]{2,40}?\s[-–—:]\s")     # "Simplified retries - replaced ..."
+NOW_REGEX = LazyRegex(r"\b(is|are) now\b|\bno longer\b|\bnow (held|kept|done|handled|checked)\b", _I)
 PATH_LEAD_REGEX = LazyRegex(r"^\W*`?[\w./-]+\.\w+`?\s*[:—–-]\s*")     # "- `src/auth/session.ts`: switched ..."
 FINDINGS_HEADING_REGEX = LazyRegex(r"^(key )?(findings|what to know|notes|root cause|what i found|answers|"
                                     r"выводы|итог\w*)\b", _I)
@@ -1813,10 +1816,12 @@ class Observer:
                     continue
             made, diagnosis = None, pending
             pending = ""
-            built = BUILT_REGEX.match(PATH_LEAD_REGEX.sub("", s))
+            item = ITEM_LABEL_REGEX.match(s)                # a new item of a list: "Simplified retries - ..."
+            built = BUILT_REGEX.match(PATH_LEAD_REGEX.sub("", s[item.end():] if item else s))
             heading = heading or ""
+            goes_on = bug_parts and not item and (built or NOW_REGEX.search(plain))   # "The lock is now held ..."
             if CAUSE_REGEX.search(plain) or FIX_REGEX.search(plain) or CAUSE_HEADING_REGEX.match(heading) or \
-                    ((bug_parts or (FIX_HEADING_REGEX.match(heading) and context.get("problem_open"))) and built) or \
+                    goes_on or (FIX_HEADING_REGEX.match(heading) and context.get("problem_open") and built) or \
                     (context.get("problem_open") and diagnosis and built and
                      not PROBING_REGEX.search(plain)):      # a change right after saying what was wrong
                 if not bug_parts and diagnosis and not CAUSE_REGEX.search(plain):

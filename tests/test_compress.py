@@ -238,6 +238,18 @@ def test_a_list_under_a_rules_label_is_conventions_and_the_label_ends_with_the_l
                                                 ("convention", "No default exports in TypeScript")]
 
 
+def test_a_summary_list_keeps_each_item_apart():
+    mems = compress_heuristic([
+        ev("user", "The worker sometimes writes the same invoice twice."),
+        ev("assistant", "## Summary\n\n1. **Fixed the duplicate invoices** - the lock was released before the "
+                        "write committed. The lock is now held until the transaction commits.\n"
+                        "2. **Simplified retries** - replaced the hand-written loop with `tenacity`.")])
+    assert [m.type for m in mems] == ["fact", "bug"]
+    fact, bug = mems
+    assert "tenacity" in fact.text and "tenacity" not in bug.text
+    assert bug.text.endswith("The lock is now held until the transaction commits.")
+
+
 def test_lead_ins_are_not_kept():
     [todo] = compress_heuristic([ev("user", "I'll follow up on the flaky test tomorrow.")])
     assert todo.text == "Follow up on the flaky test tomorrow."
