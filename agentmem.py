@@ -1428,7 +1428,7 @@ ACK_PREFIX_REGEX = LazyRegex(
     r"recorded|you'?re right|принято|зафиксировано|готово|понял|хорошо|отлично|согласен|сделано|"
     r"записал|верно)\s*[,.:!—–-]+\s*", _I)
 LEAD_IN_REGEX = LazyRegex(     # how a person starts a sentence, not what the memory says
-    r"^\W*((ok(ay)?|sure|good|great|noted|understood|so|well)[,.!:]\s+|i'?ll\s+|i will\s+|i'?m going to\s+|"
+    r"^\W*((ok(ay)?|sure|good|great|noted|understood|so|well|fine|alright|right|agreed|yes|yeah|yep)[,.!:]\s+|i'?ll\s+|i will\s+|i'?m going to\s+|"
     r"let me\s+|please\s+|я\s+(потом\s+)?)", _I)
 QUOTED_REGEX = LazyRegex(r'"[^"\n]*"|“[^”\n]*”|«[^»\n]*»|`[^`\n]*`|「[^」\n]*」|『[^』\n]*』')
 LEAD_FILLER_REGEX = LazyRegex(r"^\W*(and|also|plus|oh|btw|by the way|one more thing|и|а также|также|кстати|ещё|еще)"
@@ -1469,6 +1469,7 @@ ALTERNATIVE_REGEX = LazyRegex(r"\b(use|go with|switch to|prefer|instead|rather|s
                                r"используй\w*|используем|вместо|лучше|остаёмся|остаемся|переходим)\b", _I)
 DECISION_REGEX = LazyRegex(
     r"^\W*(go|stick|stay) with\b|^\W*stay on\b|^\W*keep using\b|^\W*switch to\b|"
+    r"\bwe('ll| will)? (stay|stick|remain) (on|with)\b|"
     r"\b(we decided|decided|decision|let'?s (use|go with|switch|stick|keep|move)|we'?ll (use|go with|stick|"
     r"keep|switch)|we are going with|we'?re going with|going with|stick with|switch(ing)? to|the plan is|"
     r"we chose|we picked|решили|решено|договорились|остаёмся|остаемся|выбрали|будем использовать|"
@@ -1828,6 +1829,9 @@ class Observer:
                     bug_parts.append(diagnosis)              # what was wrong, said just before the fix
                 bug_parts.append(s)                          # the cause, and what was done about it
             elif AGENT_REJECT_REGEX.search(plain):
+                if last is not None and last.type == "dead-end":
+                    last.text = _clip(last.text + " " + s)   # "Tried X, but Y. Rolled back to Z.": one story
+                    continue
                 if said and CONTINUATION_REGEX.match(s) and len(s.split()) <= 8:
                     s = said + " " + s                      # "That is a dead end." says it of what came before
                 made = add("assistant-dead-end", "dead-end", s, self.turn_files, ts)
