@@ -1732,6 +1732,13 @@ class Observer:
             context["request"] = _clip(title, 160)
         new_problem, prev = [], None
         asked, answer = context.pop("asked", ""), context.pop("answer", "")     # what this may answer
+
+        def pairs(prev, mtype):     # "Stay on X. Y is not worth it.": a choice and what lost are one decision
+            if prev is None or {mtype, prev.type} != {"dead-end", "decision"}:
+                return False
+            prev.type = "decision"
+            return True
+
         for s, heading in sentences:
             if looks_like_noise(s):
                 continue
@@ -1749,9 +1756,8 @@ class Observer:
                     (agreed or BACK_REFERENCE_REGEX.search(rest)) and not BARE_APPROVAL_REGEX.match(rest):
                 # "Should we make the address required? ... Agreed, keep it optional.": a short answer
                 # does not name its subject, so the question (and the agent's answer to it) come along
-                if cls and prev is not None and {cls[0], prev.type} == {"dead-end", "decision"}:
-                    prev.text = _clip("%s %s %s" % (asked, prev.text, s))   # "Stay on X. Y isn't worth it."
-                    prev.type, asked = "decision", ""
+                if cls and pairs(prev, cls[0]):
+                    prev.text, asked = _clip("%s %s %s" % (asked, prev.text, s)), ""
                     continue
                 c = add(cls[1] if cls else "user-decision", cls[0] if cls else "decision",
                         " ".join(x for x in (asked, answer, s) if x), ts=ts)
@@ -1771,9 +1777,8 @@ class Observer:
             mtype, kind = cls
             body = LABEL_REGEX.sub("", LEAD_FILLER_REGEX.sub("", s)).strip()
             body = body[:1].upper() + body[1:]
-            if prev is not None and {mtype, prev.type} == {"dead-end", "decision"}:
-                prev.text = _clip(prev.text + " " + body)    # "Stay on X. Y is not worth it.": what lost, why
-                prev.type = "decision"
+            if pairs(prev, mtype):
+                prev.text = _clip(prev.text + " " + body)
                 continue
             c = add(kind, mtype, body, ts=ts, tags=["correction"] if kind == "user-correction" else ())
             if c:
@@ -1793,18 +1798,18 @@ class Observer:
             if SELF_REGEX.match(s) and BUILT_REGEX.match(SELF_REGEX.sub("", s)):
                 s = SELF_REGEX.sub("", s)                    # "I changed X" is "Changed X"
                 s = s[:1].upper() + s[1:]
-            said, before = before, s if s and not NARRATION_REGEX.match(s) else ""
+            narration = not s or NARRATION_REGEX.match(s)
+            said, before = before, "" if narration else s
             if last is not None and CONTINUATION_REGEX.match(s) and len(s.split()) <= 8:
                 if s not in last.text:                       # "Not using it." belongs to what came before
                     last.text = _clip(last.text + " " + s)
                 continue
-            if s.endswith("?") and not NARRATION_REGEX.match(s):
+            idle = narration or looks_like_noise(s) or SUGGESTION_REGEX.search(s)
+            if s.endswith("?") and not narration:
                 context["asked"], context["answer"] = s, ""  # "Want me to keep the old endpoint?"
-            elif context.get("asked") and not context.get("answer") and s and not NARRATION_REGEX.match(s) \
-                    and not looks_like_noise(s) and not SUGGESTION_REGEX.search(s):
+            elif context.get("asked") and not context.get("answer") and not idle:
                 context["answer"] = s                        # the first thing said to the person's question
-            if not s or looks_like_noise(s) or NARRATION_REGEX.match(s) or s.endswith("?") or \
-                    SUGGESTION_REGEX.search(s) or INJECTION_REGEX.search(s):
+            if idle or s.endswith("?") or INJECTION_REGEX.search(s):
                 continue
             plain = unquoted(s)
             if acked or DECISION_REGEX.search(plain) or CONVENTION_REGEX.search(plain):
