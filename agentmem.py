@@ -12,11 +12,11 @@ Data flows through the file in this order, one section each:
     transcript --> Event --> Memory --> markdown store --> Index --> recall
                                                               \\--> inject, mcp
 
-Each section after the helpers is ordinary code written inside hot(r'''...''')
-or cold(r'''...'''): it is compiled once per version of this file and kept in
-the user's cache folder, and the cold ones (transcripts, compression, the LLM
-client, the capture worker, MCP, install) run only in the commands that use
-them, so the hook commands that run at every session start stay fast.
+Every section is plain Python. The hook commands that run at every session
+start import this file as a module (``install`` writes them that way), so
+Python's own bytecode cache (``__pycache__``, or ``-X pycache_prefix``) spares
+them the compile; regular expressions and the heavier standard modules are
+prepared on first use.
 
 Public API (everything in ``__all__``):
 
@@ -52,7 +52,6 @@ __all__ = [
 __version__ = "0.1.0"
 
 import json
-import marshal
 import math
 import os
 import re
@@ -103,7 +102,6 @@ SKETCH_SIZE = 4
 LOCK_TIMEOUT = 15.0                     # seconds to wait for another writer
 ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"   # Crockford base32, lower case
 ID_LENGTH = 8
-CODE_CACHE_KEEP = 16                    # compiled versions of this file kept in the cache folder
 
 
 class LazyRegex:
@@ -164,130 +162,6 @@ yet you your yours
 
 class AgentmemError(Exception):
     """An error the user can act on; the command line prints it on one line."""
-
-
-_COLD_SECTIONS = []
-_COLD_LOADED = []
-_CODE = {"cache": None, "data": b"", "path": None, "dirty": False}
-
-
-def hot(source):
-    """Run a section of this file now, from code compiled once per version of the file.
-
-    Python compiles a script on every run (it caches bytecode only for
-    imported modules), about a hundred lines a millisecond in a fresh
-    process, so compiling all of this file would cost about as much as the
-    interpreter's own start, at every hook call. Each section after the
-    helpers is therefore written inside hot(r'''...''') or cold(r'''...''')
-    where it stands: a string costs nothing to compile, and the section's
-    code is compiled once and kept in the user's cache folder (code_cache_path)
-    for the next run. Sections run in this module's globals, and tracebacks
-    point at their lines in this file.
-    """
-    exec(_compiled(source), globals())
-
-
-def cold(source):
-    """Keep a section of this file to run on first use (see hot and load_cold).
-
-    The hook commands that run at every session start (inject, recall) need
-    the store, the index and the ranking, not the transcript parsers, the
-    compressor, the LLM client, the capture worker, the MCP server or
-    install; those sections are cold and run only in the commands that use them.
-    """
-    _COLD_SECTIONS.append(source)
-
-
-def load_cold():
-    """Run the cold sections into this module, once per process."""
-    if _COLD_LOADED:
-        return
-    _COLD_LOADED.append(True)
-    for source in _COLD_SECTIONS:
-        exec(_compiled(source), globals())
-    save_code_cache()
-
-
-def code_cache_path(data):
-    """Where the compiled sections of this version of the file (its bytes) are kept.
-
-    One file per version and interpreter under $XDG_CACHE_HOME/agentmem/code
-    (default ~/.cache), named by the file's CRC-32 and size: a changed file
-    never meets stale code, and copies of one version share it.
-    """
-    tag = getattr(sys.implementation, "cache_tag", None)
-    if not tag or not data:
-        return None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    if not os.path.isabs(base):                     # no home folder to be found: no cache
-        return None
-    return os.path.join(base, "agentmem", "code", "%s-%08x-%d.marshal" % (tag, zlib.crc32(data), len(data)))
-
-
-def _compiled(source):
-    """The code object of a section: from the cache when it holds it, else compiled now."""
-    state = _CODE
-    if state["cache"] is None:
-        state["cache"] = {}
-        try:
-            with open(__file__, "rb") as f:
-                state["data"] = f.read()
-            state["path"] = code_cache_path(state["data"])
-            with open(state["path"], "rb") as f:
-                version, codes = marshal.load(f)
-            if version == sys.hexversion and isinstance(codes, dict):
-                state["cache"] = codes
-        except Exception:                   # no file, no cache yet, or a broken one: compile
-            pass
-    key = (zlib.crc32(source.encode("utf-8")), len(source))
-    blob = state["cache"].get(key)          # each section apart: a run loads only what it runs
-    if blob is not None:
-        try:
-            return marshal.loads(blob)
-        except (ValueError, EOFError, TypeError):
-            pass
-    text = state["data"].decode("utf-8", "replace")
-    at = text.find(source)
-    first = text.count("\n", 0, at) if at >= 0 else 0          # so line numbers match this file
-    code = compile("\n" * first + source, globals().get("__file__", "agentmem.py"), "exec")
-    state["cache"][key] = marshal.dumps(code)
-    state["dirty"] = True
-    return code
-
-
-def save_code_cache():
-    """Keep newly compiled sections for the next run: atomically, and never an error.
-
-    This is an application cache in the user's cache folder, not bytecode
-    beside the source, so PYTHONDONTWRITEBYTECODE (which keeps __pycache__
-    folders out of source trees) does not turn it off.
-    """
-    state, path = _CODE, _CODE["path"]
-    if not state["dirty"] or not path:
-        return
-    state["dirty"] = False
-    tmp = "%s.%d.tmp" % (path, os.getpid())
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as f:
-            marshal.dump((sys.hexversion, state["cache"]), f)
-        os.replace(tmp, path)
-        old = sorted(os.scandir(os.path.dirname(path)), key=lambda e: e.stat().st_mtime)
-        for entry in old[:-CODE_CACHE_KEEP]:          # versions of the file long replaced
-            os.unlink(entry.path)
-    except (OSError, ValueError):
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-
-
-def __getattr__(name):          # PEP 562: agentmem.compress_heuristic loads the cold sections
-    if not _COLD_LOADED:
-        load_cold()
-        if name in globals():
-            return globals()[name]
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 def now_iso(ts=None):
@@ -433,7 +307,6 @@ class FileLock:
 # shingles for near-duplicates, and redaction of secrets
 ########################################################################
 
-hot(r'''
 EN_VOWELS = frozenset("aeiouy")
 EN_DOUBLES = ("bb", "dd", "ff", "gg", "mm", "nn", "pp", "rr", "tt")
 EN_LI_ENDINGS = frozenset("cdeghkmnrt")
@@ -1051,14 +924,12 @@ def redact(text, extra_patterns=()):
 def strip_private(text):
     """Remove every <private>...</private> span (an unclosed one runs to the end)."""
     return PRIVATE_REGEX.sub("", text) if "<private" in text.lower() else text
-''')
 
 
 ########################################################################
 # Transcripts: Claude Code, Codex CLI, Gemini CLI and plain text, read as Events
 ########################################################################
 
-cold(r'''
 class Event:
     """One thing that happened in a session, in the order it happened.
 
@@ -1399,14 +1270,12 @@ def read_transcript(path, fmt="auto", offset=0):
                 records.append(d)
     parser = {"claude": parse_claude, "codex": parse_codex, "gemini": parse_gemini}[fmt]
     return parser(records, info), info, new_offset
-''')
 
 
 ########################################################################
 # Compress: from Events to typed facts (heuristic; optional LLM further down)
 ########################################################################
 
-cold(r'''
 # An observer keeps what was decided, stated as a rule, fixed, rejected, left to do,
 # built or configured; never what the agent or the observer was doing. Patterns work on
 # one sentence at a time and understand English and Russian (and a little Chinese).
@@ -1895,14 +1764,12 @@ def session_summary(memories, context, info):
         counts[m.type] = counts.get(m.type, 0) + 1
     tail = ", ".join("%d %s%s" % (n, t, "s" if n > 1 else "") for t, n in sorted(counts.items()))
     return "Session: %s%s" % (head.rstrip("."), " (recorded %s)" % tail if tail else "")
-''')
 
 
 ########################################################################
 # Memory: the one record every stage passes on, and its markdown form
 ########################################################################
 
-hot(r'''
 class Memory:
     """One memory. `text` is what a person reads; the rest is metadata.
 
@@ -2055,14 +1922,12 @@ def parse_memories(text, path=""):
         ident = ident or derived_id(path, body)
         out.append(memory_from_meta(body, mtype, ident, meta, path, start + 1, stop + 1))
     return out
-''')
 
 
 ########################################################################
 # Store: where memories live, and how they are added, merged and removed
 ########################################################################
 
-hot(r'''
 FILE_HELP = ("<!-- agentmem memory file. Each memory starts at a '## type · id' heading; the comment "
              "under it is its metadata (JSON). Edit the text freely, delete a memory by deleting its "
              "block, add one under a new '## type' heading. Format: docs/format.md -->")
@@ -2262,7 +2127,6 @@ class Store:
         """Counts for `stats`: memories by type, files, sessions, index, capture queue, LLM use today."""
         s = {"store": self.root, "exists": self.exists()}
         if self.exists():
-            load_cold()
             s.update(self.index().stats())
             cap = Capture(self)
             failed = os.path.join(cap.queue, "failed")
@@ -2569,14 +2433,12 @@ class ImportRouter:
         if rel.startswith("sessions/"):
             return "# Session %s\n\n%s\n\n" % (rel[9:-3], FILE_HELP)
         return "# Imported from %s · %s\n\n%s\n\n" % (self.stem, self.today, FILE_HELP)
-''')
 
 
 ########################################################################
 # Index: derived from the markdown, rebuilt incrementally; FTS5 or pure Python
 ########################################################################
 
-hot(r'''
 _FTS5_AVAILABLE = None
 
 
@@ -3343,14 +3205,12 @@ def query_intent(query):
             for t, w in weights.items():
                 out[t] = max(out.get(t, 1.0), w)
     return out
-''')
 
 
 ########################################################################
 # LLM: an optional compressor over urllib, with bounded retries and a budget
 ########################################################################
 
-cold(r'''
 LLM_SYSTEM_PROMPT = (
     "You are the observer of a coding session between a person and an AI coding agent. Record only "
     "what will still matter next week: decisions and their reasons, conventions or rules the person "
@@ -3627,14 +3487,12 @@ def compress_llm(store, cfg, events, log=None):
         raise
     finally:
         usage.save()
-''')
 
 
 ########################################################################
 # Capture: hook input -> queued job -> detached worker -> session file
 ########################################################################
 
-hot(r'''
 AGENT_BY_PATH = (("/.claude/", "claude-code"), ("/.codex/", "codex"), ("/.gemini/", "gemini"),
                  ("/.cursor/", "cursor"))
 
@@ -3681,10 +3539,8 @@ def hook_fields(d):
                                 d.get("text") or "")[:20000],
             "source": str(d.get("source") or ""), "prompt": str(d.get("prompt") or "")[:MAX_QUERY_CHARS],
             "agent": agent}
-''')
 
 
-cold(r'''
 QUEUE_DIRNAME = "queue"
 MAX_JOB_ATTEMPTS = 6
 SEEN_KEYS_KEPT = 5000
@@ -3979,14 +3835,12 @@ def merge_llm(heuristic, llm):
         if not any(o.type == m.type and _overlaps(o.text, m.text) for o in llm):
             out.append(m)
     return out
-''')
 
 
 ########################################################################
 # Inject: a small, budgeted block of notes for the start of a session
 ########################################################################
 
-hot(r'''
 DEFAULT_BUDGET_TOKENS = 1500
 CHARS_PER_TOKEN = 4
 HOOK_CONTEXT_CAP = 9500          # Claude Code caps hook context at 10,000 characters
@@ -4200,14 +4054,12 @@ def prompt_context(store, prompt, budget=DEFAULT_BUDGET_TOKENS):
     fence = _fence_for(lines)
     body = "\n".join(lines)[:max(200, budget * CHARS_PER_TOKEN)]
     return "%s\n%s agentmem-notes\n%s\n%s\n" % (INJECT_PREAMBLE, fence, body, fence)
-''')
 
 
 ########################################################################
 # MCP: a stdio server for on-demand recall (newline-delimited JSON-RPC 2.0)
 ########################################################################
 
-cold(r'''
 MCP_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")     # newest first
 MCP_INSTRUCTIONS = ("Project memory kept in markdown by agentmem. Call recall before re-deriving a past "
                     "decision, convention or fix; call remember when the person states a lasting rule or "
@@ -4383,14 +4235,12 @@ class MCPServer:
 
 def _rpc_error(mid, code, message):
     return {"jsonrpc": "2.0", "id": mid, "error": {"code": code, "message": message}}
-''')
 
 
 ########################################################################
 # Install: wire hooks and the MCP server into each agent's settings; doctor
 ########################################################################
 
-cold(r'''
 OUR_COMMAND_REGEX = LazyRegex(r"agentmem(\.py)?['\"]?(\s+--store\s+\S+)?\s+(inject|capture)\b")
 
 
@@ -4693,14 +4543,12 @@ def doctor(store, project):
             else:
                 add("ok", "%s: hooks installed (%s)" % (agent, scope))
     return checks
-''')
 
 
 ########################################################################
 # Command line: a thin layer over the functions above
 ########################################################################
 
-hot(r'''
 def _out(text=""):
     sys.stdout.write(text + "\n")
 
@@ -4919,12 +4767,10 @@ def cmd_promote(args):
     m = store.set_type(args.id, args.type)
     _out("%s is now a %s: %s" % (m.id, m.type, _short(m.text, 70)))
     return 0
-''')
 
 
 # The commands below need the cold sections (capture, the worker, MCP, install, the demo):
 # they are compiled with them, on first use.
-cold(r'''
 def cmd_capture(args):
     if args.transcript:                              # by hand: capture a file now, and say what happened
         path = os.path.abspath(args.transcript)
@@ -5123,10 +4969,8 @@ def cmd_process(args):
             done, stored, "; %d failed (see %s)" % (len(errors), cap.log_path) if errors else "",
             "; %d still queued" % left if left else ""))
     return 1 if errors and not args.quiet else 0
-''')
 
 
-hot(r'''
 def _args_remember(p):
     p.add_argument("text", help="the memory ('-' reads it from stdin)")
     p.add_argument("--type", default=DEFAULT_TYPE, help="decision, convention, bug, lesson, fact, dead-end, "
@@ -5227,7 +5071,7 @@ def command(name, func, arguments, help, examples, description=""):
     COMMANDS[name] = (func, arguments, help, description or help, examples)
 
 
-command("demo", "cmd_demo", _args_demo,
+command("demo", cmd_demo, _args_demo,
         "see the main job on a bundled example session, in a throw-away store",
         ["agentmem demo", "agentmem demo --keep"],
         "Capture a small bundled Claude Code session into a temporary store, then show what was "
@@ -5269,7 +5113,7 @@ command("import", cmd_import, _args_import,
 command("export", cmd_export, None,
         "print every memory as JSONL",
         ["agentmem export > memories.jsonl"])
-command("capture", "cmd_capture", _args_capture,
+command("capture", cmd_capture, _args_capture,
         "record what a session learned (a hook command, or --transcript FILE)",
         ["agentmem capture                      # as a SessionEnd/Stop/PreCompact hook: hook JSON on stdin",
          "agentmem capture --transcript ~/.claude/projects/-home-me-app/5f2c.jsonl",
@@ -5278,7 +5122,7 @@ command("capture", "cmd_capture", _args_capture,
         "worker compresses it into memories. Prints nothing and always exits 0, so it never blocks the "
         "agent. With --transcript, capture a file now (Claude Code, Codex or Gemini CLI logs, or a plain "
         "chat) and say what was stored. AGENTMEM_DISABLE=1 turns every hook into a no-op.")
-command("process", "cmd_process", _args_process,
+command("process", cmd_process, _args_process,
         "compress queued captures now (the worker does this by itself)",
         ["agentmem process"],
         "Drain the capture queue in the foreground: each queued transcript chunk is compressed and "
@@ -5291,12 +5135,12 @@ command("inject", cmd_inject, _args_inject,
         "Print the project's rules, conventions and decisions, open todos, the last session's summary "
         "and memories related to the branch and changed files, within a token budget, as quoted notes "
         "(data, not instructions). Prints nothing and exits 0 when it cannot help.")
-command("mcp", "cmd_mcp", None,
+command("mcp", cmd_mcp, None,
         "run the MCP server on stdin/stdout (tools: recall, remember, forget, context)",
         ["agentmem mcp", "claude mcp add agentmem -- python3 /abs/path/agentmem.py mcp"],
         "A stdio MCP server (newline-delimited JSON-RPC 2.0; protocol 2024-11-05 to 2025-11-25) so "
         "an agent can recall and remember on demand. Logs go to stderr.")
-command("install", "cmd_install", _args_install,
+command("install", cmd_install, _args_install,
         "add agentmem's hooks and MCP server to an agent's settings",
         ["agentmem install claude-code", "agentmem install codex --global --dry-run",
          "agentmem install all --stop"],
@@ -5304,10 +5148,10 @@ command("install", "cmd_install", _args_install,
         "MCP server into the settings of claude-code, codex, gemini or cursor, keeping every other "
         "entry. Running it twice changes nothing; each changed file is backed up beside itself. The "
         "hooks call this agentmem.py by absolute path, so a vendored copy works.")
-command("uninstall", "cmd_uninstall", _args_install,
+command("uninstall", cmd_uninstall, _args_install,
         "remove agentmem's hooks and MCP server from an agent's settings",
         ["agentmem uninstall claude-code", "agentmem uninstall all --global"])
-command("doctor", "cmd_doctor", _args_doctor,
+command("doctor", cmd_doctor, _args_doctor,
         "check the interpreter, the store, the capture queue and each agent's wiring",
         ["agentmem doctor", "agentmem doctor --json"],
         "Say in plain words what is wrong and the command that fixes it; exit 1 when something is "
@@ -5381,11 +5225,7 @@ def main(argv=None):
     args = build_parser(_command_in(argv)).parse_args(argv)
     store = None
     try:
-        func = args.func
-        if isinstance(func, str):               # a command of the cold sections
-            load_cold()
-            func = globals()[func]
-        return func(args) or 0
+        return args.func(args) or 0
     except AgentmemError as e:
         _err("agentmem: error: %s" % e)
         return 1
@@ -5407,10 +5247,7 @@ def main(argv=None):
     finally:
         if store is not None:
             store.close()
-''')
 
-
-save_code_cache()
 
 
 if __name__ == "__main__":

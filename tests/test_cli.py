@@ -93,40 +93,7 @@ def test_oldest_and_newest_supported_pythons(python, store):
     assert p.returncode == 0 and "every supported" in p.stdout
     p = run("mcp", input='{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n')
     assert p.stdout.strip() == '{"jsonrpc": "2.0", "id": 1, "result": {}}'
-    code = ("import sys, doctest; sys.path.insert(0, %r); import agentmem; agentmem.load_cold(); "
+    code = ("import sys, doctest; sys.path.insert(0, %r); import agentmem; "
             "r = doctest.testmod(agentmem); print(r.attempted); sys.exit(r.failed)" % os.path.dirname(AGENTMEM))
     p = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and int(p.stdout.split()[-1]) > 15, p.stdout[-2000:]
-
-
-def test_cold_sections_load_on_first_use_with_their_own_line_numbers():
-    code = ("import agentmem, inspect; assert 'compress_heuristic' not in vars(agentmem); "
-            "f = agentmem.compress_heuristic; src = open(agentmem.__file__).read().split(chr(10)); "
-            "line = f.__code__.co_firstlineno; print(src[line - 1])")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
-    assert p.stdout.strip().startswith("def compress_heuristic("), p.stderr
-
-
-def test_compiled_code_is_kept_between_runs_and_never_outlives_its_file(tmp_path):
-    copy = tmp_path / "agentmem.py"
-    shutil.copy(AGENTMEM, str(copy))
-    cache = tmp_path / "cache" / "agentmem" / "code"
-    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), AGENTMEM_DIR=str(tmp_path / "store"))
-
-    def remember():
-        p = subprocess.run([sys.executable, str(copy), "remember", "Cached code runs the same"], env=env,
-                           capture_output=True, text=True, timeout=60)
-        assert p.returncode == 0, p.stderr
-        return p.stdout
-    assert remember().startswith("saved")
-    [kept] = cache.iterdir()
-    written = kept.stat().st_mtime_ns
-    assert remember().startswith("already remembered as")         # the second run reads the cache
-    assert kept.stat().st_mtime_ns == written
-    copy.write_text(copy.read_text(encoding="utf-8").replace("already remembered as", "seen before as"),
-                    encoding="utf-8")
-    assert remember().startswith("seen before as")                # an edited file is compiled anew
-    assert len(list(cache.iterdir())) == 2
-    for f in cache.iterdir():
-        f.write_bytes(b"not marshal data")
-    assert remember().startswith("seen before as")                # a broken cache is ignored
