@@ -1277,132 +1277,208 @@ def read_transcript(path, fmt="auto", offset=0):
 ########################################################################
 
 # An observer keeps what was decided, stated as a rule, fixed, rejected, left to do,
-# built or configured; never what the agent or the observer was doing. Patterns work on
-# one sentence at a time and understand English and Russian (and a little Chinese).
-_I = re.I | re.U
-NARRATION_REGEX = LazyRegex(
-    r"^\W*(i'?ll|i will|i'?m going|i am going|i'?m (now )?(checking|looking|reading|running|going|trying)|"
-    r"let me|let'?s (check|look|see|start|try|run|read|take|begin|first)|(now|next|first|then),? (i|let|to)\b|"
-    r"all (the )?(tasks?|changes|steps|edits|items)( you asked for)? (are|is|have been|has been) "
-    r"(complete|completed|done|finished)|"
-    r"i('ve| have)? (just )?(read|looked|checked|reviewed|examined|scanned|searched|opened|found|ran)|"
-    r"i (see|notice|think|believe|understand|need|want|can|should|could|would|am|was|have|had|did|do)\b|"
-    r"(looking|checking|reading|scanning|searching|fetching|running|starting|updating|creating|writing|analy[sz]ing|"
-    r"exploring|investigating|trying|waiting)\b|sorry|apolog|ok(ay)?\b|good\b|great\b|perfect\b|excellent\b|"
-    r"awesome\b|sure\b|got it|understood|alright|all right|hmm|here'?s|here is|below is|as requested|"
-    r"thanks|thank you|you'?re right|you are right|сейчас|теперь|давай|посмотр|провер|смотрю|читаю|"
-    r"запуска|хорошо|отлично|понял|ок\b|сначала|извин|我來|我会|我將|讓我|让我|好的)", _I)
-ACK_PREFIX_REGEX = LazyRegex(
-    r"^\W*(ok(ay)?|good|great|perfect|sure|done|noted|got it|understood|agreed|right|yes|will do|confirmed|"
-    r"recorded|you'?re right|принято|зафиксировано|готово|понял|хорошо|отлично|согласен|сделано|"
-    r"записал|верно)\s*[,.:!—–-]+\s*", _I)
-LEAD_IN_REGEX = LazyRegex(     # how a person starts a sentence, not what the memory says
-    r"^\W*((ok(ay)?|sure|good|great|noted|understood|so|well|fine|alright|right|agreed|yes|yeah|yep)[,.!:]\s+|i'?ll\s+|i will\s+|i'?m going to\s+|"
-    r"let me\s+|please\s+|я\s+(потом\s+)?)", _I)
+# built or configured; never what the agent or the observer was doing. It reads one
+# sentence at a time and knows its phrasings from the table below: English, Russian and a
+# little Chinese. Adding a phrasing is adding it to its line.
+#
+# Each line: concept, anchor, language, then phrases separated by " ; ".
+#   anchor  start   the sentence (or heading) starts with it, past any punctuation
+#           word    anywhere, as whole words
+#           opener  starts the sentence and is followed by punctuation: "Ok, ...", "Agreed - ..."
+#           label   starts the sentence and is followed by a colon or a dash: "Rule: ..."
+#           lead    starts the sentence and is followed by a space: "And ...", "By the way, ..."
+#           whole   is the whole sentence: "Go ahead!"
+#           heading starts a heading: "Root cause", "Fixes"
+#   language  en, ru or zh; Chinese and Japanese phrases match inside words (no spaces there)
+#   phrase  words as written; "(a|b)" is either, "?" makes what comes before optional,
+#           "*" at a word's end is any ending ("fail*": fails, failed, failure), "'" may
+#           be left out ("don't": dont), a space is any space; otherwise a regular expression
+OBSERVER_PHRASES = r"""
+# the agent saying what it does, not what it learned
+narration        start   en  i'll ; i will ; i'm going ; i am going ; i'm (now )?(checking|looking|reading|running|going|trying) ; let me ; let's (check|look|see|start|try|run|read|take|begin|first) ; (now|next|first|then),? (i|let|to)
+narration        start   en  all (the )?(tasks?|changes|steps|edits|items)( you asked for)? (are|is|have been|has been) (complete|completed|done|finished)
+narration        start   en  i('ve| have)? (just )?(read|looked|checked|reviewed|examined|scanned|searched|opened|found|ran) ; i (see|notice|think|believe|understand|need|want|can|should|could|would|am|was|have|had|did|do)
+narration        start   en  (looking|checking|reading|scanning|searching|fetching|running|starting|updating|creating|writing|analy[sz]ing|exploring|investigating|trying|waiting)
+narration        start   en  sorry ; apolog* ; ok ; okay ; good ; great ; perfect ; excellent ; awesome ; sure ; got it ; understood ; alright ; all right ; hmm* ; here's ; here is ; below is ; as requested ; thanks ; thank you ; you're right ; you are right
+narration        start   ru  сейчас ; теперь ; давай* ; посмотр* ; провер* ; смотрю ; читаю ; запуска* ; хорошо ; отлично ; понял* ; ок ; сначала ; извин*
+narration        start   zh  我來 ; 我会 ; 我將 ; 讓我 ; 让我 ; 好的
+# a reply's first words that acknowledge; the sentence goes on after them
+ack              opener  en  ok ; okay ; good ; great ; perfect ; sure ; done ; noted ; got it ; understood ; agreed ; right ; yes ; will do ; confirmed ; recorded ; you're right
+ack              opener  ru  принято ; зафиксировано ; готово ; понял ; хорошо ; отлично ; согласен ; сделано ; записал ; верно
+agree            opener  en  agreed ; yes ; yep ; yeah ; sounds good ; makes sense ; fine ; exactly
+agree            opener  ru  согласен ; согласна ; да ; ладно
+# how a sentence starts, not what the memory says: cut from the front of what is kept
+lead-in          opener  en  ok ; okay ; sure ; good ; great ; noted ; understood ; so ; well ; fine ; alright ; right ; agreed ; yes ; yeah ; yep
+lead-in          lead    en  i'll ; i will ; i'm going to ; let me ; please
+lead-in          lead    ru  я ; я потом
+filler           lead    en  and ; also ; plus ; oh ; btw ; by the way ; one more thing
+filler           lead    ru  и ; а также ; также ; кстати ; ещё ; еще
+label            label   en  convention ; rule ; reminder ; remember ; decision ; note ; important ; fyi ; policy ; convention reminder ; rule reminder
+label            label   ru  договорённость ; договоренность ; правило ; решение ; напоминание ; важно
+# the person correcting the agent
+correction       start   en  (no|nope)[,.!]\s ; stop ; wrong ; again ; not like that ; not this ; i said ; i told you ; as i said
+correction       start   ru  нет ; стоп ; не так ; опять ; снова ; я же ; сколько раз
+# a choice, and a choice against something
+decision         start   en  (go|stick|stay) with ; stay on ; keep using ; switch to
+decision         word    en  we('ll| will)? (stay|stick|remain) (on|with) ; we decided ; decided ; decision ; let's (use|go with|switch|stick|keep|move) ; we'll (use|go with|stick|keep|switch)
+decision         word    en  we are going with ; we're going with ; going with ; stick with ; switch(ing)? to ; the plan is ; we chose ; we picked
+decision         word    ru  решили ; решено ; договорились ; остаёмся ; остаемся ; выбрали ; будем использовать ; переходим на
+decision         word    zh  [决決]定(用|使用|採用|采用|改用|了) ; 統一 ; 统一
+decided-against  word    en  (decided|decision is|chose|agreed) (against|not to) ; we won't (use|adopt|go with)
+decided-against  word    ru  решили не ; решили отказаться
+# the person turning something down, or a dead end either of you hit
+reject           start   en  no\s+\w
+reject           word    en  (don't|do not|never) (use|add|bring|reintroduce) ; stop using ; not using ; don't bother ; not worth ; no longer ; get rid of ; we removed ; reject(ed)? ; dead[- ]end
+reject           word    en  (didn't|did not|won't) (work|help) ; tried\b.*\b(fail*|broke|doesn't work|didn't) ; revert(ed)? ; roll(ed)? back ; gave up ; abandon*
+reject           word    ru  не (берём|берем|берите|используем|используйте|нужен|нужна|нужно|надо|сработал*|помогл*) ; отказ* ; откат* ; тупик* ; отклон*
+reject           word    zh  不要用 ; 不用
+# what a rejection offers instead (or that it closes the matter): then it is a decision
+alternative      word    en  use ; go with ; switch to ; prefer ; instead ; rather ; stick with ; keep ; stay on ; enough ; don't bother
+alternative      word    ru  используй* ; используем ; вместо ; лучше ; остаёмся ; остаемся ; переходим
+# the agent reporting a dead end (never a bare "No errors.")
+agent-reject     word    en  reverted ; rolled back ; not using ; won't use ; abandon* ; gave up ; dead[- ]end ; (didn't|did not) (work|help) ; (tried|considered)\b.*\b(fail*|broke|doesn't work|didn't|but)
+agent-reject     word    ru  откатил* ; отклон* ; не сработал* ; тупик* ; отказал*
+# a rule: how things are done here
+convention       word    en  must ; mustn't ; should ; shouldn't ; always ; never ; don't ; do not ; avoid ; prefer ; make sure ; ensures? ; remember to ; convention* ; rules? ; policy ; policies
+convention       word    en  at most ; at least ; no more than ; only use ; from now on ; goes through ; go through ; is required ; are required ; follows?(?! ?-?up) ; naming
+convention       word    en  (go|goes|live|lives|belong|belongs|sit|sits) (in|into|under|inside) ; we (always )?(use|name|prefix|write|put|keep|store)
+convention       word    ru  всегда ; никогда ; должн* ; нельзя ; обязательно ; договорённост* ; договоренност* ; правил* ; пишем ; не используем
+convention       word    zh  必須 ; 必须 ; 務必 ; 务必 ; 確保 ; 确保 ; 一律 ; 不要 ; 總是 ; 总是
+# the person stating how the system is: "backups are kept for 30 days"
+system-fact      word    en  (is|are) (kept|stored|retained|deployed|hosted|served|backed up|mounted|rotated|pinned|set to|capped at|limited to|rate[- ]limited|scheduled|read[- ]only)
+system-fact      word    en  runs? (on|in|every) ; defaults? to ; expires? (after|in)
+system-fact      start   en  fyi
+system-fact      word    ru  хранят?ся ; разв[её]рнут* ; работает на ; запускается (в|каждые)
+# something left to do
+todo             start   en  todo ; fixme
+todo             word    en  (todo|fixme)\s*[:(] ; later ; next (session|time|steps?) ; follow[- ]up ; still (need|have) to ; to do: ; remaining ; don't forget ; not yet ; open question
+todo             word    ru  потом ; позже ; не забыть ; в следующий раз ; осталось ; надо будет ; пока не
+agent-todo       label   en  (todo|fixme|follow[- ]?ups?|next steps?|left to do|still to do|not done yet|open (questions?|issues?))( left| remaining)?
+agent-todo       word    en  (todo|fixme)( left)?\s*[:(] ; still (lacks|needs|has no|have no|missing) ; not (yet )?(implemented|handled|covered|wired|done) yet ; left for later
+agent-todo       start   ru  осталось ; не сделано ; надо будет ; на потом
+# a problem, its cause and its fix
+problem          word    en  slow* ; takes? \d ; seconds ; timeout* ; times out ; hang* ; crash* ; fail* ; error* ; exception* ; broken ; not working ; twice ; duplicat* ; leak*
+problem          word    en  (doesn't|does not|don't|won't|can't|cannot) (seem to )?(work|start|load|connect|build|compile|run)
+problem          word    en  incorrect* ; stale ; missing ; flaky ; logged out ; kicked out ; disconnect* ; stuck ; freez* ; even though
+problem          word    en  (returns?|gives?|throws?|raises?|shows?) (an? )?([45]\d\d|error|exception|null|none|nothing|wrong)
+problem          word    ru  дважды ; не работает ; пада* ; ошибк* ; тормоз* ; медленн* ; не запуска* ; дубл* ; зависа*
+cause            word    en  caused by ; because ; root cause ; the ((real|actual) )?(bug|problem|issue|cause|culprit)( (was|is)|:) ; turns? out ; turned out ; found it ; due to ; the reason
+cause            word    en  (crash|error|failure|hang|leak|slowness|regression|duplicate) (was|is|came|comes) (from|due|caused|a|an|the) ; (it|this) (is|was) (an?|the)\s
+cause            word    ru  причина ; из-за ; потому что
+fix              word    en  fixed ; fix(ed)? (it )?(by|with) ; the fix ; resolved ; solved ; now (runs|works|loads|returns|passes|takes)
+fix              word    ru  исправил* ; исправлен* ; починил* ; починен* ; пофиксил*
+now              word    en  (is|are) now ; no longer ; now (held|kept|done|handled|checked)
+# what the agent built or changed, said as done
+built            start   en  refactored ; added ; moved ; created ; implemented ; configured ; set up ; set ; updated ; changed ; renamed ; removed ; replaced ; migrated ; introduced
+built            start   en  extracted ; wired ; enabled ; disabled ; bumped ; upgraded ; installed ; deleted ; split ; merged ; switched ; pinned ; unified ; documented ; synced
+built            start   en  patched ; guarded ; restored ; rotated ; simplified ; rewrote ; reworked ; optimi[sz]ed ; converted
+built            start   ru  добавил* ; перен[её]с* ; создал* ; настроил* ; обновил* ; удалил* ; заменил* ; вынес* ; переименовал*
+# an offer or an idea, not a decision
+suggestion       word    en  (i|we) (could|might|can also) ; could also ; consider ; option(ally|s)? ; alternatively ; perhaps ; maybe ; would you like ; should i ; shall i ; want me to ; if you('d| would) like
+suggestion       word    ru  можно было бы ; можно также ; предлагаю ; хотите ; если хотите
+hypothetical     start   en  what (would|will|happens|if|about) ; would ; could ; can ; should ; shall ; is it possible ; do you think ; how (do|can|should|would) (i|we|you)
+hypothetical     start   ru  а что если ; что будет ; можно ли ; стоит ли
+# a short answer agreeing to go on, with nothing in it
+bare-approval    whole   en  go ahead ; please go ahead ; do it ; please do it ; do that ; try it ; please do ; let's do it ; ship it ; that works ; works for me ; go for it
+bare-approval    whole   ru  давай ; делай ; вперёд ; вперед
+# words that point back at what was said before
+back-reference   word    en  it ; that ; this ; them ; those ; as is
+back-reference   word    ru  его ; её ; ее ; это ; их ; так
+continuation     start   en  it ; this ; that ; these ; those ; so ; not using it
+continuation     start   ru  это ; так что
+# a change made to look, not to keep
+probing          word    en  debug* ; logging ; log lines? ; prints? ; to see ; investigat* ; reproduc* ; diagnos* ; temporar* ; for now
+# headings over a list, and what the list is then
+rules-heading    word    en  rules? ; conventions? ; guidelines? ; constraints? ; standards ; policy ; policies ; requirements
+rules-heading    word    ru  правила ; соглашени* ; договор[её]нност*
+cause-heading    heading en  (the )?(root )?cause ; diagnosis ; what went wrong ; why
+cause-heading    heading ru  причина ; диагноз
+fix-heading      heading en  (the )?fix(es)? ; solution ; resolution ; changes ; what (i )?changed
+fix-heading      heading ru  исправлени* ; решение
+findings-heading heading en  (key )?(findings|what to know|notes|root cause|what i found|answers)
+findings-heading heading ru  выводы ; итог*
+# text that tries to give the next session orders: never kept
+injection        word    en  (ignore|disregard|forget) (all |any |the )?(previous|prior|above|earlier) (instructions|messages|rules) ; you are now ; new instructions\s*: ; system prompt
+injection        word    en  </?(system|instructions)>
+injection        word    ru  игнорируй (все )?(предыдущие )?инструкции
+"""
+
+# Where a phrase may stand: (before it, after it); "\b" only next to a word character.
+PHRASE_ANCHORS = {
+    "start": (r"^\W*", r"\b"),
+    "word": (r"\b", r"\b"),
+    "opener": (r"^\W*", r"\s*[,.:!—–-]+(?:\s+|$)"),
+    "label": (r"^\W*", r"\s*[:—–-]\s*"),
+    "lead": (r"^\W*", r"[,:]?\s+"),
+    "whole": (r"^\W*", r"\W*$"),
+    "heading": (r"^", r"\b"),
+}
+PHRASE_LANGUAGES = ("en", "ru", "zh")
+
+
+def _phrase_pattern(phrase):
+    """One phrase of OBSERVER_PHRASES as a regular expression (the table's rules above).
+
+    >>> _phrase_pattern("don't fail*")
+    "don'?t\\\\s+fail\\\\w*"
+    """
+    out, i = [], 0
+    while i < len(phrase):
+        c = phrase[i]
+        if c == "\\":
+            out.append(phrase[i:i + 2])
+            i += 2
+            continue
+        if c == "*" and i and (phrase[i - 1].isalnum() or phrase[i - 1] == "_"):
+            out.append(r"\w*")
+        elif c == "'":
+            out.append("'?")
+        elif c == " ":
+            out.append(r"\s*" if phrase[i + 1:i + 2] == "?" else r"\s+")
+            i += 2 if phrase[i + 1:i + 2] == "?" else 1
+            continue
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _phrase_line(anchor, language, phrases):
+    """The regular expression of one line of the table: its phrases, placed by the anchor."""
+    before, after = PHRASE_ANCHORS[anchor]
+    body = []
+    for p in phrases:
+        rx = _phrase_pattern(p)
+        if language != "zh":                     # Chinese has no spaces: no word boundaries
+            if before == r"\b":
+                rx = r"(?<!\w)" + rx
+            if after == r"\b" and re.search(r"(?<!\\)[\w)?]$", p):
+                rx += r"(?!\w)"
+        body.append(rx)
+    return "%s(?:%s)%s" % (before.replace(r"\b", ""), "|".join(body), after.replace(r"\b", ""))
+
+
+def compile_phrases(table=OBSERVER_PHRASES):
+    """{concept: regex} from a phrase table; every concept's lines join into one expression."""
+    lines = {}
+    for row in table.strip().split("\n"):
+        if not row.strip() or row.lstrip().startswith("#"):
+            continue
+        concept, anchor, language, phrases = row.split(None, 3)
+        if anchor not in PHRASE_ANCHORS or language not in PHRASE_LANGUAGES:
+            raise ValueError("bad phrase line: %r" % row)
+        lines.setdefault(concept, []).append(
+            _phrase_line(anchor, language, [p.strip() for p in phrases.split(" ; ")]))
+    return {concept: LazyRegex("|".join(parts), re.I) for concept, parts in lines.items()}
+
+
+PHRASES = compile_phrases()
+
+# Sentence shapes that are not phrasings: quoting, code, sentence ends, file names.
 QUOTED_REGEX = LazyRegex(r'"[^"\n]*"|“[^”\n]*”|«[^»\n]*»|`[^`\n]*`|「[^」\n]*」|『[^』\n]*』')
-LEAD_FILLER_REGEX = LazyRegex(r"^\W*(and|also|plus|oh|btw|by the way|one more thing|и|а также|также|кстати|ещё|еще)"
-                              r"[,:]?\s+", _I)
-LABEL_REGEX = LazyRegex(r"^\W*((convention|rule|reminder|remember|decision|note|important|fyi|policy)( reminder)?|"
-                         r"договорённость|договоренность|правило|решение|напоминание|важно)\s*[:—–-]\s*", _I)
-CORRECTION_REGEX = LazyRegex(r"^\W*(no|nope)[,.!]\s|^\W*(stop|wrong|again|not like that|not this|i said|"
-                              r"i told you|as i said|нет|стоп|не так|опять|снова|я же|сколько раз)\b", _I)
-REJECT_REGEX = LazyRegex(      # the person turning something down, or a dead end either of you hit
-    r"^\W*no\s+\w|\b(don'?t|do not|never) (use|add|bring|reintroduce)\b|\bstop using\b|\bnot using\b|"
-    r"\bdon'?t bother\b|\bnot worth\b|"
-    r"\bno longer\b|\bget rid of\b|\bwe removed\b|\breject(ed)?\b|\bdead[- ]end\b|"
-    r"\b(didn'?t|did not|won'?t) (work|help)\b|\btried\b.*\b(fail\w*|broke|doesn'?t work|didn'?t)\b|"
-    r"\brevert(ed)?\b|\broll(ed)? back\b|\bgave up\b|\babandon\w*|"
-    r"\bне (берём|берем|берите|используем|используйте|нужен|нужна|нужно|надо|сработал\w*|помогл\w*)\b|"
-    r"\bотказ\w*|\bоткат\w*|\bтупик\w*|\bотклон\w*|不要用|不用", _I)
-AGENT_REJECT_REGEX = LazyRegex(  # the agent reports a dead end: never a bare "No errors."
-    r"\b(reverted|rolled back|not using|won'?t use|abandon\w*|gave up|dead[- ]end|"
-    r"(didn'?t|did not) (work|help)|(tried|considered)\b.*\b(fail\w*|broke|doesn'?t work|didn'?t|but)|"
-    r"откатил\w*|отклон\w*|не сработал\w*|тупик\w*|отказал\w*)\b", _I)
-SYSTEM_FACT_REGEX = LazyRegex(  # the person stating how the system is: "backups are kept for 30 days"
-    r"\b(is|are) (kept|stored|retained|deployed|hosted|served|backed up|mounted|rotated|pinned|set to|capped at|"
-    r"limited to|rate[- ]limited|scheduled|read[- ]only)\b|^\W*fyi\b|\bruns? (on|in|every)\b|\bdefaults? to\b|"
-    r"\bexpires? (after|in)\b|"
-    r"\bхранят?ся\b|\bразв[её]рнут\w*|\bработает на\b|\bзапускается (в|каждые)\b", _I)
-DECIDED_AGAINST_REGEX = LazyRegex(r"\b(decided|decision is|chose|agreed) (against|not to)\b|"
-                                  r"\bwe won'?t (use|adopt|go with)\b|"
-                                  r"\bрешили не\b|\bрешили отказаться\b", _I)
-AGREE_REGEX = LazyRegex(r"^\W*(agreed|yes|yep|yeah|sounds good|makes sense|fine|exactly|согласен|согласна|да|ладно)"
-                        r"\s*[,.!:—–-]+\s*", _I)
-BARE_APPROVAL_REGEX = LazyRegex(r"^\W*(please )?(go ahead|do it|do that|try it|please do|let'?s do it|ship it|"
-                                r"that works|works for me|go for it|давай|делай|вперёд|вперед)\W*$", _I)
-BACK_REFERENCE_REGEX = LazyRegex(r"\b(it|that|this|them|those|as is|его|её|ее|это|их|так)\b", _I)
-PROBING_REGEX = LazyRegex(r"\b(debug\w*|logging|log lines?|prints?|to see|investigat\w*|reproduc\w*|diagnos\w*|"
-                          r"temporar\w*|for now)\b", _I)
-SELF_REGEX = LazyRegex(r"^(i|we)('ve| have)?\s+", _I)
-ALTERNATIVE_REGEX = LazyRegex(r"\b(use|go with|switch to|prefer|instead|rather|stick with|keep|stay on|"
-                               r"используй\w*|используем|вместо|лучше|остаёмся|остаемся|переходим)\b", _I)
-DECISION_REGEX = LazyRegex(
-    r"^\W*(go|stick|stay) with\b|^\W*stay on\b|^\W*keep using\b|^\W*switch to\b|"
-    r"\bwe('ll| will)? (stay|stick|remain) (on|with)\b|"
-    r"\b(we decided|decided|decision|let'?s (use|go with|switch|stick|keep|move)|we'?ll (use|go with|stick|"
-    r"keep|switch)|we are going with|we'?re going with|going with|stick with|switch(ing)? to|the plan is|"
-    r"we chose|we picked|решили|решено|договорились|остаёмся|остаемся|выбрали|будем использовать|"
-    r"переходим на)|[决決]定(?:用|使用|採用|采用|改用|了)|統一|统一", _I)   # Chinese: no spaces, so no \b
-CONVENTION_REGEX = LazyRegex(
-    r"\b(must|mustn'?t|should|shouldn'?t|always|never|don'?t|do not|avoid|prefer|make sure|ensure|"
-    r"remember to|convention|rule|policy|at most|at least|no more than|only use|from now on|"
-    r"goes through|go through|(go|goes|live|lives|belong|belongs|sit|sits) (in|into|under|inside)|"
-    r"is required|are required|follows?(?! ?-?up)|naming|we (always )?(use|name|prefix|write|put|keep|store)|"
-    r"всегда|никогда|должн\w*|нельзя|обязательно|договорённост\w*|договоренност\w*|правил\w*|пишем|"
-    r"не используем)|必須|必须|務必|务必|確保|确保|一律|不要|總是|总是", _I)
-TODO_REGEX = LazyRegex(
-    r"^\W*(todo|fixme)\b|\b(todo|fixme)\s*[:(]|\b(later|next (session|time|steps?)|follow[- ]up|"
-    r"still (need|have) to|to do:|"
-    r"remaining|don'?t forget|not yet|open question|потом|позже|не забыть|в следующий раз|осталось|"
-    r"надо будет|пока не)\b", _I)
-PROBLEM_REGEX = LazyRegex(
-    r"\b(slow|takes? \d|seconds|timeout|times out|hang\w*|crash\w*|fail\w*|error\w*|exception|broken|"
-    r"(doesn'?t|does not|don'?t|won'?t|can'?t|cannot) (seem to )?(work|start|load|connect|build|compile|run)|"
-    r"not working|twice|duplicat\w*|leak\w*|incorrect|stale|missing|flaky|logged out|kicked out|disconnect\w*|"
-    r"stuck|freez\w*|even though|"
-    r"(returns?|gives?|throws?|raises?|shows?) (an? )?([45]\d\d|error|exception|null|none|nothing|wrong)|"
-    r"дважды|не работает|пада\w*|"
-    r"ошибк\w*|тормоз\w*|медленн\w*|не запуска\w*|дубл\w*|зависа\w*)", _I)
-CAUSE_REGEX = LazyRegex(r"\b(caused by|because|root cause|the ((real|actual) )?(bug|problem|issue|cause|culprit)"
-                         r"( (was|is)|:)|"
-                         r"turns? out|turned out|found it|(crash|error|failure|hang|leak|slowness|regression|"
-                         r"duplicate) (was|is|came|comes) (from|due|caused|a|an|the)|"
-                         r"(it|this) (is|was) (an?|the) |due to|the reason|причина|из-за|потому что)", _I)
-FIX_REGEX = LazyRegex(r"\b(fixed|fix(ed)? (it )?(by|with)|the fix|resolved|solved|now (runs|works|loads|"
-                       r"returns|passes|takes)|исправил\w*|исправлен\w*|починил\w*|починен\w*|пофиксил\w*)", _I)
-SUGGESTION_REGEX = LazyRegex(
-    r"\b(i|we) (could|might|can also)\b|\bcould also\b|\bconsider\b|\boption(ally|s)?\b|\balternatively\b|"
-    r"\bperhaps\b|\bmaybe\b|\bwould you like\b|\bshould i\b|\bshall i\b|\bwant me to\b|\bif you('d| would) like\b|"
-    r"\bможно было бы\b|\bможно также\b|\bпредлагаю\b|\bхотите\b|\bесли хотите\b", _I)
-BUILT_REGEX = LazyRegex(
-    r"^\W*(refactored|added|moved|created|implemented|configured|set up|set|updated|changed|renamed|removed|"
-    r"replaced|migrated|introduced|extracted|wired|enabled|disabled|bumped|upgraded|installed|deleted|split|"
-    r"merged|switched|pinned|unified|documented|synced|patched|guarded|restored|rotated|simplified|rewrote|"
-    r"reworked|optimi[sz]ed|converted|"
-    r"добавил\w*|перен[её]с\w*|создал\w*|настроил\w*|обновил\w*|"
-    r"удалил\w*|заменил\w*|вынес\w*|переименовал\w*)\b", _I)
-AGENT_TODO_REGEX = LazyRegex(   # what the agent says is left open: labelled, or "still lacks ..."
-    r"^\W*(todo|fixme|follow[- ]?ups?|next steps?|left to do|still to do|not done yet|open (questions?|issues?))"
-    r"( left| remaining)?\s*[:—–-]|\b(todo|fixme)( left)?\s*[:(]|\bstill (lacks|needs|has no|have no|missing)\b|"
-    r"\bnot (yet )?(implemented|handled|covered|wired|done) yet\b|\bleft for later\b|"
-    r"^\W*(осталось|не сделано|надо будет|на потом)\b", _I)
-HYPOTHETICAL_REGEX = LazyRegex(r"^\W*(what (would|will|happens|if|about)|would|could|can|should|shall|is it possible|"
-                               r"do you think|how (do|can|should|would) (i|we|you)|а что если|что будет|можно ли|"
-                               r"стоит ли)\b", _I)
-RULES_HEADING_REGEX = LazyRegex(r"\b(rules?|conventions?|guidelines?|constraints?|standards|policy|policies|"
-                                r"requirements|правила|соглашени\w*|договор[её]нност\w*)\b", _I)
-CAUSE_HEADING_REGEX = LazyRegex(r"^((the )?(root )?cause|diagnosis|what went wrong|why|причина|диагноз)\b", _I)
-FIX_HEADING_REGEX = LazyRegex(r"^((the )?fix(es)?|solution|resolution|changes|what (i )?changed|исправлени\w*|"
-                              r"решение)\b", _I)
+SELF_REGEX = LazyRegex(r"^(i|we)('ve| have)?\s+", re.I)                 # "I changed X" is "Changed X"
 ITEM_LABEL_REGEX = LazyRegex(r"^[\w `'/.()-]{2,40}?\s[-–—:]\s")     # "Simplified retries - replaced ..."
-NOW_REGEX = LazyRegex(r"\b(is|are) now\b|\bno longer\b|\bnow (held|kept|done|handled|checked)\b", _I)
 PATH_LEAD_REGEX = LazyRegex(r"^\W*`?[\w./-]+\.\w+`?\s*[:—–-]\s*")     # "- `src/auth/session.ts`: switched ..."
-FINDINGS_HEADING_REGEX = LazyRegex(r"^(key )?(findings|what to know|notes|root cause|what i found|answers|"
-                                    r"выводы|итог\w*)\b", _I)
-INJECTION_REGEX = LazyRegex(r"(ignore|disregard|forget) (all |any |the )?(previous|prior|above|earlier) "
-                             r"(instructions|messages|rules)|you are now\b|new instructions\s*:|system prompt|"
-                             r"</?(system|instructions)>|игнорируй (все )?(предыдущие )?инструкции", _I)
-CONTINUATION_REGEX = LazyRegex(r"^\W*(it|this|that|these|those|so|not using it|это|так что)\b", _I)
 CODE_FENCE_REGEX = LazyRegex(r"```.*?(```|\Z)", re.S)
 SENTENCE_SPLIT_REGEX = LazyRegex(r"(?<=[.!?。！？])\s+(?=[\"'`(\[*]?[A-ZА-ЯЁ0-9])")
 FILE_MENTION_REGEX = LazyRegex(
@@ -1411,14 +1487,56 @@ FILE_MENTION_REGEX = LazyRegex(
     r"xml|ini|cfg|conf|env|lock|tf|proto|graphql|mod|sum)|(?:[a-z0-9_.-]+/)+[a-z0-9_-]+/?)(?![\w/])")
 NOT_PATHS = frozenset(("and/or", "n/a", "i/o", "w/o", "tcp/ip", "either/or", "read/write", "input/output"))
 
-HEURISTIC_CONFIDENCE = {"user-decision": 0.9, "user-convention": 0.9, "user-correction": 0.9,
-                        "user-dead-end": 0.9, "user-todo": 0.75, "assistant-bug": 0.8,
-                        "assistant-dead-end": 0.75, "assistant-decision": 0.7, "assistant-fact": 0.6,
-                        "assistant-todo": 0.7, "user-fact": 0.85,
-                        "open-problem": 0.5, "summary": 0.8}
+# What the person's sentence is, first match wins: (concept, and also, memory type, kind).
+# Each kind has its confidence in OBSERVED_CONFIDENCE.
+PERSON_RULES = (
+    ("correction", None, "convention", "user-correction"),
+    ("decided-against", None, "dead-end", "user-dead-end"),   # "we decided against Velero"
+    ("decision", None, "decision", "user-decision"),
+    ("reject", "alternative", "decision", "user-decision"),   # "no X, use Y": a choice naming what lost
+    ("reject", None, "dead-end", "user-dead-end"),
+    ("todo", None, "todo", "user-todo"),
+    ("convention", None, "convention", "user-convention"),
+    ("label", None, "convention", "user-convention"),         # "Rule: ..."
+)
+# What the agent's conclusion is, when it is not about a bug (see Observer._agent_bug).
+AGENT_RULES = (
+    ("agent-reject", None, "dead-end", "assistant-dead-end"),
+    ("decision", None, "decision", "assistant-decision"),
+    ("agent-todo", None, "todo", "assistant-todo"),
+)
+OBSERVED_CONFIDENCE = {
+    "user-decision": 0.9, "user-convention": 0.9, "user-correction": 0.9, "user-dead-end": 0.9,
+    "user-fact": 0.85, "user-todo": 0.75,
+    "assistant-bug": 0.8, "assistant-dead-end": 0.75, "assistant-decision": 0.7,
+    "assistant-todo": 0.7, "assistant-fact": 0.6, "open-problem": 0.5, "summary": 0.8,
+}
+UNSURE_CONFIDENCE = 0.7          # below this a memory is marked unsure where it is shown
 MAX_MEMORY_CHARS = 700
 MAX_FACTS_PER_CHUNK = 12
 RESTATED_SHARE = 0.6             # an agent's line whose words are mostly in a kept memory of its type adds nothing
+SHORT_ANSWER_WORDS = 14          # an answer this short to a question does not name its subject
+CONTINUATION_WORDS = 8           # "Not using it." continues what came before when this short
+SENTENCE_ENDS = (".", "!", "?", "。", "！", "？")
+
+
+def says(concept, text):
+    """The match of a concept of OBSERVER_PHRASES in a text, or None.
+
+    >>> bool(says("decision", "We decided to stay on Postgres."))
+    True
+    >>> bool(says("decision", "I keep questioning my decisions."))
+    False
+    """
+    return PHRASES[concept].search(text)
+
+
+def first_rule(rules, text):
+    """(memory type, kind) of the first rule of a table whose concepts the text says, or None."""
+    for concept, also, mtype, kind in rules:
+        if says(concept, text) and (also is None or says(also, text)):
+            return mtype, kind
+    return None
 
 
 def split_sentences(text):
@@ -1524,25 +1642,42 @@ def unquoted(s):
 
 
 def classify_user_sentence(s):
-    """(type, kind) for one sentence the person wrote, or None when it is a plain request."""
-    if INJECTION_REGEX.search(s):
+    """(type, kind) for one sentence the person wrote, or None when it is a plain request.
+
+    >>> classify_user_sentence("No Redis, use Postgres for the queue.")
+    ('decision', 'user-decision')
+    >>> classify_user_sentence("Please add a test for it.") is None
+    True
+    """
+    if says("injection", s):
         return None
-    body = unquoted(LEAD_FILLER_REGEX.sub("", ACK_PREFIX_REGEX.sub("", s)))
-    if CORRECTION_REGEX.match(body):
-        return ("convention", "user-correction")
-    if DECIDED_AGAINST_REGEX.search(body):
-        return ("dead-end", "user-dead-end")                 # "we decided against Velero": a rejection
-    if DECISION_REGEX.search(body):
-        return ("decision", "user-decision")
-    if REJECT_REGEX.search(body):
-        if ALTERNATIVE_REGEX.search(body) or re.search(r"\benough\b|\bdon'?t bother\b", body, _I):
-            return ("decision", "user-decision")             # "no X, use Y": a choice that names what lost
-        return ("dead-end", "user-dead-end")
-    if TODO_REGEX.search(body):
-        return ("todo", "user-todo")
-    if CONVENTION_REGEX.search(body) or LABEL_REGEX.match(s):
-        return ("convention", "user-convention")
-    return None
+    body = PHRASES["ack"].sub("", s)
+    body = unquoted(PHRASES["filler"].sub("", body))
+    return first_rule(PERSON_RULES, body)
+
+
+class _PersonTurn:
+    """What one message of the person carries from sentence to sentence."""
+
+    __slots__ = ("prev", "asked", "answer", "problems")
+
+    def __init__(self, asked, answer):
+        self.prev = None             # the candidate the last sentence made
+        self.asked = asked           # a question this message may answer, and the agent's answer to it
+        self.answer = answer
+        self.problems = []           # sentences that name a problem
+
+
+class _AgentTurn:
+    """What one message of the agent carries from sentence to sentence."""
+
+    __slots__ = ("bug", "last", "before", "pending")
+
+    def __init__(self):
+        self.bug = []                # the sentences of a bug story: symptom, cause, fix
+        self.last = None             # the last candidate made
+        self.before = ""             # the sentence before this one, unless it was narration
+        self.pending = ""            # a sentence that may explain a fix that follows
 
 
 class Observer:
@@ -1550,8 +1685,9 @@ class Observer:
 
     `context` carries what an incremental capture needs from earlier chunks
     (the person's open problem and last question, the first request); it is
-    updated in place. The person's messages and the agent's prose are read
-    by one method each.
+    updated in place. Each message is read one sentence at a time by named
+    steps: person -> _person_sentence -> question / answer / plain / typed;
+    agent -> _agent_sentence -> confirms / bug / rules / fact, then _agent_bug.
     """
 
     def __init__(self, info=None, context=None):
@@ -1565,9 +1701,9 @@ class Observer:
 
     def add(self, kind, mtype, text, files=(), ts="", tags=()):
         """Keep one candidate, unless it is noise, an injection, or already kept."""
-        text = _clip(LEAD_IN_REGEX.sub("", text))
+        text = _clip(PHRASES["lead-in"].sub("", text))
         text = text[:1].upper() + text[1:]
-        if not text or looks_like_noise(text) or INJECTION_REGEX.search(text):
+        if not text or looks_like_noise(text) or says("injection", text):
             return None
         terms = _content_terms(text)
         for c in self.out:
@@ -1587,145 +1723,174 @@ class Observer:
         elif ev.role == "summary":
             self.context.setdefault("title", _clip(ev.text, 160))
         elif ev.role in ("user", "assistant"):              # a tool's result is evidence, never a source
-            text = strip_private(ev.text).replace("\u2019", "'")     # "I’ll" is "I'll" to every pattern
+            text = strip_private(ev.text).replace("\u2019", "'")     # "I’ll" is "I'll" to every phrase
             (self.person if ev.role == "user" else self.agent)(text, ev.ts)
 
+    # -- the person: decisions, rules, rejections, todos, facts, and the problem ----------
+
     def person(self, text, ts):
-        """What the person said: decisions, rules, rejections, todos, facts, and the problem."""
-        context, add = self.context, self.add
+        context = self.context
         self.turn_user, self.turn_files = [], []
         sentences = split_sentences(text)
         if sentences and not context.get("request"):
             top = text.lstrip().split("\n", 1)[0]           # a markdown heading on top names the task best
             title = top.lstrip("#").strip() if top.startswith("#") else sentences[0][0]
             context["request"] = _clip(title, 160)
-        new_problem, prev = [], None
-        asked, answer = context.pop("asked", ""), context.pop("answer", "")     # what this may answer
-
-        def pairs(prev, mtype):     # "Stay on X. Y is not worth it.": a choice and what lost are one decision
-            if prev is None or {mtype, prev.type} != {"dead-end", "decision"}:
-                return False
-            prev.type = "decision"
-            return True
-
+        turn = _PersonTurn(context.pop("asked", ""), context.pop("answer", ""))
         for s, heading in sentences:
-            if looks_like_noise(s):
-                continue
-            if s.rstrip().endswith(("?", "？")) and not CORRECTION_REGEX.match(s):
-                if PROBLEM_REGEX.search(s) and not HYPOTHETICAL_REGEX.match(s):   # "why does X fail?" names
-                    new_problem.append(s)                     # a problem, "what if X is missing?" does not
-                context["asked"], context["answer"] = s, ""
-                continue                                     # a question decides nothing
-            cls = classify_user_sentence(s)
-            if RULES_HEADING_REGEX.search(heading) and (cls is None or cls[0] == "dead-end"):
-                cls = ("convention", "user-convention")      # "Rules for this repo:" and a list
-            agreed = AGREE_REGEX.match(s)
-            rest = s[agreed.end():] if agreed else s
-            if asked and (agreed or cls) and len(rest.split()) >= 2 and len(s.split()) <= 14 and \
-                    (agreed or BACK_REFERENCE_REGEX.search(rest)) and not BARE_APPROVAL_REGEX.match(rest):
-                # "Should we make the address required? ... Agreed, keep it optional.": a short answer
-                # does not name its subject, so the question (and the agent's answer to it) come along
-                if cls and pairs(prev, cls[0]):
-                    prev.text, asked = _clip("%s %s %s" % (asked, prev.text, s)), ""
-                    continue
-                c = add(cls[1] if cls else "user-decision", cls[0] if cls else "decision",
-                        " ".join(x for x in (asked, answer, s) if x), ts=ts)
-                if c:
-                    self.turn_user.append(c)
-                prev, asked = c, ""
-                continue
-            if cls is None and prev is not None and "correction" in prev.tags:
-                prev.text = _clip(prev.text + " " + s)       # "No, not X. Do Y instead.": the Y
-                continue
-            if cls is None:
-                if PROBLEM_REGEX.search(s):
-                    new_problem.append(s)
-                elif SYSTEM_FACT_REGEX.search(unquoted(s)) and not s.rstrip().endswith(("!", "?")):
-                    prev = add("user-fact", "fact", s, ts=ts)
-                continue
-            mtype, kind = cls
-            body = LABEL_REGEX.sub("", LEAD_FILLER_REGEX.sub("", s)).strip()
-            body = body[:1].upper() + body[1:]
-            if pairs(prev, mtype):
-                prev.text = _clip(prev.text + " " + body)
-                continue
-            c = add(kind, mtype, body, ts=ts, tags=["correction"] if kind == "user-correction" else ())
-            if c:
-                self.turn_user.append(c)
-            prev = c
-        if new_problem:
-            self.problem = " ".join(new_problem)
+            if not looks_like_noise(s):
+                self._person_sentence(turn, s, heading, ts)
+        if turn.problems:
+            self.problem = " ".join(turn.problems)
             context["problem_open"] = True
 
+    def _person_sentence(self, turn, s, heading, ts):
+        if s.rstrip().endswith(("?", "？")) and not says("correction", s):
+            self._person_question(turn, s)
+            return
+        cls = classify_user_sentence(s)
+        if says("rules-heading", heading) and (cls is None or cls[0] == "dead-end"):
+            cls = ("convention", "user-convention")          # "Rules for this repo:" and a list
+        if self._person_answer(turn, s, cls, ts):
+            return
+        if cls is None and turn.prev is not None and "correction" in turn.prev.tags:
+            turn.prev.text = _clip(turn.prev.text + " " + s)     # "No, not X. Do Y instead.": the Y
+        elif cls is None:
+            self._person_plain(turn, s, ts)
+        else:
+            self._person_typed(turn, s, cls, ts)
+
+    def _person_question(self, turn, s):
+        """A question decides nothing, but "why does X fail?" names a problem ("what if ...?" does not)."""
+        if says("problem", s) and not says("hypothetical", s):
+            turn.problems.append(s)
+        self.context["asked"], self.context["answer"] = s, ""
+
+    def _person_answer(self, turn, s, cls, ts):
+        """A short answer to a question ("Agreed, keep it optional.") brings the question along."""
+        agreed = says("agree", s)
+        rest = s[agreed.end():] if agreed else s
+        if not (turn.asked and (agreed or cls) and len(rest.split()) >= 2 and
+                len(s.split()) <= SHORT_ANSWER_WORDS and (agreed or says("back-reference", rest)) and
+                not says("bare-approval", rest)):
+            return False
+        if cls and self._pairs(turn.prev, cls[0]):
+            turn.prev.text, turn.asked = _clip("%s %s %s" % (turn.asked, turn.prev.text, s)), ""
+            return True
+        c = self.add(cls[1] if cls else "user-decision", cls[0] if cls else "decision",
+                     " ".join(x for x in (turn.asked, turn.answer, s) if x), ts=ts)
+        if c:
+            self.turn_user.append(c)
+        turn.prev, turn.asked = c, ""
+        return True
+
+    def _person_plain(self, turn, s, ts):
+        """No rule: a problem it names, or how the system is ("backups are kept for 30 days")."""
+        if says("problem", s):
+            turn.problems.append(s)
+        elif says("system-fact", unquoted(s)) and not s.rstrip().endswith(("!", "?")):
+            turn.prev = self.add("user-fact", "fact", s, ts=ts)
+
+    def _person_typed(self, turn, s, cls, ts):
+        mtype, kind = cls
+        body = PHRASES["label"].sub("", PHRASES["filler"].sub("", s)).strip()
+        body = body[:1].upper() + body[1:]
+        if self._pairs(turn.prev, mtype):
+            turn.prev.text = _clip(turn.prev.text + " " + body)
+            return
+        c = self.add(kind, mtype, body, ts=ts, tags=["correction"] if kind == "user-correction" else ())
+        if c:
+            self.turn_user.append(c)
+        turn.prev = c
+
+    @staticmethod
+    def _pairs(prev, mtype):
+        """"Stay on X. Y is not worth it.": a choice and what lost are one decision."""
+        if prev is None or {mtype, prev.type} != {"dead-end", "decision"}:
+            return False
+        prev.type = "decision"
+        return True
+
+    # -- the agent: only conclusions (bugs, dead ends, decisions, todos, changes) ---------
+
     def agent(self, text, ts):
-        """The agent's prose: only conclusions (bugs, dead ends, decisions, todos, changes), never narration."""
-        context, add = self.context, self.add
-        bug_parts, last, before, pending = [], None, "", ""
+        turn = _AgentTurn()
         for s, heading in split_sentences(text):
-            acked = bool(ACK_PREFIX_REGEX.match(s))
-            s = ACK_PREFIX_REGEX.sub("", s).strip()
-            if SELF_REGEX.match(s) and BUILT_REGEX.match(SELF_REGEX.sub("", s)):
-                s = SELF_REGEX.sub("", s)                    # "I changed X" is "Changed X"
-                s = s[:1].upper() + s[1:]
-            narration = not s or NARRATION_REGEX.match(s)
-            said, before = before, "" if narration else s
-            if last is not None and CONTINUATION_REGEX.match(s) and len(s.split()) <= 8:
-                if s not in last.text:                       # "Not using it." belongs to what came before
-                    last.text = _clip(last.text + " " + s)
-                continue
-            idle = narration or looks_like_noise(s) or SUGGESTION_REGEX.search(s)
-            if s.endswith("?") and not narration:
-                context["asked"], context["answer"] = s, ""  # "Want me to keep the old endpoint?"
-            elif context.get("asked") and not context.get("answer") and not idle:
-                context["answer"] = s                        # the first thing said to the person's question
-            if idle or s.endswith("?") or INJECTION_REGEX.search(s):
-                continue
-            plain = unquoted(s)
-            if acked or DECISION_REGEX.search(plain) or CONVENTION_REGEX.search(plain):
-                near = [c for c in self.turn_user if _overlaps(c.text, s)]
-                target = max(near, key=lambda c: len(_content_terms(c.text) & _content_terms(s))) if near else None
-                if target is not None:                       # the agent confirms what the person said:
-                    if _content_terms(s) - _content_terms(target.text):     # keep only what it adds
-                        target.text = _clip(target.text + " " + s[:1].upper() + s[1:])
-                        target.files = dedupe(target.files + mentioned_files(s))
-                    continue
-            made, diagnosis = None, pending
-            pending = ""
-            item = ITEM_LABEL_REGEX.match(s)                # a new item of a list: "Simplified retries - ..."
-            built = BUILT_REGEX.match(PATH_LEAD_REGEX.sub("", s[item.end():] if item else s))
-            heading = heading or ""
-            goes_on = bug_parts and not item and (built or NOW_REGEX.search(plain))   # "The lock is now held ..."
-            if CAUSE_REGEX.search(plain) or FIX_REGEX.search(plain) or CAUSE_HEADING_REGEX.match(heading) or \
-                    goes_on or (FIX_HEADING_REGEX.match(heading) and context.get("problem_open") and built) or \
-                    (context.get("problem_open") and diagnosis and built and
-                     not PROBING_REGEX.search(plain)):      # a change right after saying what was wrong
-                if not bug_parts and diagnosis and not CAUSE_REGEX.search(plain):
-                    bug_parts.append(diagnosis)              # what was wrong, said just before the fix
-                bug_parts.append(s)                          # the cause, and what was done about it
-            elif AGENT_REJECT_REGEX.search(plain):
-                if last is not None and last.type == "dead-end":
-                    last.text = _clip(last.text + " " + s)   # "Tried X, but Y. Rolled back to Z.": one story
-                    continue
-                if said and CONTINUATION_REGEX.match(s) and len(s.split()) <= 8:
-                    s = said + " " + s                      # "That is a dead end." says it of what came before
-                made = add("assistant-dead-end", "dead-end", s, self.turn_files, ts)
-            elif DECISION_REGEX.search(plain):
-                made = add("assistant-decision", "decision", s, self.turn_files, ts)
-            elif AGENT_TODO_REGEX.search(plain):
-                made = add("assistant-todo", "todo", s, (), ts)
-            elif self.facts_left > 0 and (built or FINDINGS_HEADING_REGEX.match(heading)):
-                made = add("assistant-fact", "fact", s[:1].upper() + s[1:], self.turn_files if built else (), ts)
-                self.facts_left -= 1 if made else 0
-            else:
-                pending = s                                  # nothing yet: it may explain a fix that follows
-            last = made or last
-        if bug_parts:
-            text = " ".join(bug_parts)
-            if self.problem and context.get("problem_open"):
-                symptom = self.problem.rstrip()
-                text = symptom + (" " if symptom.endswith((".", "!", "?", "。", "！", "？")) else ". ") + text
-                context["problem_open"] = False
-            add("assistant-bug", "bug", text, self.turn_files, ts)
+            self._agent_sentence(turn, s, heading or "", ts)
+        self._agent_bug(turn, ts)
+
+    def _agent_sentence(self, turn, s, heading, ts):
+        context = self.context
+        acked = bool(says("ack", s))
+        s = PHRASES["ack"].sub("", s).strip()
+        if SELF_REGEX.match(s) and says("built", SELF_REGEX.sub("", s)):
+            s = SELF_REGEX.sub("", s)                        # "I changed X" is "Changed X"
+            s = s[:1].upper() + s[1:]
+        narration = not s or says("narration", s)
+        said, turn.before = turn.before, "" if narration else s
+        if turn.last is not None and says("continuation", s) and len(s.split()) <= CONTINUATION_WORDS:
+            if s not in turn.last.text:                      # "Not using it." belongs to what came before
+                turn.last.text = _clip(turn.last.text + " " + s)
+            return
+        idle = narration or looks_like_noise(s) or says("suggestion", s)
+        if s.endswith("?") and not narration:
+            context["asked"], context["answer"] = s, ""      # "Want me to keep the old endpoint?"
+        elif context.get("asked") and not context.get("answer") and not idle:
+            context["answer"] = s                            # the first thing said to the person's question
+        if idle or s.endswith("?") or says("injection", s):
+            return
+        plain = unquoted(s)
+        if (acked or says("decision", plain) or says("convention", plain)) and self._agent_confirms(s):
+            return
+        diagnosis, turn.pending = turn.pending, ""
+        made = None
+        item = ITEM_LABEL_REGEX.match(s)                    # a new item of a list: "Simplified retries - ..."
+        built = says("built", PATH_LEAD_REGEX.sub("", s[item.end():] if item else s))
+        goes_on = turn.bug and not item and (built or says("now", plain))    # "The lock is now held ..."
+        if says("cause", plain) or says("fix", plain) or says("cause-heading", heading) or goes_on or \
+                (says("fix-heading", heading) and context.get("problem_open") and built) or \
+                (context.get("problem_open") and diagnosis and built and not says("probing", plain)):
+            if not turn.bug and diagnosis and not says("cause", plain):
+                turn.bug.append(diagnosis)                   # what was wrong, said just before the fix
+            turn.bug.append(s)                               # the cause, and what was done about it
+            return
+        rule = first_rule(AGENT_RULES, plain)
+        if rule and rule[0] == "dead-end" and turn.last is not None and turn.last.type == "dead-end":
+            turn.last.text = _clip(turn.last.text + " " + s)     # "Tried X, but Y. Rolled back to Z."
+            return
+        if rule and rule[0] == "dead-end" and said and says("continuation", s) and \
+                len(s.split()) <= CONTINUATION_WORDS:
+            s = said + " " + s                               # "That is a dead end." judges what came before
+        if rule:
+            made = self.add(rule[1], rule[0], s, () if rule[0] == "todo" else self.turn_files, ts)
+        elif self.facts_left > 0 and (built or says("findings-heading", heading)):
+            made = self.add("assistant-fact", "fact", s[:1].upper() + s[1:], self.turn_files if built else (), ts)
+            self.facts_left -= 1 if made else 0
+        else:
+            turn.pending = s                                 # nothing yet: it may explain a fix that follows
+        turn.last = made or turn.last
+
+    def _agent_confirms(self, s):
+        """The agent confirming what the person just said: keep only what it adds. True when it did."""
+        near = [c for c in self.turn_user if _overlaps(c.text, s)]
+        if not near:
+            return False
+        target = max(near, key=lambda c: len(_content_terms(c.text) & _content_terms(s)))
+        if _content_terms(s) - _content_terms(target.text):
+            target.text = _clip(target.text + " " + s[:1].upper() + s[1:])
+            target.files = dedupe(target.files + mentioned_files(s))
+        return True
+
+    def _agent_bug(self, turn, ts):
+        """One bug of a message's story: the person's open problem, its cause, its fix."""
+        if not turn.bug:
+            return
+        text = " ".join(turn.bug)
+        if self.problem and self.context.get("problem_open"):
+            symptom = self.problem.rstrip()
+            text = symptom + (" " if symptom.endswith(SENTENCE_ENDS) else ". ") + text
+            self.context["problem_open"] = False
+        self.add("assistant-bug", "bug", text, self.turn_files, ts)
 
     def memories(self, final=False):
         """The kept candidates as Memory objects; with `final`, an unanswered problem is an open todo."""
@@ -1736,7 +1901,7 @@ class Observer:
         memories = []
         for c in self.out:
             m = Memory(c.text, type=c.type, files=c.files, tags=c.tags, created=c.ts,
-                       confidence=HEURISTIC_CONFIDENCE.get(c.kind, 0.6))
+                       confidence=OBSERVED_CONFIDENCE.get(c.kind, 0.6))
             m.extra["by"] = c.kind
             memories.append(m)
         return memories
@@ -3391,7 +3556,7 @@ def parse_llm_facts(text):
         if not isinstance(fact, str) or not 8 <= len(fact.strip()) <= 2000:
             continue
         fact = _clip(fact)
-        if NARRATION_REGEX.match(fact) or INJECTION_REGEX.search(fact):
+        if says("narration", fact) or says("injection", fact):
             continue
         mtype = LLM_CATEGORIES.get(str(it.get("category") or "fact").strip().lower(), "fact")
         try:
@@ -3790,7 +3955,7 @@ class Capture:
         for m in memories:
             m.files = [relative_file(f, cwd) for f in m.files]
         if summary:
-            s = Memory(summary, type="summary", confidence=HEURISTIC_CONFIDENCE["summary"],
+            s = Memory(summary, type="summary", confidence=OBSERVED_CONFIDENCE["summary"],
                        id=derived_id("summary", session))
             s.extra["by"] = "summary"
             memories = memories + [s]
