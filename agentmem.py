@@ -120,24 +120,24 @@ class LazyRegex:
 # a word character: \w, and the combining marks \w leaves out (Hindi and Tamil vowel signs,
 # Hebrew and Arabic vowel points, accents typed apart), so "नमस्ते" stays one word
 WORD_CHAR = r"[\w\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0900-\u0dff]"
-TOKEN_REGEX = re.compile(WORD_CHAR + r"+(?:[./\-]" + WORD_CHAR + r"+)*")
-WORD_REGEX = re.compile(WORD_CHAR + "+")
-QUESTION_LEAD_REGEX = re.compile(r"((?:^|[.!?\n])[\s\W]*)(?:what|when|where|which|who|whom|whose|why|how)\b",
+TOKEN_REGEX = LazyRegex(WORD_CHAR + r"+(?:[./\-]" + WORD_CHAR + r"+)*")
+WORD_REGEX = LazyRegex(WORD_CHAR + "+")
+QUESTION_LEAD_REGEX = LazyRegex(r"((?:^|[.!?\n])[\s\W]*)(?:what|when|where|which|who|whom|whose|why|how)\b",
                                  re.I)
 CJK_FIRST = "\u2e80"                                # no sign of those scripts comes before this
 CJK_REGEX = LazyRegex(r"([\u3040-\u30ff\u2e80-\u9fff]+)")          # runs of Chinese/Japanese (2 ms to compile)
-SEGMENT_REGEX = re.compile(r"[./\-_]+")
-ASCII_WORD_REGEX = re.compile(r"[A-Za-z0-9]")
-HYPHENATED_REGEX = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+){1,2}$")
+SEGMENT_REGEX = LazyRegex(r"[./\-_]+")
+ASCII_WORD_REGEX = LazyRegex(r"[A-Za-z0-9]")
+HYPHENATED_REGEX = LazyRegex(r"[A-Za-z]+(?:-[A-Za-z]+){1,2}$")
 CLAIM_REGEX = LazyRegex(r"\b(?:not|no|never|nor|none|nothing|without|cannot|"
                           r"не|нет|ни|никогда|без|нельзя)\b|n't\b|\d+(?:[.,:]\d+)*", re.I)
-CAMEL_REGEX = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
-SENTENCE_END_REGEX = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+")
-ID_REGEX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-TYPE_REGEX = re.compile(r"^[a-z][a-z0-9-]{0,23}$")
-HEADING_REGEX = re.compile(r"^##[ \t]+(.+?)[ \t]*$")
-TYPED_HEADING_REGEX = re.compile(r"^([a-z][a-z0-9-]{0,23})(?:[ \t]*[·|][ \t]*([A-Za-z0-9_-]{1,64}))?$")
-META_REGEX = re.compile(r"^<!--\s*(\{.*\})\s*-->\s*$")
+CAMEL_REGEX = LazyRegex(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
+SENTENCE_END_REGEX = LazyRegex(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+")
+ID_REGEX = LazyRegex(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+TYPE_REGEX = LazyRegex(r"^[a-z][a-z0-9-]{0,23}$")
+HEADING_REGEX = LazyRegex(r"^##[ \t]+(.+?)[ \t]*$")
+TYPED_HEADING_REGEX = LazyRegex(r"^([a-z][a-z0-9-]{0,23})(?:[ \t]*[·|][ \t]*([A-Za-z0-9_-]{1,64}))?$")
+META_REGEX = LazyRegex(r"^<!--\s*(\{.*\})\s*-->\s*$")
 LOOSE_FIELD_REGEX = LazyRegex(r'"(\w+)"\s*:\s*("(?:[^"\\]|\\.)*"|-?[\d.]+|\[[^\]]*\])')
 
 # Only words that never decide a search: negations, "only", "must", "after" and the like stay
@@ -226,6 +226,12 @@ def check_id(ident):
     if not isinstance(ident, str) or not ID_REGEX.match(ident):
         raise AgentmemError("not a memory id: %r (ids are letters, digits, '-' and '_')" % (ident,))
     return ident
+
+
+def user_cache_dir():
+    """$XDG_CACHE_HOME/agentmem (default ~/.cache/agentmem), or '' when there is no home to find."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "agentmem") if os.path.isabs(base) else ""
 
 
 def atomic_write(path, text):
@@ -1472,7 +1478,14 @@ def compile_phrases(table=OBSERVER_PHRASES):
     return {concept: LazyRegex("|".join(parts), re.I) for concept, parts in lines.items()}
 
 
-PHRASES = compile_phrases()
+_PHRASES = {}
+
+
+def phrase(concept):
+    """The regular expression of a concept of OBSERVER_PHRASES (the table is read on first use)."""
+    if not _PHRASES:
+        _PHRASES.update(compile_phrases())
+    return _PHRASES[concept]
 
 # Sentence shapes that are not phrasings: quoting, code, sentence ends, file names.
 QUOTED_REGEX = LazyRegex(r'"[^"\n]*"|“[^”\n]*”|«[^»\n]*»|`[^`\n]*`|「[^」\n]*」|『[^』\n]*』')
@@ -1528,7 +1541,7 @@ def says(concept, text):
     >>> bool(says("decision", "I keep questioning my decisions."))
     False
     """
-    return PHRASES[concept].search(text)
+    return phrase(concept).search(text)
 
 
 def first_rule(rules, text):
@@ -1651,8 +1664,8 @@ def classify_user_sentence(s):
     """
     if says("injection", s):
         return None
-    body = PHRASES["ack"].sub("", s)
-    body = unquoted(PHRASES["filler"].sub("", body))
+    body = phrase("ack").sub("", s)
+    body = unquoted(phrase("filler").sub("", body))
     return first_rule(PERSON_RULES, body)
 
 
@@ -1701,7 +1714,7 @@ class Observer:
 
     def add(self, kind, mtype, text, files=(), ts="", tags=()):
         """Keep one candidate, unless it is noise, an injection, or already kept."""
-        text = _clip(PHRASES["lead-in"].sub("", text))
+        text = _clip(phrase("lead-in").sub("", text))
         text = text[:1].upper() + text[1:]
         if not text or looks_like_noise(text) or says("injection", text):
             return None
@@ -1793,7 +1806,7 @@ class Observer:
 
     def _person_typed(self, turn, s, cls, ts):
         mtype, kind = cls
-        body = PHRASES["label"].sub("", PHRASES["filler"].sub("", s)).strip()
+        body = phrase("label").sub("", phrase("filler").sub("", s)).strip()
         body = body[:1].upper() + body[1:]
         if self._pairs(turn.prev, mtype):
             turn.prev.text = _clip(turn.prev.text + " " + body)
@@ -1822,7 +1835,7 @@ class Observer:
     def _agent_sentence(self, turn, s, heading, ts):
         context = self.context
         acked = bool(says("ack", s))
-        s = PHRASES["ack"].sub("", s).strip()
+        s = phrase("ack").sub("", s).strip()
         if SELF_REGEX.match(s) and says("built", SELF_REGEX.sub("", s)):
             s = SELF_REGEX.sub("", s)                        # "I changed X" is "Changed X"
             s = s[:1].upper() + s[1:]
@@ -3749,7 +3762,7 @@ class Capture:
     def start_worker(self):
         """Start `agentmem process` detached: own session, no inherited stdio, survives the hook."""
         import subprocess
-        args = [sys.executable, os.path.abspath(__file__), "--store", self.store.root, "process", "--quiet"]
+        args = python_argv("--store", self.store.root, "process", "--quiet")
         kw = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
               "close_fds": True, "cwd": self.store.root}
         if os.name == "nt":
@@ -4406,16 +4419,45 @@ def _rpc_error(mid, code, message):
 # Install: wire hooks and the MCP server into each agent's settings; doctor
 ########################################################################
 
-OUR_COMMAND_REGEX = LazyRegex(r"agentmem(\.py)?['\"]?(\s+--store\s+\S+)?\s+(inject|capture)\b")
+OUR_COMMAND_REGEX = LazyRegex(r"agentmem(\.py|\.main\(\)\))?['\"]?(\s+--store\s+\S+)?\s+(inject|capture)\b")
+
+
+def python_argv(*args):
+    """The argv that runs this agentmem.py fast: imported as a module, so its bytecode is cached.
+
+    A script is compiled on every run; a module is compiled once into Python's
+    own bytecode cache. The cache goes to the user's cache folder
+    (``-X pycache_prefix``), so no __pycache__ appears beside a vendored copy in
+    a repository, and is written even where PYTHONDONTWRITEBYTECODE is set.
+    Without a cache folder (no home), the file runs as a plain script.
+    """
+    me, py = os.path.abspath(__file__), sys.executable or "python3"
+    cache = user_cache_dir()
+    if not cache or os.path.splitext(me)[1] != ".py" or os.path.basename(me) != "agentmem.py":
+        return [py, me] + list(args)
+    code = ("import sys;sys.dont_write_bytecode=False;sys.path.insert(0,%s);import agentmem;"
+            "sys.exit(agentmem.main())" % json.dumps(os.path.dirname(me)))
+    return [py, "-X", "pycache_prefix=" + os.path.join(cache, "pycache"), "-c", code] + list(args)
 
 
 def agentmem_command(sub):
-    """The shell command a hook runs: this interpreter and this agentmem.py, by absolute path."""
+    """The shell command a hook runs: this interpreter importing this agentmem.py (python_argv)."""
     import shlex
-    me, py = os.path.abspath(__file__), sys.executable or "python3"
-    if os.name == "nt":
-        return '"%s" "%s" %s' % (py, me, sub)
-    return "%s %s %s" % (shlex.quote(py), shlex.quote(me), sub)
+    if os.name == "nt":                  # cmd.exe quoting: the plain script, by absolute path
+        return '"%s" "%s" %s' % (sys.executable or "python3", os.path.abspath(__file__), sub)
+    return " ".join(shlex.quote(a) for a in python_argv()) + " " + sub
+
+
+def hook_target(command):
+    """The agentmem.py a hook or MCP command runs (script or import form), or ''."""
+    m = re.search(r"sys\.path\.insert\(0,(\"(?:[^\"\\]|\\.)*\")\)", command)
+    if m:
+        try:
+            return os.path.join(json.loads(m.group(1)), "agentmem.py")
+        except ValueError:
+            return ""
+    m = re.search(r"(\S*agentmem\.py)", command.replace("'", "").replace('"', ""))
+    return m.group(1) if m else ""
 
 
 def _is_ours(hook):
@@ -4480,7 +4522,8 @@ def _hook_plan(agent, stop=False, prompt=False):
 
 
 def _mcp_entry(agent):
-    entry = {"command": sys.executable or "python3", "args": [os.path.abspath(__file__), "mcp"]}
+    argv = python_argv("mcp")
+    entry = {"command": argv[0], "args": argv[1:]}
     if agent == "claude-code":
         entry = dict({"type": "stdio"}, **entry)
     if agent == "gemini":
@@ -4640,8 +4683,7 @@ def installed_state(agent, project):
                 for h in (g.get("hooks", [g]) if isinstance(g, dict) else []) if _is_ours(h)]
         if not cmds:
             continue
-        missing = [c for c in cmds if os.path.abspath(__file__) not in c and
-                   not any(os.path.isfile(p) for p in re.findall(r"(\S+agentmem\.py)", c.replace("'", "")))]
+        missing = [c for c in cmds if not os.path.isfile(hook_target(c))]
         out.append((scope, "hooks point to an agentmem.py that does not exist: %s" % missing[0] if missing else ""))
     return out
 

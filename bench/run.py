@@ -85,14 +85,14 @@ def report(r, quick):
             "Targets: warm recall within 3x at 10k and 8x at 100k; inject within 3x at 10k; the capture "
             "hook under 0.5 s on a 20 MB transcript; known-item hit@5 at least 29/30; import of 10k "
             "under 5 s.", "",
-            "Where the time goes: Python compiles a script on every run (it caches bytecode only for "
-            "imported modules), about a hundred lines a millisecond in a fresh process, so compiling "
-            "all of `agentmem.py` would cost about as much as the interpreter's own start. Its "
-            "sections are therefore written inside `hot(...)`/`cold(...)` strings, compiled once per "
-            "version of the file and kept in the user's cache folder; the cold ones (transcript "
-            "parsers, compressor, LLM client, capture worker, MCP server, install) are not even "
-            "loaded by recall and inject. A warm recall then spends its time on the interpreter "
-            "(1x), the standard modules it imports (sqlite3, json, argparse), and SQLite's work.", "",
+            "Where the time goes: Python compiles a script on every run but caches the bytecode of "
+            "an imported module, so the hook commands that `install` writes import `agentmem` "
+            "(`-X pycache_prefix` in the user's cache folder; docs/hooks.md), and so does this "
+            "harness's warm recall and inject. `script-recall` is `python agentmem.py recall` as a "
+            "person types it, compile included. Regular expressions and the observer's phrase "
+            "table compile on first use, so recall and inject pay only for what they run. A warm "
+            "recall then spends its time on the interpreter (1x), the standard modules it imports "
+            "(sqlite3, json, argparse), and SQLite's work.", "",
             "The floor on this machine includes about 20 ms that its site-packages spend at every "
             "start (a `.pth` file that imports certifi). Against a bare interpreter (a venv without "
             "it, floor about 10 ms; measured by hand on 2026-11-29, not by this script) a warm recall "

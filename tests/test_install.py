@@ -1,6 +1,9 @@
 """Install: merge hooks and the MCP server into each agent's settings, idempotently, reversibly."""
 import json
 import os
+import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -34,11 +37,11 @@ def test_claude_code_project_install_keeps_other_settings(project):
     assert settings["permissions"] == {"allow": ["Bash(npm test)"]}
     cmds = commands(settings)
     assert "echo hello" in cmds
-    assert any(c.endswith(" inject") and os.path.abspath(AGENTMEM) in c for c in cmds)
+    assert any(c.endswith(" inject") and os.path.dirname(os.path.abspath(AGENTMEM)) in c for c in cmds)
     assert set(settings["hooks"]) == {"SessionStart", "SessionEnd", "PreCompact"}
     assert settings["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"] == 30
     server = read(project / ".mcp.json")["mcpServers"]["agentmem"]
-    assert server["args"] == [os.path.abspath(AGENTMEM), "mcp"] and server["type"] == "stdio"
+    assert server["args"][-1] == "mcp" and "import agentmem" in server["args"][-2] and server["type"] == "stdio"
     backups = list((project / ".claude").glob("settings.json.agentmem-backup-*"))
     assert len(backups) == 1
     again = am("install", "claude-code", "--project", project, check=0)
@@ -114,9 +117,31 @@ def test_doctor_reports_wiring_and_a_moved_agentmem(project):
     p = am("doctor", "--project", project)
     assert "claude-code: hooks installed (project)" in p.stdout and p.returncode == 0
     path = project / ".claude" / "settings.json"
-    path.write_text(path.read_text().replace(os.path.abspath(AGENTMEM), "/old/place/agentmem.py"))
+    path.write_text(path.read_text().replace(os.path.dirname(os.path.abspath(AGENTMEM)), "/old/place"))
     p = am("doctor", "--project", project)
     assert p.returncode == 1
     assert "does not exist" in p.stdout and "fix: agentmem install claude-code" in p.stdout
     checks = json.loads(am("doctor", "--project", project, "--json").stdout)
     assert {"level", "check", "fix"} <= set(checks[0])
+
+
+def test_hook_commands_import_the_module_and_cache_its_bytecode_outside_the_project(project, tmp_path):
+    vendored = tmp_path / "vendor"
+    vendored.mkdir()
+    shutil.copy(AGENTMEM, str(vendored / "agentmem.py"))
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), PYTHONDONTWRITEBYTECODE="1")
+    subprocess.run([sys.executable, str(vendored / "agentmem.py"), "install", "claude-code", "--project",
+                    str(project)], env=env, check=True, capture_output=True)
+    am("remember", "Hooks import agentmem and reuse its bytecode", "--type", "convention", check=0)
+    [inject] = [c for c in commands(read(project / ".claude" / "settings.json")) if c.endswith(" inject")]
+    for _ in range(2):
+        p = subprocess.run(inject + " --format text", shell=True, env=env, cwd=str(project),
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0 and "reuse its bytecode" in p.stdout, p.stderr
+    assert list((tmp_path / "cache").rglob("agentmem.*.pyc"))          # the module was cached ...
+    assert not (vendored / "__pycache__").exists()                      # ... outside the project
+    assert "hooks point to" not in am("doctor", "--project", project, env=env).stdout
+    server = read(project / ".mcp.json")["mcpServers"]["agentmem"]
+    p = subprocess.run([server["command"]] + server["args"], input='{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n',
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert p.stdout.strip() == '{"jsonrpc": "2.0", "id": 1, "result": {}}'
