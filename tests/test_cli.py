@@ -97,3 +97,9 @@ def test_oldest_and_newest_supported_pythons(python, store):
             "r = doctest.testmod(agentmem); print(r.attempted); sys.exit(r.failed)" % os.path.dirname(AGENTMEM))
     p = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and int(p.stdout.split()[-1]) > 15, p.stdout[-2000:]
+
+
+def test_a_bare_hook_call_gets_the_same_arguments_as_argparse_gives():
+    for name in agentmem.HOOK_COMMANDS:
+        assert vars(agentmem.hook_args([name])) == vars(agentmem.build_parser(name).parse_args([name]))
+    assert agentmem.hook_args(["inject", "--prompt"]) is None and agentmem.hook_args(["recall"]) is None
