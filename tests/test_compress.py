@@ -29,12 +29,13 @@ def test_what_was_said_comes_back_typed(captured, query):
 
 
 def test_rejected_and_suggested_things_are_never_decisions(captured):
-    for m in captured:
-        text = m["text"].lower()
-        if m["type"] in ("decision", "convention", "rule"):
-            for word in NEVER_DECIDED:
-                if " %s " % word in " %s " % text.replace(",", " ").replace(".", " "):
-                    assert any(n in text for n in ("instead", "not ", "no ", "never", "don't", "reject")), m
+    def words(m):
+        return set(m["text"].lower().replace(",", " ").replace(".", " ").split())
+    mentioned = [m for m in captured if words(m) & set(NEVER_DECIDED)]
+    decided = [m for m in mentioned if m["type"] in ("decision", "convention", "rule") and
+               not any(n in m["text"].lower() for n in ("instead", "not ", "no ", "never", "don't", "reject"))]
+    assert decided == []
+    assert "kafka" in {w for m in mentioned for w in words(m)}     # the rejection itself was kept
 
 
 def test_no_narration_no_tool_output_no_secret(captured, store):
@@ -256,3 +257,27 @@ def test_a_summary_list_keeps_each_item_apart():
 def test_lead_ins_are_not_kept():
     [todo] = compress_heuristic([ev("user", "I'll follow up on the flaky test tomorrow.")])
     assert todo.text == "Follow up on the flaky test tomorrow."
+
+
+def test_the_phrase_table_is_data_and_adding_a_phrasing_is_one_line():
+    import agentmem
+    table = agentmem.compile_phrases("decision  word  en  we settled on ; pick* the\n")
+    assert table["decision"].search("In the end we settled on Postgres.")
+    assert table["decision"].search("We picked the blue one.")
+    assert not table["decision"].search("unsettled on")
+    known = agentmem.compile_phrases()
+    for concept, also, _type, kind in agentmem.PERSON_RULES + agentmem.AGENT_RULES:
+        assert concept in known and (also is None or also in known)
+        assert kind in agentmem.OBSERVED_CONFIDENCE
+    with pytest.raises(ValueError):
+        agentmem.compile_phrases("decision  somewhere  en  we settled on\n")
+
+
+def test_words_that_merely_contain_a_phrase_decide_nothing():
+    said = ["I keep questioning my decisions and goals lately.", "Still following my passion for dance.",
+            "We used to rock a song together at the old club."]
+    kept = compress_heuristic([Event("user", s) for s in said])
+    assert [m.type for m in kept if m.type in ("decision", "convention")] == []
+    kept = compress_heuristic([Event("user", "We decided to stay on Postgres; following the ADR, "
+                                             "migrations must be reversible.")])
+    assert {m.type for m in kept} & {"decision", "convention"}

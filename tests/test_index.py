@@ -88,9 +88,14 @@ def test_index_of_another_version_is_rebuilt(store):
     path = os.path.join(str(store), "local", "index-%s.sqlite3" % agentmem.choose_backend())
     db = sqlite3.connect(path)
     db.execute("PRAGMA user_version=1")
+    db.execute("DELETE FROM memories")             # what an index of another version might hold
     db.commit()
     db.close()
     assert am_json("recall", "rebuilt automatically", "--json")[0]["text"].startswith("Versioned")
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == agentmem.INDEX_VERSION     # rebuilt
+    assert db.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 1
+    db.close()
 
 
 def test_sessions_are_indexed_as_a_whole(store):
