@@ -2,20 +2,30 @@
 PYTHON ?= python3
 SHARED ?= ../shared
 
-.PHONY: demo test doctest bench bench-quick clean
+RUFF_VERSION ?= 0.17.6
+
+.PHONY: demo test lint coverage bench bench-quick clean
 
 demo:
 	$(PYTHON) agentmem.py demo
 
 test:
 	@$(PYTHON) -c "import pytest" 2>/dev/null || $(PYTHON) -m pip install --quiet --disable-pip-version-check pytest
-	$(PYTHON) -m pytest tests
+	$(PYTHON) -m pytest --doctest-modules agentmem.py tests
+
+lint:
+	@$(PYTHON) -m ruff --version 2>/dev/null | grep -q "$(RUFF_VERSION)" || $(PYTHON) -m pip install --quiet --disable-pip-version-check "ruff==$(RUFF_VERSION)"
+	$(PYTHON) -m ruff check agentmem.py tests bench
+
+coverage:
+	@$(PYTHON) -c "import coverage" 2>/dev/null || $(PYTHON) -m pip install --quiet --disable-pip-version-check coverage
+	$(PYTHON) bench/coverage_run.py
 
 bench:
-	$(PYTHON) bench/run.py --shared $(SHARED) --write docs/benchmarks.md
+	$(PYTHON) bench/run.py --shared $(SHARED) --write docs/benchmarks.md --coverage
 
 bench-quick:
 	$(PYTHON) bench/run.py --shared $(SHARED) --quick
 
 clean:
-	rm -rf .pytest_cache tests/__pycache__ __pycache__ build *.egg-info
+	rm -rf .pytest_cache tests/__pycache__ __pycache__ build *.egg-info .coverage .coverage.* htmlcov
