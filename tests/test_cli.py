@@ -10,7 +10,7 @@ import pytest
 import agentmem
 from conftest import AGENTMEM, ROOT, am
 
-COMMANDS = sorted(agentmem.COMMANDS)
+COMMANDS = sorted(agentmem._COMMANDS)
 DOCS = "\n".join(open(p, encoding="utf-8").read() for p in [os.path.join(ROOT, "README.md")] +
                  sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))))
 
@@ -100,6 +100,6 @@ def test_oldest_and_newest_supported_pythons(python, store):
 
 
 def test_a_bare_hook_call_gets_the_same_arguments_as_argparse_gives():
-    for name in agentmem.HOOK_COMMANDS:
-        assert vars(agentmem.hook_args([name])) == vars(agentmem.build_parser(name).parse_args([name]))
-    assert agentmem.hook_args(["inject", "--prompt"]) is None and agentmem.hook_args(["recall"]) is None
+    for name in agentmem._HOOK_COMMANDS:
+        assert vars(agentmem._hook_args([name])) == vars(agentmem._build_parser(name).parse_args([name]))
+    assert agentmem._hook_args(["inject", "--prompt"]) is None and agentmem._hook_args(["recall"]) is None

@@ -3,7 +3,8 @@ import json
 
 import pytest
 
-from agentmem import Event, compress_heuristic, session_summary
+import agentmem
+from agentmem import Event, compress_heuristic
 from conftest import am, am_json
 from sessions import CHECKS, NEVER_DECIDED, SECRETS, STEPS_EN, STEPS_RU, hook_json, render_claude
 
@@ -113,7 +114,7 @@ def test_a_heading_on_top_of_the_first_request_names_the_session():
     context = {}
     mems = compress_heuristic([ev("user", "## Task: rename the CLI to Vibe Code Tracker\n\n"
                                           "1. Read `Cargo.toml`.\n2. Update README.md.")], context=context)
-    assert session_summary(mems, context, {}) == "Session: Task: rename the CLI to Vibe Code Tracker"
+    assert agentmem._session_summary(mems, context, {}) == "Session: Task: rename the CLI to Vibe Code Tracker"
 
 
 def test_private_spans_never_become_memories():
@@ -261,16 +262,16 @@ def test_lead_ins_are_not_kept():
 
 def test_the_phrase_table_is_data_and_adding_a_phrasing_is_one_line():
     import agentmem
-    table = agentmem.compile_phrases("decision  word  en  we settled on ; pick* the\n")
+    table = agentmem._compile_phrases("decision  word  en  we settled on ; pick* the\n")
     assert table["decision"].search("In the end we settled on Postgres.")
     assert table["decision"].search("We picked the blue one.")
     assert not table["decision"].search("unsettled on")
-    known = agentmem.compile_phrases()
-    for concept, also, _type, kind in agentmem.PERSON_RULES + agentmem.AGENT_RULES:
+    known = agentmem._compile_phrases()
+    for concept, also, _type, kind in agentmem._PERSON_RULES + agentmem._AGENT_RULES:
         assert concept in known and (also is None or also in known)
-        assert kind in agentmem.OBSERVED_CONFIDENCE
+        assert kind in agentmem._OBSERVED_CONFIDENCE
     with pytest.raises(ValueError):
-        agentmem.compile_phrases("decision  somewhere  en  we settled on\n")
+        agentmem._compile_phrases("decision  somewhere  en  we settled on\n")
 
 
 def test_words_that_merely_contain_a_phrase_decide_nothing():

@@ -27,7 +27,7 @@ OTHER_SCRIPTS = ["Деплой через helm, откат через helm rollb
 
 
 def test_both_backends_return_the_same_results(store, monkeypatch):
-    if not agentmem.fts5_available():
+    if not agentmem._fts5_available():
         pytest.skip("this Python's SQLite has no FTS5")
     agentmem.open_store().import_jsonl(corpus() + [json.dumps({"text": t}) for t in OTHER_SCRIPTS])
     queries = ["docker deploy", "migrate postgres service 3", "redis caching retry", "kafka",
@@ -54,12 +54,12 @@ def test_only_changed_files_are_reindexed(store):
     target = files[0]
     target.write_text(target.read_text() + "\n## fact\nA hand-written note about flamegraphs.\n")
     calls = []
-    original = agentmem.parse_memories
-    agentmem.parse_memories = lambda text, path="": calls.append(path) or original(text, path)
+    original = agentmem._parse_memories
+    agentmem._parse_memories = lambda text, path="": calls.append(path) or original(text, path)
     try:
         assert idx.refresh() is True
     finally:
-        agentmem.parse_memories = original
+        agentmem._parse_memories = original
     assert calls == [str(target.relative_to(store))]
     assert [h.memory.text for h in s.recall("flamegraphs")] == ["A hand-written note about flamegraphs."]
 
@@ -85,7 +85,7 @@ def test_index_of_another_version_is_rebuilt(store):
     s.remember("Versioned indexes are rebuilt automatically")
     s.close()
     import sqlite3
-    path = os.path.join(str(store), "local", "index-%s.sqlite3" % agentmem.choose_backend())
+    path = os.path.join(str(store), "local", "index-%s.sqlite3" % agentmem._choose_backend())
     db = sqlite3.connect(path)
     db.execute("PRAGMA user_version=1")
     db.execute("DELETE FROM memories")             # what an index of another version might hold
@@ -93,7 +93,7 @@ def test_index_of_another_version_is_rebuilt(store):
     db.close()
     assert am_json("recall", "rebuilt automatically", "--json")[0]["text"].startswith("Versioned")
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == agentmem.INDEX_VERSION     # rebuilt
+    assert db.execute("PRAGMA user_version").fetchone()[0] == agentmem._INDEX_VERSION     # rebuilt
     assert db.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 1
     db.close()
 

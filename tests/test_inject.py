@@ -75,7 +75,7 @@ def test_the_budget_is_kept_and_the_block_still_closes(store):
     s.close()
     for budget in (100, 400, 1500, 5000):
         text = context("--budget", str(budget))
-        assert len(text) <= min(agentmem.HOOK_CONTEXT_CAP, max(400, budget * 4))
+        assert len(text) <= min(agentmem._HOOK_CONTEXT_CAP, max(400, budget * 4))
         fence = text.split("\n")[1].split(" ")[0]
         assert text.rstrip().endswith(fence)
 
@@ -94,7 +94,7 @@ def test_stale_memories_are_marked(store, tmp_path):
     s = agentmem.open_store()
     m = agentmem.Memory("The app entry point prints the version", type="convention", files=["src/app.py"],
                         confidence=0.9)
-    m.extra["hashes"] = {"src/app.py": agentmem.file_hash(str(project / "src" / "app.py"))}
+    m.extra["hashes"] = {"src/app.py": agentmem._file_hash(str(project / "src" / "app.py"))}
     s.add([s.prepare(m)], lambda _m: "memories/x.md")
     s.close()
     start = json.dumps({"hook_event_name": "SessionStart", "cwd": str(project)})
@@ -141,7 +141,7 @@ def test_after_a_captured_session_conventions_are_in_and_tool_text_is_out(store,
     assert "make fmt" in text and "docker postgres" in text
     for tool_text in ("IGNORE ALL PREVIOUS", "FileExistsError", "sk_live", "STRIPE_SECRET_KEY"):
         assert tool_text not in text
-    assert len(text) <= agentmem.DEFAULT_BUDGET_TOKENS * 4
+    assert len(text) <= agentmem._DEFAULT_BUDGET_TOKENS * 4
 
 
 SHARED_BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "bench")
@@ -165,7 +165,7 @@ def test_inject_after_the_public_scenarios(store, tmp_path):
         path.write_text(render(sc["steps"], sc["id"], cwd=sc["cwd"]), encoding="utf-8")
         am("capture", "--sync", input=hook_input(sc["id"], str(path), sc["cwd"]), check=0)
     text = context()
-    assert len(text) <= agentmem.DEFAULT_BUDGET_TOKENS * agentmem.CHARS_PER_TOKEN
+    assert len(text) <= agentmem._DEFAULT_BUDGET_TOKENS * agentmem._CHARS_PER_TOKEN
     for stated in ("at most 15 lines", "typed DTOs", "internal/middleware/metrics.go", "must be reversible",
                    "Conventional Commits", "Firebase Cloud Messaging"):
         assert stated in text

@@ -134,7 +134,7 @@ def test_500s_are_bounded_and_the_chunk_waits_for_a_later_pass(store, session):
         took = run_capture(fake, session)
     finally:
         fake.close()
-    assert len(fake.requests) == agentmem.LLM_MAX_ATTEMPTS and took < 15
+    assert len(fake.requests) == agentmem._LLM_MAX_ATTEMPTS and took < 15
     assert any(m["type"] == "bug" for m in memories())
     [job] = (store / "local" / "queue").glob("*.json")                       # kept for a later LLM pass
     assert json.loads(job.read_text())["kind"] == "llm"
@@ -146,7 +146,7 @@ def test_a_hanging_server_times_out(store, session):
         took = run_capture(fake, session)
     finally:
         fake.close()
-    assert took < 3 * agentmem.LLM_MAX_ATTEMPTS + 5 and len(fake.requests) <= agentmem.LLM_MAX_ATTEMPTS
+    assert took < 3 * agentmem._LLM_MAX_ATTEMPTS + 5 and len(fake.requests) <= agentmem._LLM_MAX_ATTEMPTS
     assert any(m["type"] == "bug" for m in memories())
 
 

@@ -145,9 +145,9 @@ def test_no_store_yet_means_no_results_not_an_error(store):
 
 
 def test_scoring_function_is_documented_and_bounded():
-    one = agentmem.fused_score({"memory": 0}, 1.0, 0, 0)
-    assert one == pytest.approx(1.0 / agentmem.RRF_K)
-    assert agentmem.fused_score({"memory": 0}, 0.0, 0, 10 ** 10) >= one / 4
+    one = agentmem._fused_score({"memory": 0}, 1.0, 0, 0)
+    assert one == pytest.approx(1.0 / agentmem._RRF_K)
+    assert agentmem._fused_score({"memory": 0}, 0.0, 0, 10 ** 10) >= one / 4
 
 
 def test_a_memory_about_a_changed_file_ranks_lower(tmp_path, monkeypatch):
@@ -160,7 +160,7 @@ def test_a_memory_about_a_changed_file_ranks_lower(tmp_path, monkeypatch):
     for name, text in (("db.py", "The pool size setting lives in src/db.py"),
                        ("cache.py", "The pool size for cache clients lives in src/cache.py")):
         m = agentmem.Memory(text, type="fact", files=["src/" + name], confidence=0.9)
-        m.extra["hashes"] = {"src/" + name: agentmem.file_hash(str(project / "src" / name))}
+        m.extra["hashes"] = {"src/" + name: agentmem._file_hash(str(project / "src" / name))}
         s.add([s.prepare(m)], lambda _m: "memories/x.md")
     first = [h.memory.files[0] for h in s.recall("pool size setting")]
     assert first[0] == "src/db.py"

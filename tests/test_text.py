@@ -1,6 +1,6 @@
 """Text stage: tokens, stems, passages, near-duplicate sketches, redaction."""
 import agentmem
-from agentmem import redact, stem_en, stem_ru, tokenize
+from agentmem import redact, tokenize
 
 
 def test_identifiers_match_whole_and_by_part():
@@ -12,16 +12,16 @@ def test_identifiers_match_whole_and_by_part():
 
 
 def test_english_and_russian_stems_conflate_word_forms():
-    assert stem_en("connections") == stem_en("connected") == stem_en("connecting")
-    assert stem_en("running") == "run"
-    assert stem_ru("уведомления") == stem_ru("уведомление")
-    assert stem_ru("откатил") == stem_ru("откатили")
+    assert agentmem._stem_en("connections") == agentmem._stem_en("connected") == agentmem._stem_en("connecting")
+    assert agentmem._stem_en("running") == "run"
+    assert agentmem._stem_ru("уведомления") == agentmem._stem_ru("уведомление")
+    assert agentmem._stem_ru("откатил") == agentmem._stem_ru("откатили")
     assert tokenize("Пользователи получают уведомления")[-1] == tokenize("уведомление")[0]
 
 
 def test_short_forms_number_words_and_hyphens_match_the_full_word():
     def same(a, b):
-        return set(agentmem.query_terms(a)) == set(agentmem.query_terms(b))
+        return set(agentmem._query_terms(a)) == set(agentmem._query_terms(b))
     assert same("db config", "database configuration")
     assert same("the kids' pics", "children pictures")
     assert same("three retries", "3 retries")
@@ -35,35 +35,35 @@ def test_other_scripts_pass_through_unharmed():
 
 def test_chinese_and_japanese_are_cut_into_pairs_of_signs():
     assert tokenize("東京 の ラーメン") == ["東京", "の", "ラー", "ーメ", "メン"]
-    assert set(agentmem.query_terms("数据库")) <= set(tokenize("我们决定使用PostgreSQL数据库"))
+    assert set(agentmem._query_terms("数据库")) <= set(tokenize("我们决定使用PostgreSQL数据库"))
     assert "pnpm" in tokenize("以後一律用pnpm")          # a Latin word glued to Chinese is still a word
 
 
 def test_query_keeps_stems_and_exact_forms():
-    terms, forms = agentmem.analyze_query("how are request metrics recorded?")
+    terms, forms = agentmem._analyze_query("how are request metrics recorded?")
     assert terms == ["request", "metric", "record"]
     assert forms == {"metric": ["metrics"], "record": ["recorded"]}
 
 
 def test_long_text_is_split_into_passages_short_text_is_not():
-    assert agentmem.passages("One sentence only.") == ["One sentence only."]
+    assert agentmem._passages("One sentence only.") == ["One sentence only."]
     long_text = " ".join("Sentence number %d talks about topic %d." % (i, i) for i in range(40))
-    parts = agentmem.passages(long_text)
+    parts = agentmem._passages(long_text)
     assert len(parts) > 3
     assert " ".join(parts).split() == long_text.split()
     chinese = "我们决定使用PostgreSQL作为主数据库。原因是它支持JSON和全文搜索。" * 6    # no spaces at all
-    parts = agentmem.passages(chinese)
+    parts = agentmem._passages(chinese)
     assert len(parts) > 2 and "".join(parts).replace(" ", "") == chinese
-    assert agentmem.first_sentence(chinese) == "我们决定使用PostgreSQL作为主数据库。"
+    assert agentmem._first_sentence(chinese) == "我们决定使用PostgreSQL作为主数据库。"
 
 
 def test_near_duplicates_share_a_sketch_key_unrelated_texts_do_not():
     a = "Handlers must be thin: at most 15 lines, decode, call the service, encode the response."
     b = "Handlers must be thin: at most 15 lines; decode, call the service, encode the response!"
     c = "The orders admin page ran 1204 queries because every row loaded its customer."
-    assert agentmem.jaccard(agentmem.shingles(a), agentmem.shingles(b)) > agentmem.DUPLICATE_JACCARD
-    assert set(agentmem.sketch(a)) & set(agentmem.sketch(b))
-    assert not set(agentmem.sketch(a)) & set(agentmem.sketch(c))
+    assert agentmem._jaccard(agentmem._shingles(a), agentmem._shingles(b)) > agentmem._DUPLICATE_JACCARD
+    assert set(agentmem._sketch(a)) & set(agentmem._sketch(b))
+    assert not set(agentmem._sketch(a)) & set(agentmem._sketch(c))
 
 
 SECRETS = {
@@ -103,5 +103,5 @@ def test_plain_prose_about_secrets_is_left_alone():
 
 
 def test_private_spans_are_removed():
-    assert agentmem.strip_private("keep <private>my salary is 10</private> this") == "keep  this"
-    assert agentmem.strip_private("keep <private>unclosed secret") == "keep "
+    assert agentmem._strip_private("keep <private>my salary is 10</private> this") == "keep  this"
+    assert agentmem._strip_private("keep <private>unclosed secret") == "keep "
