@@ -1,54 +1,28 @@
 #!/usr/bin/env python3
 """agentmem: persistent, reviewable memory for AI coding agents.
 
-One file, standard library only. Run it as a command (``python agentmem.py
---help``) or vendor it and import it. Memories are markdown files in
-``.agentmem/`` at the root of your repository: the source of truth, readable,
-editable and mergeable in git. Everything else (the search index, the capture
-queue, locks) is derived, lives in ``.agentmem/local/`` and is git-ignored.
-
-Data flows through the file in this order, one section each:
+One file, standard library only: a command (``python agentmem.py --help``)
+and a module to vendor. Memories are markdown in ``.agentmem/`` at the root of
+your repository, the source of truth; the index, queue and locks are derived,
+in ``.agentmem/local/``. Sections follow the data:
 
     transcript --> Event --> Memory --> markdown store --> _Index --> recall
                                                               \\--> inject, mcp
 
-Every section is plain Python. The hook commands that run at every session
-start import this file as a module (``install`` writes them that way), so
-Python's own bytecode cache (``__pycache__``, or ``-X pycache_prefix``) spares
-them the compile; regular expressions and the heavier standard modules are
-prepared on first use.
+Public API (``__all__``; everything else has a leading underscore):
 
-Public API (everything in ``__all__``):
+    open_store(path=None, cwd=None) -> Store   the project's store
+    Store.remember(text, type="fact", ...) -> (Memory, status)
+        near-duplicates of the same type merge (docs/format.md)
+    Store.recall(query, limit=5, ...) -> [Hit(memory, score)]
+        BM25 over memories, passages and sessions, typo tolerant (docs/ranking.md)
+    Store.get, forget, memories, stats, import_jsonl, export_jsonl
+    read_transcript(path) -> (events, info, offset)   Claude, Codex, Gemini, text
+    compress_heuristic(events) -> [Memory]   what a session learned (docs/capture.md)
+    Memory, Event, tokenize(text), redact(text), main(argv=None) -> exit code
 
-    open_store(path=None, cwd=None) -> Store
-        Find the store for a directory: ``--store``/``AGENTMEM_DIR``, else
-        ``.agentmem/`` in the main working tree of the enclosing git repository,
-        else in the directory itself.
-    Store.remember(text, type="fact", tags=(), files=(), confidence=None, ...)
-        Save one memory; a near-duplicate (word-shingle Jaccard > 0.85, same
-        type, the same negations and numbers) is merged into the existing one.
-        Returns (Memory, status).
-    Store.recall(query, limit=5, types=None, files=None, min_confidence=None)
-        Ranked list of Hit(memory, score): BM25 over memories, their passages
-        and their sessions, plus typo-tolerant matching, fused by reciprocal
-        rank and weighted by confidence, recency and staleness.
-    Store.get(id), Store.forget(id), Store.memories(), Store.stats()
-    Store.import_jsonl(lines), Store.export_jsonl()
-    Memory          one memory: id, type, text, tags, files, confidence, ...
-    read_transcript(path, fmt="auto") -> (events, info, offset)
-        A Claude Code, Codex, Gemini CLI or plain-text transcript as Events.
-    Event           one thing that happened: role, text, time, tool, files
-    compress_heuristic(events, info=None) -> [Memory]
-        What a session learned, typed, not yet stored (no network).
-    tokenize(text)  the search tokens of a text (stemmed, identifiers split)
-    redact(text)    text with secrets (keys, tokens, passwords) masked
-    main(argv=None) the command line; returns the exit code
-
-Everything else is internal and named with a leading underscore.
-
->>> tokenize("The useEffect hook leaked in src/push/usePush.ts")  # doctest: +NORMALIZE_WHITESPACE
-['useeffect', 'use', 'effect', 'hook', 'leak', 'src/push/usepush.ts', 'usepush.ts',
- 'src', 'push', 'usepush', 'use', 'push', 'ts']
+>>> tokenize("useEffect leaked in src/push.ts")
+['useeffect', 'use', 'effect', 'leak', 'src/push.ts', 'push.ts', 'src', 'push', 'ts']
 >>> redact("export ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123")
 'export ANTHROPIC_API_KEY=[REDACTED]'
 """
@@ -1474,9 +1448,9 @@ def read_transcript(path, fmt="auto", offset=0):
 # An observer keeps what was decided, stated as a rule, fixed, rejected, left to do,
 # built or configured; never what the agent or the observer was doing. It reads one
 # sentence at a time and knows its phrasings from the table below: English, Russian and a
-# little Chinese. Adding a phrasing is adding it to its line.
+# little Chinese. Adding a phrasing is adding it to a row.
 #
-# Each line: concept, anchor, language, then phrases separated by " ; ".
+# {concept: rows}; each row is (anchor, language, phrases separated by " ; ").
 #   anchor  start   the sentence (or heading) starts with it, past any punctuation
 #           word    anywhere, as whole words
 #           opener  starts the sentence and is followed by punctuation: "Ok, ...", "Agreed - ..."
@@ -1488,203 +1462,256 @@ def read_transcript(path, fmt="auto", offset=0):
 #   phrase  words as written; "(a|b)" is either, "?" makes what comes before optional,
 #           "*" at a word's end is any ending ("fail*": fails, failed, failure), "'" may
 #           be left out ("don't": dont), a space is any space; otherwise a regular expression
-_OBSERVER_PHRASES = r"""
-# the agent saying what it does, not what it learned
-narration        start   en  i'll ; i will ; i'm going ; i am going
-narration        start   en  i'm (now )?(checking|looking|reading|running|going|trying) ; let me
-narration        start   en  let's (check|look|see|start|try|run|read|take|begin|first)
-narration        start   en  (now|next|first|then),? (i|let|to)
-narration        start   en  all (the )?(tasks?|changes|steps|edits|items) (are|is|have|has)
-narration        start   en  all (the )?(tasks?|changes|steps|edits|items) you asked for
-narration        start   en  i('ve| have)? (just )?(read|looked|checked|reviewed|examined|scanned)
-narration        start   en  i('ve| have)? (just )?(searched|opened|found|ran)
-narration        start   en  i (see|notice|think|believe|understand|need|want)
-narration        start   en  i (can|should|could|would)
-narration        start   en  i (am|was|have|had|did|do)
-narration        start   en  looking ; checking ; reading ; scanning ; searching ; fetching
-narration        start   en  running ; starting ; updating ; creating ; writing ; analy[sz]ing
-narration        start   en  exploring
-narration        start   en  investigating ; trying ; waiting
-narration        start   en  sorry ; apolog* ; ok ; okay ; good ; great ; perfect ; excellent
-narration        start   en  awesome ; sure ; got it ; understood ; alright ; all right ; hmm*
-narration        start   en  here's ; here is ; below is ; as requested ; thanks ; thank you
-narration        start   en  you're right ; you are right
-narration        start   ru  сейчас ; теперь ; давай* ; посмотр* ; провер* ; смотрю ; читаю
-narration        start   ru  запуска* ; хорошо ; отлично ; понял* ; ок ; сначала ; извин*
-narration        start   zh  我來 ; 我会 ; 我將 ; 讓我 ; 让我 ; 好的
-# a reply's first words that acknowledge; the sentence goes on after them
-ack              opener  en  ok ; okay ; good ; great ; perfect ; sure ; done ; noted ; got it
-ack              opener  en  understood ; agreed ; right ; yes ; will do ; confirmed ; recorded
-ack              opener  en  you're right
-ack              opener  ru  принято ; зафиксировано ; готово ; понял ; хорошо ; отлично ; согласен
-ack              opener  ru  сделано ; записал ; верно
-agree            opener  en  agreed ; yes ; yep ; yeah ; sounds good ; makes sense ; fine ; exactly
-agree            opener  ru  согласен ; согласна ; да ; ладно
-# how a sentence starts, not what the memory says: cut from the front of what is kept
-lead-in          opener  en  ok ; okay ; sure ; good ; great ; noted ; understood ; so ; well ; fine
-lead-in          opener  en  alright ; right ; agreed ; yes ; yeah ; yep
-lead-in          lead    en  i'll ; i will ; i'm going to ; let me ; please
-lead-in          lead    ru  я ; я потом
-filler           lead    en  and ; also ; plus ; oh ; btw ; by the way ; one more thing
-filler           lead    ru  и ; а также ; также ; кстати ; ещё ; еще
-label            label   en  convention ; rule ; reminder ; remember ; decision ; note ; important
-label            label   en  fyi ; policy ; convention reminder ; rule reminder
-label            label   ru  договорённость ; договоренность ; правило ; решение ; напоминание
-label            label   ru  важно
-# the person correcting the agent
-correction       start   en  (no|nope)[,.!]\s ; stop ; wrong ; again ; not like that ; not this
-correction       start   en  i said ; i told you ; as i said
-correction       start   ru  нет ; стоп ; не так ; опять ; снова ; я же ; сколько раз
-# a choice, and a choice against something
-decision         start   en  (go|stick|stay) with ; stay on ; keep using ; switch to
-decision         word    en  we('ll| will)? (stay|stick|remain) (on|with) ; we decided ; decided
-decision         word    en  decision ; let's (use|go with|switch|stick|keep|move)
-decision         word    en  we'll (use|go with|stick|keep|switch)
-decision         word    en  we are going with ; we're going with ; going with ; stick with
-decision         word    en  switch(ing)? to ; the plan is ; we chose ; we picked
-decision         word    ru  решили ; решено ; договорились ; остаёмся ; остаемся ; выбрали
-decision         word    ru  будем использовать ; переходим на
-decision         word    zh  [决決]定(用|使用|採用|采用|改用|了) ; 統一 ; 统一
-decided-against  word    en  (decided|decision is|chose|agreed) (against|not to)
-decided-against  word    en  we won't (use|adopt|go with)
-decided-against  word    ru  решили не ; решили отказаться
-# the person turning something down, or a dead end either of you hit
-reject           start   en  no\s+\w
-reject           word    en  (don't|do not|never) (use|add|bring|reintroduce) ; stop using
-reject           word    en  not using ; don't bother ; not worth ; no longer ; get rid of
-reject           word    en  we removed ; reject(ed)? ; dead[- ]end
-reject           word    en  (didn't|did not|won't) (work|help)
-reject           word    en  tried\b.*\b(fail*|broke|doesn't work|didn't) ; revert(ed)?
-reject           word    en  roll(ed)? back ; gave up ; abandon*
-reject           word    ru  не (берём|берем|берите|используем|используйте)
-reject           word    ru  не (нужен|нужна|нужно|надо)
-reject           word    ru  не (сработал*|помогл*)
-reject           word    ru  отказ* ; откат* ; тупик* ; отклон*
-reject           word    zh  不要用 ; 不用
-# what a rejection offers instead (or that it closes the matter): then it is a decision
-alternative      word    en  use ; go with ; switch to ; prefer ; instead ; rather ; stick with
-alternative      word    en  keep ; stay on ; enough ; don't bother
-alternative      word    ru  используй* ; используем ; вместо ; лучше ; остаёмся ; остаемся
-alternative      word    ru  переходим
-# the agent reporting a dead end (never a bare "No errors.")
-agent-reject     word    en  reverted ; rolled back ; not using ; won't use ; abandon* ; gave up
-agent-reject     word    en  dead[- ]end ; (didn't|did not) (work|help)
-agent-reject     word    en  (tried|considered)\b.*\b(fail*|broke|doesn't work|didn't|but)
-agent-reject     word    ru  откатил* ; отклон* ; не сработал* ; тупик* ; отказал*
-# a rule: how things are done here
-convention       word    en  must ; mustn't ; should ; shouldn't ; always ; never ; don't ; do not
-convention       word    en  avoid ; prefer ; make sure ; ensures? ; remember to ; convention*
-convention       word    en  rules? ; policy ; policies
-convention       word    en  at most ; at least ; no more than ; only use ; from now on
-convention       word    en  goes through ; go through ; is required ; are required
-convention       word    en  follows?(?! ?-?up) ; naming
-convention       word    en  (go|goes|live|lives|belong|belongs|sit|sits) (in|into|under|inside)
-convention       word    en  we (always )?(use|name|prefix|write|put|keep|store)
-convention       word    ru  всегда ; никогда ; должн* ; нельзя ; обязательно ; договорённост*
-convention       word    ru  договоренност* ; правил* ; пишем ; не используем
-convention       word    zh  必須 ; 必须 ; 務必 ; 务必 ; 確保 ; 确保 ; 一律 ; 不要 ; 總是 ; 总是
-# the person stating how the system is: "backups are kept for 30 days"
-system-fact      word    en  (is|are) (kept|stored|retained|deployed|hosted|served|backed up)
-system-fact      word    en  (is|are) (mounted|rotated|pinned|set to|capped at|limited to)
-system-fact      word    en  (is|are) (rate[- ]limited|scheduled|read[- ]only)
-system-fact      word    en  runs? (on|in|every) ; defaults? to ; expires? (after|in)
-system-fact      start   en  fyi
-system-fact      word    ru  хранят?ся ; разв[её]рнут* ; работает на ; запускается (в|каждые)
-# something left to do
-todo             start   en  todo ; fixme
-todo             word    en  (todo|fixme)\s*[:(] ; later ; next (session|time|steps?) ; follow[- ]up
-todo             word    en  still (need|have) to ; to do: ; remaining ; don't forget ; not yet
-todo             word    en  open question
-todo             word    ru  потом ; позже ; не забыть ; в следующий раз ; осталось ; надо будет
-todo             word    ru  пока не
-agent-todo       label   en  (todo|fixme|follow[- ]?ups?|next steps?)( left| remaining)?
-agent-todo       label   en  (left to do|still to do|not done yet)( left| remaining)?
-agent-todo       label   en  open (questions?|issues?)( left| remaining)?
-agent-todo       word    en  (todo|fixme)( left)?\s*[:(]
-agent-todo       word    en  still (lacks|needs|has no|have no|missing)
-agent-todo       word    en  not (yet )?(implemented|handled|covered|wired|done) yet
-agent-todo       word    en  left for later
-agent-todo       start   ru  осталось ; не сделано ; надо будет ; на потом
-# a problem, its cause and its fix
-problem          word    en  slow* ; takes? \d ; seconds ; timeout* ; times out ; hang* ; crash*
-problem          word    en  fail* ; error* ; exception* ; broken ; not working ; twice ; duplicat*
-problem          word    en  leak*
-problem          word    en  (doesn't|does not|don't) (seem to )?(work|start|load|run)
-problem          word    en  (doesn't|does not|don't) (seem to )?(connect|build|compile)
-problem          word    en  (won't|can't|cannot) (seem to )?(work|start|load|run)
-problem          word    en  (won't|can't|cannot) (seem to )?(connect|build|compile)
-problem          word    en  incorrect* ; stale ; missing ; flaky ; logged out ; kicked out
-problem          word    en  disconnect* ; stuck ; freez* ; even though
-problem          word    en  (returns?|gives?|throws?|raises?|shows?) (an? )?([45]\d\d|error)
-problem          word    en  (returns?|gives?|throws?|raises?|shows?) (an? )?exception
-problem          word    en  (returns?|gives?|throws?|raises?|shows?) (null|none|nothing|wrong)
-problem          word    ru  дважды ; не работает ; пада* ; ошибк* ; тормоз* ; медленн*
-problem          word    ru  не запуска* ; дубл* ; зависа*
-cause            word    en  caused by ; because ; root cause
-cause            word    en  the ((real|actual) )?(bug|problem|issue|cause|culprit)( (was|is)|:)
-cause            word    en  turns? out ; turned out ; found it ; due to ; the reason
-cause            word    en  (crash|error|failure|hang|leak) (was|is|came|comes) (from|due|caused)
-cause            word    en  (slowness|regression|duplicate) (was|is|came|comes) (from|due|caused)
-cause            word    en  (crash|error|failure|hang|leak) (was|is) (a|an|the)
-cause            word    en  (slowness|regression|duplicate) (was|is) (a|an|the)
-cause            word    en  (it|this) (is|was) (an?|the)\s
-cause            word    ru  причина ; из-за ; потому что
-fix              word    en  fixed ; fix(ed)? (it )?(by|with) ; the fix ; resolved ; solved
-fix              word    en  now (runs|works|loads|returns|passes|takes)
-fix              word    ru  исправил* ; исправлен* ; починил* ; починен* ; пофиксил*
-now              word    en  (is|are) now ; no longer ; now (held|kept|done|handled|checked)
-# what the agent built or changed, said as done
-built            start   en  refactored ; added ; moved ; created ; implemented ; configured
-built            start   en  set up ; set ; updated ; changed ; renamed ; removed ; replaced
-built            start   en  migrated ; introduced
-built            start   en  extracted ; wired ; enabled ; disabled ; bumped ; upgraded ; installed
-built            start   en  deleted ; split ; merged ; switched ; pinned ; unified ; documented
-built            start   en  synced
-built            start   en  patched ; guarded ; restored ; rotated ; simplified ; rewrote
-built            start   en  reworked ; optimi[sz]ed ; converted
-built            start   ru  добавил* ; перен[её]с* ; создал* ; настроил* ; обновил* ; удалил*
-built            start   ru  заменил* ; вынес* ; переименовал*
-# an offer or an idea, not a decision
-suggestion       word    en  (i|we) (could|might|can also) ; could also ; consider ; option(ally|s)?
-suggestion       word    en  alternatively ; perhaps ; maybe ; would you like ; should i ; shall i
-suggestion       word    en  want me to ; if you('d| would) like
-suggestion       word    ru  можно было бы ; можно также ; предлагаю ; хотите ; если хотите
-hypothetical     start   en  what (would|will|happens|if|about) ; would ; could ; can ; should
-hypothetical     start   en  shall ; is it possible ; do you think
-hypothetical     start   en  how (do|can|should|would) (i|we|you)
-hypothetical     start   ru  а что если ; что будет ; можно ли ; стоит ли
-# a short answer agreeing to go on, with nothing in it
-bare-approval    whole   en  go ahead ; please go ahead ; do it ; please do it ; do that ; try it
-bare-approval    whole   en  please do ; let's do it ; ship it ; that works ; works for me
-bare-approval    whole   en  go for it
-bare-approval    whole   ru  давай ; делай ; вперёд ; вперед
-# words that point back at what was said before
-back-reference   word    en  it ; that ; this ; them ; those ; as is
-back-reference   word    ru  его ; её ; ее ; это ; их ; так
-continuation     start   en  it ; this ; that ; these ; those ; so ; not using it
-continuation     start   ru  это ; так что
-# a change made to look, not to keep
-probing          word    en  debug* ; logging ; log lines? ; prints? ; to see ; investigat*
-probing          word    en  reproduc* ; diagnos* ; temporar* ; for now
-# headings over a list, and what the list is then
-rules-heading    word    en  rules? ; conventions? ; guidelines? ; constraints? ; standards ; policy
-rules-heading    word    en  policies ; requirements
-rules-heading    word    ru  правила ; соглашени* ; договор[её]нност*
-cause-heading    heading en  (the )?(root )?cause ; diagnosis ; what went wrong ; why
-cause-heading    heading ru  причина ; диагноз
-fix-heading      heading en  (the )?fix(es)? ; solution ; resolution ; changes ; what (i )?changed
-fix-heading      heading ru  исправлени* ; решение
-findings-heading heading en  (key )?(findings|what to know|notes|root cause|what i found|answers)
-findings-heading heading ru  выводы ; итог*
-# text that tries to give the next session orders: never kept
-injection        word    en  (ignore|disregard|forget) (all |any |the )?(previous|prior|earlier)
-injection        word    en  (ignore|disregard|forget) (all |any |the )?above instructions
-injection        word    en  (ignore|disregard|forget) (all |any |the )?above messages
-injection        word    en  (ignore|disregard|forget) (all |any |the )?above rules
-injection        word    en  you are now ; new instructions\s*: ; system prompt
-injection        word    en  </?(system|instructions)>
-injection        word    ru  игнорируй (все )?(предыдущие )?инструкции
-"""
+_OBSERVER_PHRASES = {
+    # the agent saying what it does, not what it learned
+    "narration": (
+        ("start", "en", r"i'll ; i will ; i'm going ; i am going"),
+        ("start", "en", r"i'm (now )?(checking|looking|reading|running|going|trying) ; let me"),
+        ("start", "en", r"let's (check|look|see|start|try|run|read|take|begin|first)"),
+        ("start", "en", r"(now|next|first|then),? (i|let|to)"),
+        ("start", "en", r"all (the )?(tasks?|changes|steps|edits|items) (are|is|have|has)"),
+        ("start", "en", r"all (the )?(tasks?|changes|steps|edits|items) you asked for"),
+        ("start", "en", r"i('ve| have)? (just )?(read|looked|checked|reviewed|examined|scanned)"),
+        ("start", "en", r"i('ve| have)? (just )?(searched|opened|found|ran)"),
+        ("start", "en", r"i (see|notice|think|believe|understand|need|want)"),
+        ("start", "en", r"i (can|should|could|would) ; i (am|was|have|had|did|do) ; looking"),
+        ("start", "en", r"checking ; reading ; scanning ; searching ; fetching ; running"),
+        ("start", "en", r"starting ; updating ; creating ; writing ; analy[sz]ing ; exploring"),
+        ("start", "en", r"investigating ; trying ; waiting ; sorry ; apolog* ; ok ; okay ; good"),
+        ("start", "en", r"great ; perfect ; excellent ; awesome ; sure ; got it ; understood"),
+        ("start", "en", r"alright ; all right ; hmm* ; here's ; here is ; below is ; as requested"),
+        ("start", "en", r"thanks ; thank you ; you're right ; you are right"),
+        ("start", "ru", r"сейчас ; теперь ; давай* ; посмотр* ; провер* ; смотрю ; читаю"),
+        ("start", "ru", r"запуска* ; хорошо ; отлично ; понял* ; ок ; сначала ; извин*"),
+        ("start", "zh", r"我來 ; 我会 ; 我將 ; 讓我 ; 让我 ; 好的"),
+    ),
+    # a reply's first words that acknowledge; the sentence goes on after them
+    "ack": (
+        ("opener", "en", r"ok ; okay ; good ; great ; perfect ; sure ; done ; noted ; got it"),
+        ("opener", "en", r"understood ; agreed ; right ; yes ; will do ; confirmed ; recorded"),
+        ("opener", "en", r"you're right"),
+        ("opener", "ru", r"принято ; зафиксировано ; готово ; понял ; хорошо ; отлично ; согласен"),
+        ("opener", "ru", r"сделано ; записал ; верно"),
+    ),
+    "agree": (
+        ("opener", "en", r"agreed ; yes ; yep ; yeah ; sounds good ; makes sense ; fine ; exactly"),
+        ("opener", "ru", r"согласен ; согласна ; да ; ладно"),
+    ),
+    # how a sentence starts, not what the memory says: cut from the front of what is kept
+    "lead-in": (
+        ("opener", "en", r"ok ; okay ; sure ; good ; great ; noted ; understood ; so ; well"),
+        ("opener", "en", r"fine ; alright ; right ; agreed ; yes ; yeah ; yep"),
+        ("lead", "en", r"i'll ; i will ; i'm going to ; let me ; please"),
+        ("lead", "ru", r"я ; я потом"),
+    ),
+    "filler": (
+        ("lead", "en", r"and ; also ; plus ; oh ; btw ; by the way ; one more thing"),
+        ("lead", "ru", r"и ; а также ; также ; кстати ; ещё ; еще"),
+    ),
+    "label": (
+        ("label", "en", r"convention ; rule ; reminder ; remember ; decision ; note ; important"),
+        ("label", "en", r"fyi ; policy ; convention reminder ; rule reminder"),
+        ("label", "ru", r"договорённость ; договоренность ; правило ; решение ; напоминание"),
+        ("label", "ru", r"важно"),
+    ),
+    # the person correcting the agent
+    "correction": (
+        ("start", "en", r"(no|nope)[,.!]\s ; stop ; wrong ; again ; not like that ; not this"),
+        ("start", "en", r"i said ; i told you ; as i said"),
+        ("start", "ru", r"нет ; стоп ; не так ; опять ; снова ; я же ; сколько раз"),
+    ),
+    # a choice, and a choice against something
+    "decision": (
+        ("start", "en", r"(go|stick|stay) with ; stay on ; keep using ; switch to"),
+        ("word", "en", r"we('ll| will)? (stay|stick|remain) (on|with) ; we decided ; decided"),
+        ("word", "en", r"decision ; let's (use|go with|switch|stick|keep|move)"),
+        ("word", "en", r"we'll (use|go with|stick|keep|switch) ; we are going with"),
+        ("word", "en", r"we're going with ; going with ; stick with ; switch(ing)? to"),
+        ("word", "en", r"the plan is ; we chose ; we picked"),
+        ("word", "ru", r"решили ; решено ; договорились ; остаёмся ; остаемся ; выбрали"),
+        ("word", "ru", r"будем использовать ; переходим на"),
+        ("word", "zh", r"[决決]定(用|使用|採用|采用|改用|了) ; 統一 ; 统一"),
+    ),
+    "decided-against": (
+        ("word", "en", r"(decided|decision is|chose|agreed) (against|not to)"),
+        ("word", "en", r"we won't (use|adopt|go with)"),
+        ("word", "ru", r"решили не ; решили отказаться"),
+    ),
+    # the person turning something down, or a dead end either of you hit
+    "reject": (
+        ("start", "en", r"no\s+\w"),
+        ("word", "en", r"(don't|do not|never) (use|add|bring|reintroduce) ; stop using"),
+        ("word", "en", r"not using ; don't bother ; not worth ; no longer ; get rid of"),
+        ("word", "en", r"we removed ; reject(ed)? ; dead[- ]end"),
+        ("word", "en", r"(didn't|did not|won't) (work|help)"),
+        ("word", "en", r"tried\b.*\b(fail*|broke|doesn't work|didn't) ; revert(ed)?"),
+        ("word", "en", r"roll(ed)? back ; gave up ; abandon*"),
+        ("word", "ru", r"не (берём|берем|берите|используем|используйте)"),
+        ("word", "ru", r"не (нужен|нужна|нужно|надо) ; не (сработал*|помогл*) ; отказ* ; откат*"),
+        ("word", "ru", r"тупик* ; отклон*"),
+        ("word", "zh", r"不要用 ; 不用"),
+    ),
+    # what a rejection offers instead (or that it closes the matter): then it is a decision
+    "alternative": (
+        ("word", "en", r"use ; go with ; switch to ; prefer ; instead ; rather ; stick with"),
+        ("word", "en", r"keep ; stay on ; enough ; don't bother"),
+        ("word", "ru", r"используй* ; используем ; вместо ; лучше ; остаёмся ; остаемся"),
+        ("word", "ru", r"переходим"),
+    ),
+    # the agent reporting a dead end (never a bare "No errors.")
+    "agent-reject": (
+        ("word", "en", r"reverted ; rolled back ; not using ; won't use ; abandon* ; gave up"),
+        ("word", "en", r"dead[- ]end ; (didn't|did not) (work|help)"),
+        ("word", "en", r"(tried|considered)\b.*\b(fail*|broke|doesn't work|didn't|but)"),
+        ("word", "ru", r"откатил* ; отклон* ; не сработал* ; тупик* ; отказал*"),
+    ),
+    # a rule: how things are done here
+    "convention": (
+        ("word", "en", r"must ; mustn't ; should ; shouldn't ; always ; never ; don't ; do not"),
+        ("word", "en", r"avoid ; prefer ; make sure ; ensures? ; remember to ; convention*"),
+        ("word", "en", r"rules? ; policy ; policies ; at most ; at least ; no more than"),
+        ("word", "en", r"only use ; from now on ; goes through ; go through ; is required"),
+        ("word", "en", r"are required ; follows?(?! ?-?up) ; naming"),
+        ("word", "en", r"(go|goes|live|lives|belong|belongs|sit|sits) (in|into|under|inside)"),
+        ("word", "en", r"we (always )?(use|name|prefix|write|put|keep|store)"),
+        ("word", "ru", r"всегда ; никогда ; должн* ; нельзя ; обязательно ; договорённост*"),
+        ("word", "ru", r"договоренност* ; правил* ; пишем ; не используем"),
+        ("word", "zh", r"必須 ; 必须 ; 務必 ; 务必 ; 確保 ; 确保 ; 一律 ; 不要 ; 總是 ; 总是"),
+    ),
+    # the person stating how the system is: "backups are kept for 30 days"
+    "system-fact": (
+        ("word", "en", r"(is|are) (kept|stored|retained|deployed|hosted|served|backed up)"),
+        ("word", "en", r"(is|are) (mounted|rotated|pinned|set to|capped at|limited to)"),
+        ("word", "en", r"(is|are) (rate[- ]limited|scheduled|read[- ]only) ; runs? (on|in|every)"),
+        ("word", "en", r"defaults? to ; expires? (after|in)"),
+        ("start", "en", r"fyi"),
+        ("word", "ru", r"хранят?ся ; разв[её]рнут* ; работает на ; запускается (в|каждые)"),
+    ),
+    # something left to do
+    "todo": (
+        ("start", "en", r"todo ; fixme"),
+        ("word", "en", r"(todo|fixme)\s*[:(] ; later ; next (session|time|steps?) ; follow[- ]up"),
+        ("word", "en", r"still (need|have) to ; to do: ; remaining ; don't forget ; not yet"),
+        ("word", "en", r"open question"),
+        ("word", "ru", r"потом ; позже ; не забыть ; в следующий раз ; осталось ; надо будет"),
+        ("word", "ru", r"пока не"),
+    ),
+    "agent-todo": (
+        ("label", "en", r"(todo|fixme|follow[- ]?ups?|next steps?)( left| remaining)?"),
+        ("label", "en", r"(left to do|still to do|not done yet)( left| remaining)?"),
+        ("label", "en", r"open (questions?|issues?)( left| remaining)?"),
+        ("word", "en", r"(todo|fixme)( left)?\s*[:(] ; still (lacks|needs|has no|have no|missing)"),
+        ("word", "en", r"not (yet )?(implemented|handled|covered|wired|done) yet ; left for later"),
+        ("start", "ru", r"осталось ; не сделано ; надо будет ; на потом"),
+    ),
+    # a problem, its cause and its fix
+    "problem": (
+        ("word", "en", r"slow* ; takes? \d ; seconds ; timeout* ; times out ; hang* ; crash*"),
+        ("word", "en", r"fail* ; error* ; exception* ; broken ; not working ; twice ; duplicat*"),
+        ("word", "en", r"leak* ; (doesn't|does not|don't) (seem to )?(work|start|load|run)"),
+        ("word", "en", r"(doesn't|does not|don't) (seem to )?(connect|build|compile)"),
+        ("word", "en", r"(won't|can't|cannot) (seem to )?(work|start|load|run)"),
+        ("word", "en", r"(won't|can't|cannot) (seem to )?(connect|build|compile) ; incorrect*"),
+        ("word", "en", r"stale ; missing ; flaky ; logged out ; kicked out ; disconnect* ; stuck"),
+        ("word", "en", r"freez* ; even though"),
+        ("word", "en", r"(returns?|gives?|throws?|raises?|shows?) (an? )?([45]\d\d|error)"),
+        ("word", "en", r"(returns?|gives?|throws?|raises?|shows?) (an? )?exception"),
+        ("word", "en", r"(returns?|gives?|throws?|raises?|shows?) (null|none|nothing|wrong)"),
+        ("word", "ru", r"дважды ; не работает ; пада* ; ошибк* ; тормоз* ; медленн* ; не запуска*"),
+        ("word", "ru", r"дубл* ; зависа*"),
+    ),
+    "cause": (
+        ("word", "en", r"caused by ; because ; root cause"),
+        ("word", "en", r"the ((real|actual) )?(bug|problem|issue|cause|culprit)( (was|is)|:)"),
+        ("word", "en", r"turns? out ; turned out ; found it ; due to ; the reason"),
+        ("word", "en", r"(crash|error|failure|hang|leak) (was|is|came|comes) (from|due|caused)"),
+        ("word", "en", r"(slowness|regression|duplicate) (was|is|came|comes) (from|due|caused)"),
+        ("word", "en", r"(crash|error|failure|hang|leak) (was|is) (a|an|the)"),
+        ("word", "en", r"(slowness|regression|duplicate) (was|is) (a|an|the)"),
+        ("word", "en", r"(it|this) (is|was) (an?|the)\s"),
+        ("word", "ru", r"причина ; из-за ; потому что"),
+    ),
+    "fix": (
+        ("word", "en", r"fixed ; fix(ed)? (it )?(by|with) ; the fix ; resolved ; solved"),
+        ("word", "en", r"now (runs|works|loads|returns|passes|takes)"),
+        ("word", "ru", r"исправил* ; исправлен* ; починил* ; починен* ; пофиксил*"),
+    ),
+    "now": (
+        ("word", "en", r"(is|are) now ; no longer ; now (held|kept|done|handled|checked)"),
+    ),
+    # what the agent built or changed, said as done
+    "built": (
+        ("start", "en", r"refactored ; added ; moved ; created ; implemented ; configured"),
+        ("start", "en", r"set up ; set ; updated ; changed ; renamed ; removed ; replaced"),
+        ("start", "en", r"migrated ; introduced ; extracted ; wired ; enabled ; disabled ; bumped"),
+        ("start", "en", r"upgraded ; installed ; deleted ; split ; merged ; switched ; pinned"),
+        ("start", "en", r"unified ; documented ; synced ; patched ; guarded ; restored ; rotated"),
+        ("start", "en", r"simplified ; rewrote ; reworked ; optimi[sz]ed ; converted"),
+        ("start", "ru", r"добавил* ; перен[её]с* ; создал* ; настроил* ; обновил* ; удалил*"),
+        ("start", "ru", r"заменил* ; вынес* ; переименовал*"),
+    ),
+    # an offer or an idea, not a decision
+    "suggestion": (
+        ("word", "en", r"(i|we) (could|might|can also) ; could also ; consider ; option(ally|s)?"),
+        ("word", "en", r"alternatively ; perhaps ; maybe ; would you like ; should i ; shall i"),
+        ("word", "en", r"want me to ; if you('d| would) like"),
+        ("word", "ru", r"можно было бы ; можно также ; предлагаю ; хотите ; если хотите"),
+    ),
+    "hypothetical": (
+        ("start", "en", r"what (would|will|happens|if|about) ; would ; could ; can ; should"),
+        ("start", "en", r"shall ; is it possible ; do you think"),
+        ("start", "en", r"how (do|can|should|would) (i|we|you)"),
+        ("start", "ru", r"а что если ; что будет ; можно ли ; стоит ли"),
+    ),
+    # a short answer agreeing to go on, with nothing in it
+    "bare-approval": (
+        ("whole", "en", r"go ahead ; please go ahead ; do it ; please do it ; do that ; try it"),
+        ("whole", "en", r"please do ; let's do it ; ship it ; that works ; works for me"),
+        ("whole", "en", r"go for it"),
+        ("whole", "ru", r"давай ; делай ; вперёд ; вперед"),
+    ),
+    # words that point back at what was said before
+    "back-reference": (
+        ("word", "en", r"it ; that ; this ; them ; those ; as is"),
+        ("word", "ru", r"его ; её ; ее ; это ; их ; так"),
+    ),
+    "continuation": (
+        ("start", "en", r"it ; this ; that ; these ; those ; so ; not using it"),
+        ("start", "ru", r"это ; так что"),
+    ),
+    # a change made to look, not to keep
+    "probing": (
+        ("word", "en", r"debug* ; logging ; log lines? ; prints? ; to see ; investigat*"),
+        ("word", "en", r"reproduc* ; diagnos* ; temporar* ; for now"),
+    ),
+    # headings over a list, and what the list is then
+    "rules-heading": (
+        ("word", "en", r"rules? ; conventions? ; guidelines? ; constraints? ; standards ; policy"),
+        ("word", "en", r"policies ; requirements"),
+        ("word", "ru", r"правила ; соглашени* ; договор[её]нност*"),
+    ),
+    "cause-heading": (
+        ("heading", "en", r"(the )?(root )?cause ; diagnosis ; what went wrong ; why"),
+        ("heading", "ru", r"причина ; диагноз"),
+    ),
+    "fix-heading": (
+        ("heading", "en", r"(the )?fix(es)? ; solution ; resolution ; changes ; what (i )?changed"),
+        ("heading", "ru", r"исправлени* ; решение"),
+    ),
+    "findings-heading": (
+        ("heading", "en", r"(key )?(findings|what to know|notes|root cause|what i found|answers)"),
+        ("heading", "ru", r"выводы ; итог*"),
+    ),
+    # text that tries to give the next session orders: never kept
+    "injection": (
+        ("word", "en", r"(ignore|disregard|forget) (all |any |the )?(previous|prior|earlier)"),
+        ("word", "en", r"(ignore|disregard|forget) (all |any |the )?above instructions"),
+        ("word", "en", r"(ignore|disregard|forget) (all |any |the )?above messages"),
+        ("word", "en", r"(ignore|disregard|forget) (all |any |the )?above rules ; you are now"),
+        ("word", "en", r"new instructions\s*: ; system prompt ; </?(system|instructions)>"),
+        ("word", "ru", r"игнорируй (все )?(предыдущие )?инструкции"),
+    ),
+}
 
 # Where a phrase may stand: (before it, after it); "\b" only next to a word character.
 _PHRASE_ANCHORS = {
@@ -1742,17 +1769,16 @@ def _phrase_line(anchor, language, phrases):
 
 
 def _compile_phrases(table=_OBSERVER_PHRASES):
-    """{concept: regex} from a phrase table; every concept's lines join into one expression."""
-    lines = {}
-    for row in table.strip().split("\n"):
-        if not row.strip() or row.lstrip().startswith("#"):
-            continue
-        concept, anchor, language, phrases = row.split(None, 3)
-        if anchor not in _PHRASE_ANCHORS or language not in _PHRASE_LANGUAGES:
-            raise ValueError("bad phrase line: %r" % row)
-        lines.setdefault(concept, []).append(
-            _phrase_line(anchor, language, [p.strip() for p in phrases.split(" ; ")]))
-    return {concept: _LazyRegex("|".join(parts), re.I) for concept, parts in lines.items()}
+    """{concept: regex} from a phrase table; all the rows of a concept join into one expression."""
+    out = {}
+    for concept, rows in table.items():
+        parts = []
+        for anchor, language, phrases in rows:
+            if anchor not in _PHRASE_ANCHORS or language not in _PHRASE_LANGUAGES:
+                raise ValueError("bad phrase row of %s: %r" % (concept, (anchor, language)))
+            parts.append(_phrase_line(anchor, language, [p.strip() for p in phrases.split(" ; ")]))
+        out[concept] = _LazyRegex("|".join(parts), re.I)
+    return out
 
 
 _PHRASES = {}

@@ -262,7 +262,7 @@ def test_lead_ins_are_not_kept():
 
 def test_the_phrase_table_is_data_and_adding_a_phrasing_is_one_line():
     import agentmem
-    table = agentmem._compile_phrases("decision  word  en  we settled on ; pick* the\n")
+    table = agentmem._compile_phrases({"decision": (("word", "en", "we settled on ; pick* the"),)})
     assert table["decision"].search("In the end we settled on Postgres.")
     assert table["decision"].search("We picked the blue one.")
     assert not table["decision"].search("unsettled on")
@@ -271,7 +271,7 @@ def test_the_phrase_table_is_data_and_adding_a_phrasing_is_one_line():
         assert concept in known and (also is None or also in known)
         assert kind in agentmem._OBSERVED_CONFIDENCE
     with pytest.raises(ValueError):
-        agentmem._compile_phrases("decision  somewhere  en  we settled on\n")
+        agentmem._compile_phrases({"decision": (("somewhere", "en", "we settled on"),)})
 
 
 def test_words_that_merely_contain_a_phrase_decide_nothing():
