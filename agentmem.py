@@ -48,7 +48,7 @@ import zlib
 _STORE_DIRNAME = ".agentmem"
 _LOCAL_DIRNAME = "local"                 # derived, git-ignored: index, queue, lock
 _MEMORY_TYPES = ("decision", "convention", "bug", "lesson", "fact", "dead-end", "todo", "rule",
-                 "summary")
+                 "summary", "episode")
 _DEFAULT_TYPE = "fact"
 _DEFAULT_CONFIDENCE = 0.8
 _UNSURE_CONFIDENCE = 0.7  # below this a memory is marked unsure and not injected as a rule
@@ -1096,6 +1096,8 @@ class Event:
 
 _EDIT_TOOLS = frozenset(("write", "edit", "multiedit", "notebookedit", "apply_patch", "str_replace",
                          "str_replace_editor", "create_file", "replace", "write_file", "edit_file"))
+_CALL_TEXT_CHARS = 4000                 # a to-do list, a plan or a commit command is kept this long
+_ANSWERS_REGEX = _LazyRegex(r'"((?:[^"\\]|\\.)*)"="((?:[^"\\]|\\.)*)"')
 _FILE_ARGS = ("file_path", "path", "notebook_path", "filePath", "absolute_path", "target_file")
 _SHORT_ARGS = ("command", "cmd", "file_path", "path", "pattern", "query", "url", "description")
 _CODEX_LINE_TYPES = ("session_meta", "response_item", "event_msg", "turn_context")
@@ -1163,6 +1165,31 @@ def _tool_files(name, args):
     return files
 
 
+def _call_text(name, args):
+    """What a tool call says: a to-do list as 'status: item' lines, a plan, a commit, or its
+    short arguments."""
+    if isinstance(args, dict):
+        todos = args.get("todos") if name == "TodoWrite" else args.get("plan")
+        if isinstance(todos, list):                      # Claude's TodoWrite, Codex's update_plan
+            return "\n".join("%s: %s" % (t.get("status", ""), t.get("content") or t.get("step") or "")
+                             for t in todos if isinstance(t, dict))[:_CALL_TEXT_CHARS]
+        if name == "ExitPlanMode" and isinstance(args.get("plan"), str):
+            return args["plan"][:_CALL_TEXT_CHARS]
+        command = args.get("command") or args.get("cmd")
+        command = " ".join(map(str, command)) if isinstance(command, list) else command
+        if isinstance(command, str) and "git commit" in command:
+            return command[:_CALL_TEXT_CHARS]
+    return _short_args(args)
+
+
+def _answers(text):
+    """The person's answers in an AskUserQuestion result: 'Question? Answer.' sentences."""
+    if "User has answered your question" not in text:
+        return ""
+    return " ".join("%s %s." % (q.strip(), a.strip().rstrip("."))
+                    for q, a in _ANSWERS_REGEX.findall(text))
+
+
 def _short_args(args):
     if isinstance(args, dict):
         for key in _SHORT_ARGS:
@@ -1187,13 +1214,18 @@ def _parse_claude(lines, info):
         if kind == "summary" and d.get("summary"):
             events.append(Event("summary", str(d["summary"]), ts))
             continue
+        if kind == "queue-operation" and d.get("operation") == "enqueue":
+            text = _person_text(str(d.get("content") or ""))   # typed while the agent worked
+            if text and not text.startswith("/"):
+                events.append(Event("user", text, ts))
+            continue
         if kind not in ("user", "assistant") or d.get("isMeta"):
             continue  # progress, snapshots, queue, attachments, system
         msg = d.get("message") or {}
         content = msg.get("content")
         if kind == "user":
-            if d.get("isCompactSummary"):
-                events.append(Event("summary", _blocks_text(content), ts))
+            if d.get("isCompactSummary"):               # the session's own later view of itself
+                events.append(Event("compact", _blocks_text(content), ts))
                 continue
             if d.get("isSidechain"):                # the main agent's prompt to a sub-agent
                 continue
@@ -1201,14 +1233,10 @@ def _parse_claude(lines, info):
                 for b in content:
                     if isinstance(b, dict) and b.get("type") == "tool_result":
                         out = b.get("content")
-                        events.append(
-                            Event(
-                                "result",
-                                _blocks_text(out) if not isinstance(out, str) else out,
-                                ts,
-                                tool_names.get(b.get("tool_use_id"), ""),
-                            )
-                        )
+                        out = _blocks_text(out) if not isinstance(out, str) else out
+                        events.append(Event("result", out, ts, tool_names.get(b.get("tool_use_id"), "")))
+                        if _answers(out):                # the person's words inside a tool result
+                            events.append(Event("user", _answers(out), ts))
             text = _person_text(_blocks_text(content))
             if text:
                 events.append(Event("user", text, ts))
@@ -1223,12 +1251,13 @@ def _parse_claude(lines, info):
                 continue
             seen_blocks.add(sig)
             if b.get("type") == "text" and (b.get("text") or "").strip():
-                events.append(Event("assistant", b["text"].strip(), ts))
+                by = "subagent" if d.get("isSidechain") else ""   # a sub-agent's report (1.x)
+                events.append(Event("assistant", b["text"].strip(), ts, by))
             elif b.get("type") == "tool_use":
                 name = str(b.get("name") or "")
                 tool_names[b.get("id")] = name
                 args = b.get("input") or {}
-                events.append(Event("call", _short_args(args), ts, name, _tool_files(name, args)))
+                events.append(Event("call", _call_text(name, args), ts, name, _tool_files(name, args)))
     return events
 
 
@@ -1268,9 +1297,7 @@ def _parse_codex(lines, info):
                     except ValueError:
                         pass
                 calls[p.get("call_id")] = name
-                if name != "update_plan":           # the agent's to-do list is narration
-                    items.append(Event("call", _short_args(args), ts, name,
-                                       _tool_files(name, args)))
+                items.append(Event("call", _call_text(name, args), ts, name, _tool_files(name, args)))
             elif ptype in ("function_call_output", "custom_tool_call_output"):
                 out = p.get("output")
                 if isinstance(out, str) and out[:1] == "{":
@@ -1524,7 +1551,7 @@ _OBSERVER_PHRASES = {
     "decision": (
         ("start", "en", r"(go|stick|stay) with ; stay on ; keep using ; switch to"),
         ("word", "en", r"we('ll| will)? (stay|stick|remain) (on|with) ; we decided ; decided"),
-        ("word", "en", r"decision ; let's (use|go with|switch|stick|keep|move)"),
+        ("word", "en", r"(the|our|my) decision (is|was) ; let's (use|go with|switch|stick|keep|move)"),
         ("word", "en", r"we'll (use|go with|stick|keep|switch) ; we are going with"),
         ("word", "en", r"we're going with ; going with ; stick with ; switch(ing)? to"),
         ("word", "en", r"the plan is ; we chose ; we picked"),
@@ -1635,6 +1662,33 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"fixed ; fix(ed)? (it )?(by|with) ; the fix ; resolved ; solved"),
         ("word", "en", r"now (runs|works|loads|returns|passes|takes)"),
         ("word", "ru", r"исправил* ; исправлен* ; починил* ; починен* ; пофиксил*"),
+    ),
+    # the agent saying what it is about to do: a plan, not yet a fact
+    "plan": (
+        ("word", "en", r"i'll ; i will ; i'm going to ; i am going to ; let me ; let's ; i need to"),
+        ("word", "en", r"we need to ; next,? i ; then i ; i'm (now )?[a-z]+ing ; i am (now )?[a-z]+ing"),
+        ("word", "en", r"i'd (suggest|recommend) ; i would (suggest|recommend) ; should i"),
+        ("word", "ru", r"сейчас (я )?[а-я]+ю ; давайте ; мне нужно ; я буду"),
+    ),
+    # the person asking the agent for something: a request, not a rule
+    "request": (
+        ("start", "en", r"can you ; could you ; would you ; please ; help me ; give me ; show me"),
+        ("start", "en", r"i want (you )?to ; i'd like (you )?to ; i need you to ; tell me ; explain"),
+        ("start", "en", r"for this [a-z]+,? i want ; i want to build"),
+        ("word", "en", r"what should (i|we) ; give (me )?some ; can you"),
+        ("start", "ru", r"сделай ; помоги ; покажи ; объясни ; можешь ; нужно чтобы ты"),
+    ),
+    # a sentence that names nothing itself: its subject is "it", "this" or the agent
+    "subjectless": (
+        ("start", "en", r"(it|this|that|these|those|there) (is|was|are|were|has|had|looks|seems)"),
+        ("start", "en", r"the (issue|problem|error|bug|reason) is that (i|i'm|we|we're)"),
+        ("start", "en", r"(that|this|it) (line|file|one|part|change|step|test)"),
+    ),
+    # words that give a reason or a consequence
+    "reason": (
+        ("word", "en", r"because ; since ; so that ; so the ; instead ; which means ; otherwise"),
+        ("word", "en", r"to avoid ; to keep ; to prevent ; to make sure ; in order to"),
+        ("word", "ru", r"потому что ; чтобы ; иначе ; вместо"),
     ),
     "now": (
         ("word", "en", r"(is|are) now ; no longer ; now (held|kept|done|handled|checked)"),
@@ -1803,6 +1857,7 @@ _FILE_MENTION_REGEX = _LazyRegex(
     r"(?<![\w@/.:-])((?:[\w.-]+/)*[\w-]+\.(?:py|go|ts|tsx|js|jsx|mjs|rs|java|kt|rb|php|cs|cpp|cc|c|h|hpp|"
     r"swift|scala|sql|sh|bash|yml|yaml|toml|json|md|html|css|scss|vue|svelte|ex|exs|erl|lua|dart|gradle|"
     r"xml|ini|cfg|conf|env|lock|tf|proto|graphql|mod|sum)|(?:[a-z0-9_.-]+/)+[a-z0-9_-]+/?)(?![\w/])")
+_HOME_REGEX = _LazyRegex(r"(?:/home|/Users|[A-Za-z]:\\+Users)[/\\]+[^/\\\s\"'`)\]]+")
 _NOT_PATHS = frozenset("and/or n/a i/o w/o tcp/ip either/or read/write input/output".split())
 
 # What the person's sentence is, first match wins: (concept, and also, memory type, kind).
@@ -1829,11 +1884,14 @@ _OBSERVED_CONFIDENCE = {
     "user-fact": 0.85, "user-todo": 0.75,
     "assistant-bug": 0.8, "assistant-dead-end": 0.75, "assistant-decision": 0.7,
     "assistant-todo": 0.7, "assistant-fact": 0.6, "open-problem": 0.5, "summary": 0.8,
+    "todo-list": 0.8, "episode": 0.6,
 }
 _MAX_MEMORY_CHARS = 700
 _MAX_FACTS_PER_CHUNK = 12
 # an agent's line whose words are mostly in a kept memory of its type adds nothing
 _RESTATED_SHARE = 0.6
+_SAME_SUBJECT_SHARE = 0.6        # a later claim sharing this much of an earlier one replaces it
+_CLAIM_TYPES = ("bug", "fact", "decision", "dead-end")
 _SHORT_ANSWER_WORDS = 14          # an answer this short to a question does not name its subject
 _CONTINUATION_WORDS = 8           # "Not using it." continues what came before when this short
 _SENTENCE_ENDS = (".", "!", "?", "。", "！", "？")
@@ -1848,6 +1906,19 @@ def _says(concept, text):
     False
     """
     return _phrase(concept).search(text)
+
+
+def _named(text):
+    """Whether a sentence names something itself: code, a path, an identifier, a number."""
+    return bool("`" in text or _mentioned_files(text) or
+                re.search(r"\b\w+[._/:-]\w+|\b[a-z]+[A-Z]\w*|\b[A-Z][A-Za-z]+[A-Z]\w*|\d", text))
+
+
+def _same_subject(a, b):
+    """Whether two claims are about the same thing: most of the shorter one's words are shared."""
+    ta, tb = _content_terms(a), _content_terms(b)
+    shared = len(ta & tb)
+    return shared >= 3 and shared >= _SAME_SUBJECT_SHARE * min(len(ta), len(tb))
 
 
 def _first_rule(rules, text):
@@ -1909,6 +1980,19 @@ def _mentioned_files(text):
             continue
         out.append(p)
     return _dedupe(out)
+
+
+def _without_home(text, cwd):
+    """A text without absolute paths into a home folder: the project's own paths become
+    relative to it, any other one starts at ~ (no user names in a store kept in git).
+
+    >>> _without_home("See /home/ann/app/src/a.py and /Users/bo/.claude/plans/x.md", "/home/ann/app")
+    'See src/a.py and ~/.claude/plans/x.md'
+    """
+    if cwd and len(cwd) > 1:
+        root = cwd.rstrip("/\\")
+        text = re.sub(re.escape(root) + r"(?:[/\\]|(?![\w.-]))", "", text) if root in text else text
+    return _HOME_REGEX.sub("~", text)
 
 
 def _relative_file(path, cwd):
@@ -2023,14 +2107,23 @@ class _Observer:
         text = text[:1].upper() + text[1:]
         if not text or _looks_like_noise(text) or _says("injection", text):
             return None
+        by_agent = kind.startswith("assistant")
+        if by_agent and (_says("plan", text) or (_says("subjectless", text) and not _named(text))):
+            return None                              # "I'll fix it next", "That line is already fixed."
+        if kind.startswith("user") and mtype in ("convention", "todo", "fact") and _says("request", text):
+            return None                              # "Can you make sure ...": asked, not a rule
         terms = _content_terms(text)
-        for c in self.out:
+        for c in list(self.out):
             if c.type == mtype and (c.text == text or text in c.text):
                 return None
-            if c.type == mtype and kind.startswith("assistant") and \
+            if c.type == mtype and by_agent and \
                     len(terms & _content_terms(c.text)) >= _RESTATED_SHARE * len(terms):
                 return None  # the agent's recap of what is already kept
-        c = _Candidate(kind, mtype, text, _dedupe(list(files) + _mentioned_files(text)), ts, tags)
+            if by_agent and c.kind.startswith("assistant") and c.type in _CLAIM_TYPES and \
+                    mtype in _CLAIM_TYPES and _same_subject(c.text, text):
+                self.out.remove(c)                   # the session's later word on the same subject
+        about = [f for f in files if os.path.basename(f) and os.path.basename(f) in text]
+        c = _Candidate(kind, mtype, text, _dedupe(about + _mentioned_files(text)), ts, tags)
         self.out.append(c)
         return c
 
@@ -2146,6 +2239,8 @@ class _Observer:
 
     def _agent_sentence(self, turn, s, heading, ts):
         context = self.context
+        if _says("plan", s) and not _says("ack", s):
+            return                                   # what the agent is about to do is no fact yet
         acked = bool(_says("ack", s))
         s = _phrase("ack").sub("", s).strip()
         if _SELF_REGEX.match(s) and _says("built", _SELF_REGEX.sub("", s)):
@@ -2253,14 +2348,255 @@ def compress_heuristic(events, info=None, context=None, final=False):
     return observer.memories(final)
 
 
+# The episode: a condensed record of the session, kept beside the typed memories. Typed
+# memories need a phrase rule; much of what an agent-driven session learned is in the
+# agent's explanations and reports, which no rule sees. The episode keeps that prose,
+# condensed: never tool output, narration or code, and within a budget.
+_EPISODE_ENTRY_CHARS = 600        # one entry (one recall result) holds about this much
+_EPISODE_MAX_CHARS = 16000        # a chunk's episode at most; the least telling prose goes first
+_EPISODE_REQUEST_CHARS = 500      # a pasted document in a request is cut here
+_SHORT_REQUEST_CHARS = 80         # a shorter request ("Polish") leads the prose that answers it
+_COMPACT_SKIPPED = ("all user messages", "files and code sections", "optional next step")
+_COMMIT_REGEX = _LazyRegex(r"""\bgit\s+commit\b.*?\s-m\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|"""
+                           r"""\$\(cat <<'?EOF'?\s*(.*?)\s*EOF)""", re.S)
+
+
+class _Turn:
+    """One request of the person and what the agent said and did until the next one."""
+
+    __slots__ = ("request", "said", "notes", "ts")
+
+    def __init__(self, request="", ts=""):
+        self.request, self.ts = request, ts
+        self.said = []               # [(text, by)] of the agent's prose, in order
+        self.notes = []              # [(priority, text)]: commits, plans, compaction sections
+
+
+def _telling(s):
+    """How much a sentence of the agent tells a later reader: 0 (nothing) to 3."""
+    if _says("injection", s) or _looks_like_noise(s):
+        return 0
+    plain = _unquoted(s)
+    reason = _says("cause", plain) or _says("fix", plain) or _says("agent-reject", plain) or \
+        _says("reason", plain)
+    anchor = "`" in s or _mentioned_files(s) or re.search(r"\b\w+[._/-]\w+|\b[a-z]+[A-Z]\w*|\d", s)
+    if _says("narration", s) and not reason and not (anchor and _word_count(s) >= 12):
+        return 0
+    return 1 + bool(reason) + bool(anchor)
+
+
+def _told(s):
+    """A sentence of the agent as the episode keeps it: "I'm fixing one thing: X" is X."""
+    head, colon, rest = s.partition(": ")
+    if colon and _says("narration", head) and _word_count(rest) >= 5:
+        return rest[:1].upper() + rest[1:]
+    return s
+
+
+def _prose_lines(text):
+    """The sentences of a message as lines, a list's short items joined under their heading."""
+    out, run, run_heading = [], [], None
+    for s, heading in _split_sentences(text):
+        s = _phrase("ack").sub("", s).strip()
+        if not s:
+            continue
+        if _word_count(s) <= 6 and heading:                  # "stdio", "`--log-level`: ..."
+            if run and heading != run_heading:
+                out.append("%s: %s." % (run_heading, "; ".join(run)))
+                run = []
+            run.append(s.rstrip("."))
+            run_heading = heading
+            continue
+        if run:
+            out.append("%s: %s." % (run_heading, "; ".join(run)))
+            run = []
+        out.append(s)
+    if run:
+        out.append("%s: %s." % (run_heading, "; ".join(run)))
+    return out
+
+
+def _pack(lines, limit=_EPISODE_ENTRY_CHARS):
+    """Lines joined into entries of at most `limit` characters, in order."""
+    out, cur = [], ""
+    for line in lines:
+        line = _clip(line, limit)
+        if cur and len(cur) + 1 + len(line) > limit:
+            out.append(cur)
+            cur = line
+        else:
+            cur = (cur + " " + line).strip()
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _compact_sections(text):
+    """[(section title, prose)] of a compaction summary, without the sections that repeat."""
+    sections, title, body = [], "", []
+    for line in text.split("\n"):
+        m = re.match(r"^\s*(?:#+\s*)?(?:\d+\.\s*)?\*{0,2}([A-Z][^:*\n]{2,60}?)(?::\*{0,2}|\*{0,2}:)\s*$",
+                     line)
+        if m:
+            if body:
+                sections.append((title, "\n".join(body)))
+            title, body = m.group(1).strip(), []
+        else:
+            body.append(line)
+    if body:
+        sections.append((title, "\n".join(body)))
+    return [(t, b) for t, b in sections if t.lower() not in _COMPACT_SKIPPED and t]
+
+
+def _commit_message(command):
+    """The message of a `git commit -m ...` the agent ran, or ''."""
+    m = _COMMIT_REGEX.search(command or "")
+    if not m:
+        return ""
+    msg = next((g for g in m.groups() if g), "")
+    return " ".join(msg.replace("\\n", "\n").split())
+
+
+def _todo_items(text):
+    """[(status, item)] of a to-do list call as the parsers render it ('status: item' lines)."""
+    out = []
+    for line in (text or "").split("\n"):
+        status, _, item = line.partition(": ")
+        if status in ("pending", "in_progress", "completed") and item.strip():
+            out.append((status, item.strip()))
+    return out
+
+
+class _Episode:
+    """Builds the episode of a chunk of events: entries of type 'episode', in order.
+
+    Per turn: the request (the person's words, a pasted document cut), then
+    the agent's prose by how much each sentence tells (a reason, a name, a
+    path), its last message (the report) first among equals; commit messages,
+    approved plans and the sections of a compaction summary that say what was
+    intended, what broke and how it was fixed, and what is pending. The
+    person's answers to the agent's questions and messages typed while the
+    agent worked count as the person's words.
+    """
+
+    def __init__(self, info=None, context=None):
+        self.cwd = (info or {}).get("cwd") or ""
+        self.context = context if context is not None else {}
+        self.turns = [_Turn()]
+        self.todos = []
+
+    def event(self, ev):
+        turn = self.turns[-1]
+        if ev.role == "user":
+            text = _strip_private(ev.text)
+            if turn.request or turn.said or turn.notes:
+                self.turns.append(_Turn(text, ev.ts))
+            else:
+                turn.request, turn.ts = text, ev.ts
+        elif ev.role == "assistant":
+            turn.said.append((_strip_private(ev.text).replace("\u2019", "'"), ev.tool))
+        elif ev.role == "compact":
+            for title, body in _compact_sections(_strip_private(ev.text)):
+                lines = [s for s in _prose_lines(body) if _telling(s) or len(s) > 40]
+                for entry in _pack(lines):
+                    turn.notes.append((4, "%s, in the session's summary: %s" % (title, entry)))
+        elif ev.role == "call":
+            name = ev.tool.lower()
+            if name in ("todowrite", "update_plan"):
+                self.todos = _todo_items(ev.text)
+            elif name == "exitplanmode" and ev.text.strip():
+                for entry in _pack(_prose_lines(ev.text)):
+                    turn.notes.append((3, "Plan: " + entry))
+            else:
+                msg = _commit_message(ev.text)
+                if msg:
+                    turn.notes.append((4, "Commit: " + _clip(msg, _EPISODE_ENTRY_CHARS)))
+
+    def entries(self, known=()):
+        """The texts of the chunk's entries, in order.
+
+        Every sentence gets a value (_telling; the last message of a turn, its
+        report, one more); within the budget the most telling are kept, later
+        before earlier at equal value (the session's final word), then each
+        message's kept sentences are packed into entries in their order.
+        """
+        lines = []                   # (value, (turn, message), text)
+        known = [" ".join(k.split()) for k in known]
+
+        def said_already(text):      # a typed memory holds it: the episode need not repeat it
+            text = " ".join(text.split())
+            return any(text in k for k in known)
+
+        for t, turn in enumerate(self.turns):
+            request = " ".join(_CODE_FENCE_REGEX.sub(" ", turn.request).split())
+            if len(request) >= _SHORT_REQUEST_CHARS and not said_already(request):
+                lines.append((5, (t, -1), "Asked: " + _clip(request, _EPISODE_REQUEST_CHARS)))
+            for m, (text, by) in enumerate(turn.said):
+                last = m == len(turn.said) - 1
+                for s in map(_told, _prose_lines(text)):
+                    value = _telling(s)
+                    if value and not said_already(s):
+                        lines.append((value + last, (t, m), ("Sub-agent: " if by == "subagent" else "") + s))
+            lines += [(value, (t, len(turn.said) + n), note) for n, (value, note) in enumerate(turn.notes)]
+        budget, chosen = _EPISODE_MAX_CHARS, set()
+        for i in sorted(range(len(lines)), key=lambda i: (-lines[i][0], -i)):
+            if lines[i][0] >= 2 or not any(v >= 2 for v, _w, _s in lines):
+                if len(lines[i][2]) <= budget:
+                    chosen.add(i)
+                    budget -= len(lines[i][2]) + 1
+        out, group, turn_led = [], [], set()
+        for i in sorted(chosen) + [None]:
+            if group and (i is None or lines[i][1] != lines[group[0]][1]):
+                t = lines[group[0]][1][0]
+                request = " ".join(self.turns[t].request.split())
+                lead = ""
+                if request and len(request) < _SHORT_REQUEST_CHARS and t not in turn_led:
+                    lead = "Asked: %s — " % request.rstrip(".")      # "Polish": what the prose answers
+                    turn_led.add(t)
+                packed = _pack([lines[j][2] for j in group], _EPISODE_ENTRY_CHARS - len(lead))
+                out += [lead + packed[0]] + packed[1:]
+                group = []
+            if i is not None:
+                group.append(i)
+        return out
+
+    def memories(self, final=False, known=()):
+        """The entries as Memory objects of type 'episode' (without what the texts `known`
+        already hold); with `final`, the to-dos left open as todos."""
+        mems = []
+        for text in self.entries(known):
+            m = Memory(text, type="episode", confidence=_OBSERVED_CONFIDENCE["episode"],
+                       files=_mentioned_files(text), created=self.turns[0].ts)
+            m.extra["by"] = "episode"
+            mems.append(m)
+        if final:
+            for status, item in self.todos:
+                if status != "completed" and not _looks_like_noise(item):
+                    m = Memory("Left to do when the session ended: " + _clip(item), type="todo",
+                               confidence=_OBSERVED_CONFIDENCE["todo-list"])
+                    m.extra["by"] = "todo-list"
+                    mems.append(m)
+        return mems
+
+
+def _episode(events, info=None, context=None, final=False, known=()):
+    """The episode entries (and the to-dos left open) of a chunk of events (see _Episode);
+    what the texts `known` (the typed memories) hold is not repeated."""
+    builder = _Episode(info, context)
+    for ev in events:
+        builder.event(ev)
+    return builder.memories(final, known)
+
+
 def _session_summary(memories, context, info):
-    """The one-line summary of a session, or None when nothing was asked."""
+    """The one-line summary of a session, or None when nothing was asked or nothing kept."""
     head = context.get("title") or context.get("request")
-    if not head:
+    if not head or not memories:
         return None
     counts = {}
     for m in memories:
-        counts[m.type] = counts.get(m.type, 0) + 1
+        if m.type != "episode":
+            counts[m.type] = counts.get(m.type, 0) + 1
     tail = ", ".join("%d %s%s" % (n, t, "s" if n > 1 else "") for t, n in sorted(counts.items()))
     return "Session: %s%s" % (head.rstrip("."), " (recorded %s)" % tail if tail else "")
 
@@ -4459,6 +4795,8 @@ class _Capture:
             info["cwd"] = job["cwd"]
         context = ts.setdefault("context", {})
         memories = compress_heuristic(fresh, info, context, final=bool(job.get("final")))
+        memories += _episode(fresh, info, context, final=bool(job.get("final")),
+                             known=[m.text for m in memories])
         cfg = _llm_settings() if llm else None
         if cfg and sum(len(e.text) for e in fresh if e.role in ("user", "assistant")) >= 200:
             try:
@@ -4538,7 +4876,9 @@ class _Capture:
         items = []
         summary = _session_summary(memories, context, info) if events else None
         for m in memories:
-            m.files = [_relative_file(f, cwd) for f in m.files]
+            m.text = _without_home(m.text, cwd)
+            m.files = _dedupe(f for f in (_relative_file(f, cwd) for f in m.files)
+                              if not os.path.isabs(f) and not f.startswith(("~", "..")))
         if summary:
             s = Memory(summary, type="summary", confidence=_OBSERVED_CONFIDENCE["summary"],
                        id=_derived_id("summary", session))
@@ -4573,7 +4913,7 @@ class _Capture:
 
         def header(rel):
             bits = ["agent %s" % agent] + (["branch %s" % branch] if branch else []) + \
-                (["commit %s" % commit[:12]] if commit else []) + (["in %s" % cwd] if cwd else [])
+                (["commit %s" % commit[:12]] if commit else [])
             return "# Session %s · %s\n\n<!-- %s -->\n%s\n\n" % (
                 session,
                 day,
