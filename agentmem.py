@@ -70,6 +70,7 @@ _RRF_K = 5                               # reciprocal rank fusion: 1 / (_RRF_K +
 _RANKER_WEIGHTS = {"memory": 1.0, "passage": 1.0, "fuzzy": 1.0, "session": 0.5}
 _RECENCY_HALF_LIFE_DAYS = 90.0
 _SAME_SCRIPT_AFFINITY = 1.2  # a question in Cyrillic (or CJK ...) prefers memories in it
+_TYPE_AFFINITY = {"summary": 0.6}       # a session's one-line summary answers few questions itself
 _STALE_WEIGHT = 0.6                      # a memory whose files changed since it was captured
 _PASSAGE_WORDS = 24                      # long memories are also indexed in passages of ~N words
 _FUZZY_CUTOFF = 0.8                      # difflib ratio for a typo to match a known term
@@ -797,6 +798,21 @@ def _analyze_query(text):
     return terms, forms
 
 
+def _query_groups(text):
+    """{term: the query word it comes from}: one word's expansions (an identifier's parts, a
+    hyphenated word joined, its stem and short form) count as one term in ranking, so a
+    project name like `ecommerce-api` in a question does not outweigh the rest of it.
+
+    >>> g = _query_groups("ecommerce-api timeout"); g["api"] == g["ecommerc"] != g["timeout"]
+    True
+    """
+    out = {}
+    for i, raw in enumerate(_TOKEN_REGEX.findall(text[:_MAX_QUERY_CHARS])):
+        for t in tokenize(raw):
+            out.setdefault(t, i)
+    return out
+
+
 def _query_terms(text):
     """Distinct search terms of a query (see _analyze_query)."""
     return _analyze_query(text)[0]
@@ -1097,6 +1113,9 @@ class Event:
 _EDIT_TOOLS = frozenset(("write", "edit", "multiedit", "notebookedit", "apply_patch", "str_replace",
                          "str_replace_editor", "create_file", "replace", "write_file", "edit_file"))
 _CALL_TEXT_CHARS = 4000                 # a to-do list, a plan or a commit command is kept this long
+_NOT_FOUND_REGEX = _LazyRegex(r"command not found: ([\w.-]+)|(?<![\w:)])([A-Za-z][\w.-]*): command not found|"
+                              r"'([\w.-]+)' is not recognized as an internal or external command")
+_SHELL_TOOLS = frozenset(("bash", "shell", "exec", "exec_command", "local_shell_call", "run_shell_command"))
 _ANSWERS_REGEX = _LazyRegex(r'"((?:[^"\\]|\\.)*)"="((?:[^"\\]|\\.)*)"')
 _FILE_ARGS = ("file_path", "path", "notebook_path", "filePath", "absolute_path", "target_file")
 _SHORT_ARGS = ("command", "cmd", "file_path", "path", "pattern", "query", "url", "description")
@@ -1884,7 +1903,7 @@ _OBSERVED_CONFIDENCE = {
     "user-fact": 0.85, "user-todo": 0.75,
     "assistant-bug": 0.8, "assistant-dead-end": 0.75, "assistant-decision": 0.7,
     "assistant-todo": 0.7, "assistant-fact": 0.6, "open-problem": 0.5, "summary": 0.8,
-    "todo-list": 0.8, "episode": 0.6,
+    "todo-list": 0.8, "workaround": 0.8, "episode": 0.6,
 }
 _MAX_MEMORY_CHARS = 700
 _MAX_FACTS_PER_CHUNK = 12
@@ -2291,7 +2310,7 @@ class _Observer:
             s = said + " " + s  # "That is a dead end." judges what came before
         if rule:
             made = self.add(rule[1], rule[0], s, () if rule[0] == "todo" else self.turn_files, ts)
-        elif self.facts_left > 0 and (built or _says("findings-heading", heading)):
+        elif self.facts_left > 0 and _says("findings-heading", heading) and not built:
             made = self.add("assistant-fact", "fact", s[:1].upper() + s[1:],
                             self.turn_files if built else (), ts)
             self.facts_left -= 1 if made else 0
@@ -2353,7 +2372,7 @@ def compress_heuristic(events, info=None, context=None, final=False):
 # agent's explanations and reports, which no rule sees. The episode keeps that prose,
 # condensed: never tool output, narration or code, and within a budget.
 _EPISODE_ENTRY_CHARS = 600        # one entry (one recall result) holds about this much
-_EPISODE_MAX_CHARS = 16000        # a chunk's episode at most; the least telling prose goes first
+_EPISODE_MAX_CHARS = 14000        # a chunk's episode at most; the least telling prose goes first
 _EPISODE_REQUEST_CHARS = 500      # a pasted document in a request is cut here
 _SHORT_REQUEST_CHARS = 80         # a shorter request ("Polish") leads the prose that answers it
 _COMPACT_SKIPPED = ("all user messages", "files and code sections", "optional next step")
@@ -2484,8 +2503,13 @@ class _Episode:
         self.context = context if context is not None else {}
         self.turns = [_Turn()]
         self.todos = []
+        self.facts = []              # how to run a program that is not on the PATH
+        self.missing = set()         # programs a command could not find ("go: command not found")
+        self.trying = None           # (program, command) that runs a missing program another way
 
     def event(self, ev):
+        if ev.role in ("call", "result"):
+            self._workaround(ev)
         turn = self.turns[-1]
         if ev.role == "user":
             text = _strip_private(ev.text)
@@ -2511,6 +2535,29 @@ class _Episode:
                 msg = _commit_message(ev.text)
                 if msg:
                     turn.notes.append((4, "Commit: " + _clip(msg, _EPISODE_ENTRY_CHARS)))
+
+    def _workaround(self, ev):
+        """A program the shell could not find, then the command that ran it all the same
+        (`nix develop --command go build`, `npx tsc`, `uv run pytest`): how to run it here.
+        Tool output only says whether a command worked; the note is the agent's own command."""
+        if ev.role == "result":
+            missing = _NOT_FOUND_REGEX.search(ev.text or "")
+            if missing:
+                self.missing.add(next(g for g in missing.groups() if g))
+            elif self.trying and not re.search(r"(?i)\b(error|not found|no such|failed)\b", ev.text[:2000]):
+                program, command = self.trying
+                self.facts.append("`%s` is not on the PATH here; it runs as `%s`."
+                                  % (program, _clip(command, 200)))
+                self.missing.discard(program)
+            self.trying = None
+        elif ev.tool.lower() in _SHELL_TOOLS and self.missing:
+            command = ev.text.strip()
+            words = command.split()
+            for program in self.missing:
+                if words and words[0] != program and re.search(r"(?<![\w/.-])%s(?![\w-])" % re.escape(program),
+                                                               command):
+                    self.trying = (program, command)
+                    break
 
     def entries(self, known=()):
         """The texts of the chunk's entries, in order.
@@ -2544,17 +2591,16 @@ class _Episode:
                 if len(lines[i][2]) <= budget:
                     chosen.add(i)
                     budget -= len(lines[i][2]) + 1
-        out, group, turn_led = [], [], set()
+        out, group = [], []
         for i in sorted(chosen) + [None]:
-            if group and (i is None or lines[i][1] != lines[group[0]][1]):
+            if group and (i is None or lines[i][1][0] != lines[group[0]][1][0] or lines[i][1][1] < 0):
                 t = lines[group[0]][1][0]
                 request = " ".join(self.turns[t].request.split())
                 lead = ""
-                if request and len(request) < _SHORT_REQUEST_CHARS and t not in turn_led:
+                if request and len(request) < _SHORT_REQUEST_CHARS and lines[group[0]][1][1] >= 0:
                     lead = "Asked: %s — " % request.rstrip(".")      # "Polish": what the prose answers
-                    turn_led.add(t)
                 packed = _pack([lines[j][2] for j in group], _EPISODE_ENTRY_CHARS - len(lead))
-                out += [lead + packed[0]] + packed[1:]
+                out += [lead + p for p in packed]
                 group = []
             if i is not None:
                 group.append(i)
@@ -2568,6 +2614,10 @@ class _Episode:
             m = Memory(text, type="episode", confidence=_OBSERVED_CONFIDENCE["episode"],
                        files=_mentioned_files(text), created=self.turns[0].ts)
             m.extra["by"] = "episode"
+            mems.append(m)
+        for text in _dedupe(self.facts):
+            m = Memory(text, type="fact", confidence=_OBSERVED_CONFIDENCE["workaround"])
+            m.extra["by"] = "workaround"
             mems.append(m)
         if final:
             for status, item in self.todos:
@@ -3726,7 +3776,7 @@ class _Index:
             }
         return self._stats.get(level, (0, 0))
 
-    def _rank(self, level, terms, filt=None, forms=None):
+    def _rank(self, level, terms, filt=None, forms=None, groups=None):
         """[(doc rowid, owner rowid, score)] of the best _CANDIDATES docs of a level, best first.
 
         score = coord x BM25, computed here for both backends from the same counts:
@@ -3734,8 +3784,9 @@ class _Index:
         positive in a small store where a word is in most memories; the term
         frequency of a stem is weighted by field and adds _FORM_WEIGHT for each
         exact word form of the query (`forms`, {stem: [form]}); document length
-        counts every token; coord = (share of the query's stems the doc holds)
-        ** _COORD_POWER. With FTS5, SQLite proposes the _FTS5_POOL docs its own
+        counts every token. The terms of one query word (`groups`, {term: word})
+        count once, by the best of them; coord = (share of the query's words the
+        doc holds) ** _COORD_POWER. With FTS5, SQLite proposes the _FTS5_POOL docs its own
         bm25() likes best and they are re-scored; without, every doc holding a
         term is scored from the postings table.
         """
@@ -3749,7 +3800,8 @@ class _Index:
         forms = {t: (forms or {}).get(t, ()) for t in terms}
         avgdl = total / float(n)
         k1, b = _BM25_K1, _BM25_B
-        nterms = float(len(terms))
+        groups = {t: (groups or {}).get(t, t) for t in terms}
+        nterms = float(len(set(groups.values())))
         if self.backend == "fts5":
             docs = self._fts5_candidates(
                 level, terms, filt, [f for fs in forms.values() for f in fs]
@@ -3758,16 +3810,17 @@ class _Index:
             docs = self._posting_docs(level, terms, forms, filt)
         scored = []
         for doc, owner, tf, dl in docs:
-            s, matched = 0.0, 0
+            best = {}
             norm = k1 * (1 - b + b * dl / avgdl)
             for t in terms:
                 f = tf.get(t)
                 if f:
                     for form in forms[t]:
                         f += tf.get(form, 0.0)
-                    s += idf[t] * f * (k1 + 1) / (f + norm)
-                    matched += 1
-            scored.append((doc, owner, s * (matched / nterms) ** _COORD_POWER))
+                    s = idf[t] * f * (k1 + 1) / (f + norm)
+                    if s > best.get(groups[t], 0.0):
+                        best[groups[t]] = s
+            scored.append((doc, owner, sum(best.values()) * (len(best) / nterms) ** _COORD_POWER))
         scored.sort(key=lambda x: (-x[2], x[0]))
         return scored[:_CANDIDATES]
 
@@ -3908,11 +3961,12 @@ class _Index:
             keep = set(sorted(known, key=lambda t: (df[t], t))[:_MAX_QUERY_TERMS])
             known = [t for t in known if t in keep]
         filt = self._filter(types, files, min_confidence)
+        groups = _query_groups(query or "")
         rankings = {}
         if known:
-            rankings["memory"] = self._rank("mem", known, filt, forms)
+            rankings["memory"] = self._rank("mem", known, filt, forms, groups)
             best = {}
-            for _doc, mem, s in self._rank("psg", known, filt, forms):
+            for _doc, mem, s in self._rank("psg", known, filt, forms, groups):
                 if s > best.get(mem, -1.0):
                     best[mem] = s
             rankings["passage"] = sorted(
@@ -3928,7 +3982,7 @@ class _Index:
         session_rank = {}
         if self.stats_of("ses")[0]:
             sterms = known + [c for cs in fixes.values() for c in cs]
-            srows = self._rank("ses", sterms)
+            srows = self._rank("ses", sterms, groups=groups)
             if srows:
                 names = dict(
                     self.db.execute(
@@ -3980,7 +4034,7 @@ class _Index:
                 r = dict(ranks[rowid])
                 if session and session in session_rank:
                     r["session"] = session_rank[session]
-                affinity = intent.get(mtype, 1.0) * (
+                affinity = intent.get(mtype, _TYPE_AFFINITY.get(mtype, 1.0)) * (
                     _SAME_SCRIPT_AFFINITY if script == asked_in else 1.0
                 )
                 scored.append((_fused_score(r, conf, ts, now, affinity), ident, rowid, r))

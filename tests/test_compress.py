@@ -114,7 +114,10 @@ def test_a_heading_on_top_of_the_first_request_names_the_session():
     context = {}
     mems = compress_heuristic([ev("user", "## Task: rename the CLI to Vibe Code Tracker\n\n"
                                           "1. Read `Cargo.toml`.\n2. Update README.md.")], context=context)
-    assert agentmem._session_summary(mems, context, {}) == "Session: Task: rename the CLI to Vibe Code Tracker"
+    assert agentmem._session_summary(mems, context, {}) is None           # nothing kept: no summary
+    kept = [agentmem.Memory("Rename the binary too", type="todo")]
+    assert agentmem._session_summary(kept, context, {}) == \
+        "Session: Task: rename the CLI to Vibe Code Tracker (recorded 1 todo)"
 
 
 def test_private_spans_never_become_memories():
@@ -244,15 +247,16 @@ def test_a_list_under_a_rules_label_is_conventions_and_the_label_ends_with_the_l
 
 
 def test_a_summary_list_keeps_each_item_apart():
-    mems = compress_heuristic([
+    events = [
         ev("user", "The worker sometimes writes the same invoice twice."),
         ev("assistant", "## Summary\n\n1. **Fixed the duplicate invoices** - the lock was released before the "
                         "write committed. The lock is now held until the transaction commits.\n"
-                        "2. **Simplified retries** - replaced the hand-written loop with `tenacity`.")])
-    assert [m.type for m in mems] == ["fact", "bug"]
-    fact, bug = mems
-    assert "tenacity" in fact.text and "tenacity" not in bug.text
+                        "2. **Simplified retries** - replaced the hand-written loop with `tenacity`.")]
+    [bug] = compress_heuristic(events)
+    assert bug.type == "bug" and "tenacity" not in bug.text
     assert bug.text.endswith("The lock is now held until the transaction commits.")
+    [change] = agentmem._episode(events, known=[bug.text])        # what changed besides: the episode
+    assert change.type == "episode" and "tenacity" in change.text and "lock" not in change.text
 
 
 def test_lead_ins_are_not_kept():

@@ -52,7 +52,7 @@ def test_claude_noise_is_skipped_and_commands_keep_their_arguments(tmp_path):
     events, info, _ = read_transcript(write(tmp_path, "c.jsonl", text))
     assert [(e.role, e.text) for e in events if e.role != "call"] == [
         ("user", "check the retry policy"), ("assistant", "Part one."), ("summary", "Retry policy review"),
-        ("summary", "Compacted: ...")]
+        ("compact", "Compacted: ...")]
     assert [e.files for e in events if e.role == "call"] == [["/p/a.py"]]
 
 
