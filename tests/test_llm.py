@@ -176,3 +176,17 @@ def test_retry_wait_prefers_the_servers_hint():
     assert agentmem._retry_after({"retry-after-ms": "250"}) == 0.25
     assert agentmem._retry_after({"retry-after": "3"}) == 3.0
     assert agentmem._retry_after({}) is None
+
+
+def test_a_fact_the_session_never_mentions_is_dropped(store, session):
+    invented = {"fact": "The billing service was moved to Kubernetes with Helm charts", "category": "decision",
+                "confidence": 0.95}
+    fake = FakeLLM([anthropic_ok([FACTS[0], invented])])
+    try:
+        run_capture(fake, session)
+    finally:
+        fake.close()
+    texts = [m["text"] for m in memories()]
+    assert any("exponential backoff" in t for t in texts)          # grounded in the session: kept
+    assert not any("Kubernetes" in t for t in texts)               # invented: dropped
+    assert "not in the session" in worker_log(store)
