@@ -1934,10 +1934,11 @@ def _named(text):
 
 
 def _same_subject(a, b):
-    """Whether two claims are about the same thing: most of the shorter one's words are shared."""
+    """Whether two claims are about the same thing: many of the shorter one's words are shared."""
     ta, tb = _content_terms(a), _content_terms(b)
-    shared = len(ta & tb)
-    return shared >= 3 and shared >= _SAME_SUBJECT_SHARE * min(len(ta), len(tb))
+    shared, least = len(ta & tb), min(len(ta), len(tb))
+    return (shared >= 3 and shared >= _SAME_SUBJECT_SHARE * least) or \
+        (shared >= 5 and shared >= 0.4 * least)
 
 
 def _first_rule(rules, text):
@@ -1964,13 +1965,16 @@ def _split_sentences(text):
             continue
         if line.startswith(("|", ">")):                      # tables, quotes, REPL lines
             continue
-        line = re.sub(r"^([-*•]|\d+[.)])\s+", "", line).replace("**", "").replace("__", "")
+        item = re.match(r"^([-*•]|\d+[.)])\s+", line)
+        line = line[item.end():] if item else line
+        line = line.replace("**", "").replace("__", "")
         if line.endswith(":"):                               # a label introduces what follows
             parts = _SENTENCE_SPLIT_REGEX.split(line)
             out += [(s.strip(), heading) for s in parts[:-1] if s.strip()]
             heading, label = parts[-1][:-1], 1
             continue
-        elif _word_count(line) <= 3 and not re.search(r"[.!?。！？]$", line):
+        elif _word_count(line) <= 3 and not re.search(r"[.!?。！？]$", line) and \
+                not (item and label):                        # "- stdio" under a label is an item
             heading, label = line, 0                         # "Findings", "What to know", "結論"
             continue
         out += [(s.strip(), heading) for s in _SENTENCE_SPLIT_REGEX.split(line) if s.strip()]
@@ -2142,7 +2146,8 @@ class _Observer:
                     mtype in _CLAIM_TYPES and _same_subject(c.text, text):
                 self.out.remove(c)                   # the session's later word on the same subject
         about = [f for f in files if os.path.basename(f) and os.path.basename(f) in text]
-        c = _Candidate(kind, mtype, text, _dedupe(about + _mentioned_files(text)), ts, tags)
+        named = [f for f in _mentioned_files(text) if not any(g.endswith("/" + f) for g in about)]
+        c = _Candidate(kind, mtype, text, _dedupe(about + named), ts, tags)
         self.out.append(c)
         return c
 
@@ -2373,8 +2378,9 @@ def compress_heuristic(events, info=None, context=None, final=False):
 # agent's explanations and reports, which no rule sees. The episode keeps that prose,
 # condensed: never tool output, narration or code, and within a budget.
 _EPISODE_ENTRY_CHARS = 600        # one entry (one recall result) holds about this much
-_EPISODE_MAX_CHARS = 14000        # a chunk's episode at most; the least telling prose goes first
+_EPISODE_MAX_CHARS = 12000        # a chunk's episode at most; the least telling prose goes first
 _EPISODE_REQUEST_CHARS = 500      # a pasted document in a request is cut here
+_EPISODE_MIN_WORDS = 6           # a shorter sentence of the agent (not a list) tells too little
 _SHORT_REQUEST_CHARS = 80         # a shorter request ("Polish") leads the prose that answers it
 _COMPACT_SKIPPED = ("all user messages", "files and code sections", "optional next step")
 _COMMIT_REGEX = _LazyRegex(r"""\bgit\s+commit\b.*?\s-m\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|"""
@@ -2402,6 +2408,9 @@ def _telling(s):
     anchor = "`" in s or _mentioned_files(s) or re.search(r"\b\w+[._/-]\w+|\b[a-z]+[A-Z]\w*|\d", s)
     if _says("narration", s) and not reason and not (anchor and _word_count(s) >= 12):
         return 0
+    if (_word_count(s) < _EPISODE_MIN_WORDS or (_says("subjectless", s) and _word_count(s) < 10)) \
+            and ": " not in s:
+        return 0                                     # "It is 09:14 in Tokyo.": an answer, not a finding
     return 1 + bool(reason) + bool(anchor)
 
 
@@ -2601,7 +2610,7 @@ class _Episode:
                 if request and len(request) < _SHORT_REQUEST_CHARS and lines[group[0]][1][1] >= 0:
                     lead = "Asked: %s — " % request.rstrip(".")      # "Polish": what the prose answers
                 packed = _pack([lines[j][2] for j in group], _EPISODE_ENTRY_CHARS - len(lead))
-                out += [lead + p for p in packed]
+                out += [lead + p[:1] + p[1:].replace(" Sub-agent: ", " ") for p in packed]
                 group = []
             if i is not None:
                 group.append(i)
@@ -4953,15 +4962,17 @@ class _Capture:
         first_ts = next((e.ts for e in events if e.ts), "") or job.get("created") or _now_iso()
         items = []
         summary = _session_summary(memories, context, info) if events else None
-        for m in memories:
-            m.text = _without_home(m.text, cwd)
-            m.files = _dedupe(f for f in (_relative_file(f, cwd) for f in m.files)
-                              if not os.path.isabs(f) and not f.startswith(("~", "..")))
         if summary:
             s = Memory(summary, type="summary", confidence=_OBSERVED_CONFIDENCE["summary"],
                        id=_derived_id("summary", session))
             s.extra["by"] = "summary"
             memories = memories + [s]
+        for m in memories:
+            m.text = _without_home(m.text, cwd)
+            files = [f for f in (_relative_file(f, cwd) for f in m.files)
+                     if not os.path.isabs(f) and not f.startswith(("~", ".."))]
+            m.files = _dedupe(f for f in files if "/" in f or not any(
+                g.endswith("/" + f) for g in files))          # "totals.py" beside "app/totals.py"
         for m in memories:
             m.session, m.source = session, "%s:%s" % (agent, session)
             m.created = m.created or first_ts
