@@ -1113,9 +1113,12 @@ class Event:
 _EDIT_TOOLS = frozenset(("write", "edit", "multiedit", "notebookedit", "apply_patch", "str_replace",
                          "str_replace_editor", "create_file", "replace", "write_file", "edit_file"))
 _CALL_TEXT_CHARS = 4000                 # a to-do list, a plan or a commit command is kept this long
-_NOT_FOUND_REGEX = _LazyRegex(r"command not found: ([\w.-]+)|(?<![\w:)])([A-Za-z][\w.-]*): command not found|"
+_NOT_FOUND_REGEX = _LazyRegex(r"command not found: ([\w.-]+)|"
+                              r"(?<![\w:)])([A-Za-z][\w.-]*): command not found|"
                               r"'([\w.-]+)' is not recognized as an internal or external command")
-_SHELL_TOOLS = frozenset(("bash", "shell", "exec", "exec_command", "local_shell_call", "run_shell_command"))
+_SHELL_TOOLS = frozenset(
+    ("bash", "shell", "exec", "exec_command", "local_shell_call", "run_shell_command")
+)
 _ANSWERS_REGEX = _LazyRegex(r'"((?:[^"\\]|\\.)*)"="((?:[^"\\]|\\.)*)"')
 _FILE_ARGS = ("file_path", "path", "notebook_path", "filePath", "absolute_path", "target_file")
 _SHORT_ARGS = ("command", "cmd", "file_path", "path", "pattern", "query", "url", "description")
@@ -1189,9 +1192,12 @@ def _call_text(name, args):
     short arguments."""
     if isinstance(args, dict):
         todos = args.get("todos") if name == "TodoWrite" else args.get("plan")
-        if isinstance(todos, list):                      # Claude's TodoWrite, Codex's update_plan
-            return "\n".join("%s: %s" % (t.get("status", ""), t.get("content") or t.get("step") or "")
-                             for t in todos if isinstance(t, dict))[:_CALL_TEXT_CHARS]
+        if isinstance(todos, list):  # Claude's TodoWrite, Codex's update_plan
+            return "\n".join(
+                "%s: %s" % (t.get("status", ""), t.get("content") or t.get("step") or "")
+                for t in todos
+                if isinstance(t, dict)
+            )[:_CALL_TEXT_CHARS]
         if name == "ExitPlanMode" and isinstance(args.get("plan"), str):
             return args["plan"][:_CALL_TEXT_CHARS]
         command = args.get("command") or args.get("cmd")
@@ -1253,7 +1259,9 @@ def _parse_claude(lines, info):
                     if isinstance(b, dict) and b.get("type") == "tool_result":
                         out = b.get("content")
                         out = _blocks_text(out) if not isinstance(out, str) else out
-                        events.append(Event("result", out, ts, tool_names.get(b.get("tool_use_id"), "")))
+                        events.append(
+                            Event("result", out, ts, tool_names.get(b.get("tool_use_id"), ""))
+                        )
                         if _answers(out):                # the person's words inside a tool result
                             events.append(Event("user", _answers(out), ts))
             text = _person_text(_blocks_text(content))
@@ -1276,7 +1284,9 @@ def _parse_claude(lines, info):
                 name = str(b.get("name") or "")
                 tool_names[b.get("id")] = name
                 args = b.get("input") or {}
-                events.append(Event("call", _call_text(name, args), ts, name, _tool_files(name, args)))
+                events.append(
+                    Event("call", _call_text(name, args), ts, name, _tool_files(name, args))
+                )
     return events
 
 
@@ -1316,7 +1326,9 @@ def _parse_codex(lines, info):
                     except ValueError:
                         pass
                 calls[p.get("call_id")] = name
-                items.append(Event("call", _call_text(name, args), ts, name, _tool_files(name, args)))
+                items.append(
+                    Event("call", _call_text(name, args), ts, name, _tool_files(name, args))
+                )
             elif ptype in ("function_call_output", "custom_tool_call_output"):
                 out = p.get("output")
                 if isinstance(out, str) and out[:1] == "{":
@@ -1570,7 +1582,8 @@ _OBSERVER_PHRASES = {
     "decision": (
         ("start", "en", r"(go|stick|stay) with ; stay on ; keep using ; switch to"),
         ("word", "en", r"we('ll| will)? (stay|stick|remain) (on|with) ; we decided ; decided"),
-        ("word", "en", r"(the|our|my) decision (is|was) ; let's (use|go with|switch|stick|keep|move)"),
+        ("word", "en", r"(the|our|my) decision (is|was)"),
+        ("word", "en", r"let's (use|go with|switch|stick|keep|move)"),
         ("word", "en", r"we'll (use|go with|stick|keep|switch) ; we are going with"),
         ("word", "en", r"we're going with ; going with ; stick with ; switch(ing)? to"),
         ("word", "en", r"the plan is ; we chose ; we picked"),
@@ -1684,15 +1697,17 @@ _OBSERVER_PHRASES = {
     ),
     # the agent saying what it is about to do: a plan, not yet a fact
     "plan": (
-        ("word", "en", r"i'll ; i will ; i'm going to ; i am going to ; let me ; let's ; i need to"),
-        ("word", "en", r"we need to ; next,? i ; then i ; i'm (now )?[a-z]+ing ; i am (now )?[a-z]+ing"),
+        ("word", "en", r"i'll ; i will ; i'm going to ; i am going to ; let me ; let's"),
+        ("word", "en", r"i need to ; we need to ; next,? i ; then i"),
+        ("word", "en", r"i'm (now )?[a-z]+ing ; i am (now )?[a-z]+ing"),
         ("word", "en", r"i'd (suggest|recommend) ; i would (suggest|recommend) ; should i"),
         ("word", "ru", r"сейчас (я )?[а-я]+ю ; давайте ; мне нужно ; я буду"),
     ),
     # the person asking the agent for something: a request, not a rule
     "request": (
         ("start", "en", r"can you ; could you ; would you ; please ; help me ; give me ; show me"),
-        ("start", "en", r"i want (you )?to ; i'd like (you )?to ; i need you to ; tell me ; explain"),
+        ("start", "en", r"i want (you )?to ; i'd like (you )?to ; i need you to"),
+        ("start", "en", r"tell me ; explain"),
         ("start", "en", r"for this [a-z]+,? i want ; i want to build"),
         ("word", "en", r"what should (i|we) ; give (me )?some ; can you"),
         ("start", "ru", r"сделай ; помоги ; покажи ; объясни ; можешь ; нужно чтобы ты"),
@@ -2009,8 +2024,8 @@ def _without_home(text, cwd):
     """A text without absolute paths into a home folder: the project's own paths become
     relative to it, any other one starts at ~ (no user names in a store kept in git).
 
-    >>> _without_home("See /home/ann/app/src/a.py and /Users/bo/.claude/plans/x.md", "/home/ann/app")
-    'See src/a.py and ~/.claude/plans/x.md'
+    >>> _without_home("/home/ann/app/src/a.py, /Users/bo/.claude/plans/x.md", "/home/ann/app")
+    'src/a.py, ~/.claude/plans/x.md'
     """
     if cwd and len(cwd) > 1:
         root = cwd.rstrip("/\\")
@@ -2132,8 +2147,12 @@ class _Observer:
             return None
         by_agent = kind.startswith("assistant")
         if by_agent and (_says("plan", text) or (_says("subjectless", text) and not _named(text))):
-            return None                              # "I'll fix it next", "That line is already fixed."
-        if kind.startswith("user") and mtype in ("convention", "todo", "fact") and _says("request", text):
+            return None  # "I'll fix it next", "That line is already fixed."
+        if (
+            kind.startswith("user")
+            and mtype in ("convention", "todo", "fact")
+            and _says("request", text)
+        ):
             return None                              # "Can you make sure ...": asked, not a rule
         terms = _content_terms(text)
         for c in list(self.out):
@@ -2410,7 +2429,7 @@ def _telling(s):
         return 0
     if (_word_count(s) < _EPISODE_MIN_WORDS or (_says("subjectless", s) and _word_count(s) < 10)) \
             and ": " not in s:
-        return 0                                     # "It is 09:14 in Tokyo.": an answer, not a finding
+        return 0  # "It is 09:14 in Tokyo.": an answer, not a finding
     return 1 + bool(reason) + bool(anchor)
 
 
@@ -2425,8 +2444,8 @@ def _told(s):
 def _prose_lines(text):
     """The sentences of a message as lines, a list's short items joined under their heading."""
     out, run, run_heading = [], [], None
-    for s, heading in _split_sentences(text):
-        s = _phrase("ack").sub("", s).strip()
+    for said, heading in _split_sentences(text):
+        s = _phrase("ack").sub("", said).strip()
         if not s:
             continue
         if _word_count(s) <= 6 and heading:                  # "stdio", "`--log-level`: ..."
@@ -2448,8 +2467,7 @@ def _prose_lines(text):
 def _pack(lines, limit=_EPISODE_ENTRY_CHARS):
     """Lines joined into entries of at most `limit` characters, in order."""
     out, cur = [], ""
-    for line in lines:
-        line = _clip(line, limit)
+    for line in map(lambda x: _clip(x, limit), lines):
         if cur and len(cur) + 1 + len(line) > limit:
             out.append(cur)
             cur = line
@@ -2464,8 +2482,10 @@ def _compact_sections(text):
     """[(section title, prose)] of a compaction summary, without the sections that repeat."""
     sections, title, body = [], "", []
     for line in text.split("\n"):
-        m = re.match(r"^\s*(?:#+\s*)?(?:\d+\.\s*)?\*{0,2}([A-Z][^:*\n]{2,60}?)(?::\*{0,2}|\*{0,2}:)\s*$",
-                     line)
+        m = re.match(
+            r"^\s*(?:#+\s*)?(?:\d+\.\s*)?\*{0,2}([A-Z][^:*\n]{2,60}?)(?::\*{0,2}|\*{0,2}:)\s*$",
+            line,
+        )
         if m:
             if body:
                 sections.append((title, "\n".join(body)))
@@ -2554,7 +2574,9 @@ class _Episode:
             missing = _NOT_FOUND_REGEX.search(ev.text or "")
             if missing:
                 self.missing.add(next(g for g in missing.groups() if g))
-            elif self.trying and not re.search(r"(?i)\b(error|not found|no such|failed)\b", ev.text[:2000]):
+            elif self.trying and not re.search(
+                r"(?i)\b(error|not found|no such|failed)\b", ev.text[:2000]
+            ):
                 program, command = self.trying
                 self.facts.append("`%s` is not on the PATH here; it runs as `%s`."
                                   % (program, _clip(command, 200)))
@@ -2564,8 +2586,11 @@ class _Episode:
             command = ev.text.strip()
             words = command.split()
             for program in self.missing:
-                if words and words[0] != program and re.search(r"(?<![\w/.-])%s(?![\w-])" % re.escape(program),
-                                                               command):
+                if (
+                    words
+                    and words[0] != program
+                    and re.search(r"(?<![\w/.-])%s(?![\w-])" % re.escape(program), command)
+                ):
                     self.trying = (program, command)
                     break
 
@@ -2593,8 +2618,12 @@ class _Episode:
                 for s in map(_told, _prose_lines(text)):
                     value = _telling(s)
                     if value and not said_already(s):
-                        lines.append((value + last, (t, m), ("Sub-agent: " if by == "subagent" else "") + s))
-            lines += [(value, (t, len(turn.said) + n), note) for n, (value, note) in enumerate(turn.notes)]
+                        lines.append(
+                            (value + last, (t, m), ("Sub-agent: " if by == "subagent" else "") + s)
+                        )
+            lines += [
+                (value, (t, len(turn.said) + n), note) for n, (value, note) in enumerate(turn.notes)
+            ]
         budget, chosen = _EPISODE_MAX_CHARS, set()
         for i in sorted(range(len(lines)), key=lambda i: (-lines[i][0], -i)):
             if lines[i][0] >= 2 or not any(v >= 2 for v, _w, _s in lines):
@@ -2603,12 +2632,14 @@ class _Episode:
                     budget -= len(lines[i][2]) + 1
         out, group = [], []
         for i in sorted(chosen) + [None]:
-            if group and (i is None or lines[i][1][0] != lines[group[0]][1][0] or lines[i][1][1] < 0):
+            if group and (
+                i is None or lines[i][1][0] != lines[group[0]][1][0] or lines[i][1][1] < 0
+            ):
                 t = lines[group[0]][1][0]
                 request = " ".join(self.turns[t].request.split())
                 lead = ""
                 if request and len(request) < _SHORT_REQUEST_CHARS and lines[group[0]][1][1] >= 0:
-                    lead = "Asked: %s — " % request.rstrip(".")      # "Polish": what the prose answers
+                    lead = "Asked: %s — " % request.rstrip(".")  # "Polish": what the prose answers
                 packed = _pack([lines[j][2] for j in group], _EPISODE_ENTRY_CHARS - len(lead))
                 out += [lead + p[:1] + p[1:].replace(" Sub-agent: ", " ") for p in packed]
                 group = []
