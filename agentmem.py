@@ -1112,6 +1112,9 @@ class Event:
 
 _EDIT_TOOLS = frozenset(("write", "edit", "multiedit", "notebookedit", "apply_patch", "str_replace",
                          "str_replace_editor", "create_file", "replace", "write_file", "edit_file"))
+# a pasted web page or document under the person's words: its front matter starts it
+_PASTED_REGEX = _LazyRegex(r"\s*-{3,}\s*\n\s*(?:title|source|url|author|description):", re.I)
+_EMOJI_REGEX = _LazyRegex("[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+ ?")
 _CALL_TEXT_CHARS = 4000                 # a to-do list, a plan or a commit command is kept this long
 _NOT_FOUND_REGEX = _LazyRegex(r"command not found: ([\w.-]+)|"
                               r"(?<![\w:)])([A-Za-z][\w.-]*): command not found|"
@@ -1159,6 +1162,12 @@ def _person_text(text):
         text = args.group(1)
     if "## My request for Codex:" in text:                   # Codex IDE context wrapper
         text = text.split("## My request for Codex:", 1)[1]
+    paste = _PASTED_REGEX.search(text) if len(text) > 1000 else None
+    if paste:                                   # the person's words, and what they pasted
+        own, pasted = text[:paste.start()], text[paste.start():]
+        names = [" ".join(v.strip(" \"'").split())[:160] for k, v in
+                 re.findall(r"(?im)^\s*(title|source|url):\s*(.+)$", pasted[:2000])]
+        text = own.rstrip(" !:") + ("; pasted: %s" % " — ".join(names[:2]) if names else "")
     text = text.strip()
     if not text or _INJECTED_USER_REGEX.match(text):
         return ""
@@ -1945,7 +1954,7 @@ def _says(concept, text):
 def _named(text):
     """Whether a sentence names something itself: code, a path, an identifier, a number."""
     return bool("`" in text or _mentioned_files(text) or
-                re.search(r"\b\w+[._/:-]\w+|\b[a-z]+[A-Z]\w*|\b[A-Z][A-Za-z]+[A-Z]\w*|\d", text))
+                re.search(r"\b\w+[._/:]\w+|\b[a-z]+[A-Z]\w*|\b[A-Z][A-Za-z]+[A-Z]\w*|\d", text))
 
 
 def _same_subject(a, b):
@@ -1976,7 +1985,7 @@ def _split_sentences(text):
             continue
         label += 1 if label else 0
         if line.startswith("#"):
-            heading, label = line.lstrip("#").strip(), 0
+            heading, label = line.lstrip("#").replace("**", "").strip().rstrip(":").strip(), 0
             continue
         if line.startswith(("|", ">")):                      # tables, quotes, REPL lines
             continue
@@ -2424,7 +2433,7 @@ def _telling(s):
     plain = _unquoted(s)
     reason = _says("cause", plain) or _says("fix", plain) or _says("agent-reject", plain) or \
         _says("reason", plain)
-    anchor = "`" in s or _mentioned_files(s) or re.search(r"\b\w+[._/-]\w+|\b[a-z]+[A-Z]\w*|\d", s)
+    anchor = _named(s)
     if _says("narration", s) and not reason and not (anchor and _word_count(s) >= 12):
         return 0
     if (_word_count(s) < _EPISODE_MIN_WORDS or (_says("subjectless", s) and _word_count(s) < 10)) \
@@ -2444,7 +2453,7 @@ def _told(s):
 def _prose_lines(text):
     """The sentences of a message as lines, a list's short items joined under their heading."""
     out, run, run_heading = [], [], None
-    for said, heading in _split_sentences(text):
+    for said, heading in _split_sentences(_EMOJI_REGEX.sub("", text)):
         s = _phrase("ack").sub("", said).strip()
         if not s:
             continue
@@ -2652,8 +2661,9 @@ class _Episode:
         already hold); with `final`, the to-dos left open as todos."""
         mems = []
         for text in self.entries(known):
+            files = [f for f in _mentioned_files(text) if os.path.splitext(f)[1]]  # not "a/b"
             m = Memory(text, type="episode", confidence=_OBSERVED_CONFIDENCE["episode"],
-                       files=_mentioned_files(text), created=self.turns[0].ts)
+                       files=files, created=self.turns[0].ts)
             m.extra["by"] = "episode"
             mems.append(m)
         for text in _dedupe(self.facts):
@@ -4948,7 +4958,11 @@ class _Capture:
             if name.endswith(".jsonl"):
                 evs, _info, offsets[name] = read_transcript(os.path.join(folder, name), "claude",
                                                             offsets.get(name, 0))
-                out += [e for e in evs if e.role != "user"]
+                for e in evs:
+                    if e.role == "assistant":
+                        e.tool = "subagent"         # the sub-agent's words, attributed in the episode
+                    if e.role != "user":
+                        out.append(e)
         return out
 
     def enqueue_llm(self, session, events, job):

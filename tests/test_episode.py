@@ -192,3 +192,12 @@ def test_one_word_of_a_question_counts_once_however_many_tokens_it_makes(store):
     s.close()
     hits = agentmem.open_store().recall("why do ecommerce-api checkout requests time out", limit=1)
     assert hits[0].memory.type == "bug"
+
+
+def test_a_pasted_document_is_not_the_person_s_words_but_its_title_is_kept():
+    pasted = ("implement a conn mcp command !: ---\ntitle: \"mark3labs/mcp-go: a Go implementation of MCP\"\n"
+              "source: \"https://github.com/mark3labs/mcp-go\"\n---\n" + "Handle errors gracefully. " * 80)
+    text = agentmem._person_text(pasted)
+    assert text.startswith("implement a conn mcp command; pasted: mark3labs/mcp-go")
+    assert "Handle errors gracefully" not in text
+    assert compress_heuristic([Event("user", text)], final=True) == []      # no todo from the paste
