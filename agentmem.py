@@ -1224,6 +1224,22 @@ def _answers(text):
                     for q, a in _ANSWERS_REGEX.findall(text))
 
 
+def _codex_answers(out):
+    """The person's answers to Codex's request_user_input: 'chosen idea: X. Their note.'"""
+    answers = out.get("answers") if isinstance(out, dict) else None
+    if not isinstance(answers, dict):
+        return ""
+    said = []
+    for key, value in answers.items():
+        picked = value.get("answers") if isinstance(value, dict) else value
+        picked = [str(a) for a in (picked if isinstance(picked, list) else [picked]) if a]
+        notes = [a.split(":", 1)[1].strip() for a in picked if a.startswith("user_note:")]
+        chosen = [a.replace(" (Recommended)", "") for a in picked if not a.startswith("user_note:")]
+        said.append("%s: %s." % (str(key).replace("_", " "), ", ".join(chosen) or "-") +
+                    "".join(" " + n.rstrip(".") + "." for n in notes))
+    return " ".join(said)
+
+
 def _short_args(args):
     if isinstance(args, dict):
         for key in _SHORT_ARGS:
@@ -1339,13 +1355,17 @@ def _parse_codex(lines, info):
                     Event("call", _call_text(name, args), ts, name, _tool_files(name, args))
                 )
             elif ptype in ("function_call_output", "custom_tool_call_output"):
-                out = p.get("output")
+                out, data = p.get("output"), None
                 if isinstance(out, str) and out[:1] == "{":
                     try:
-                        out = json.loads(out).get("output", out)
+                        data = json.loads(out)
+                        out = data.get("output", out)
                     except (ValueError, AttributeError):
                         pass
-                items.append(Event("result", str(out or ""), ts, calls.get(p.get("call_id"), "")))
+                name = calls.get(p.get("call_id"), "")
+                items.append(Event("result", str(out or ""), ts, name))
+                if name == "request_user_input" and _codex_answers(data):
+                    items.append(Event("user", _codex_answers(data), ts))   # the person's choices
         elif kind == "event_msg" and p.get("type") in ("user_message", "agent_message"):
             text = str(p.get("message") or "")
             role = "user" if p["type"] == "user_message" else "assistant"
@@ -2405,8 +2425,8 @@ def compress_heuristic(events, info=None, context=None, final=False):
 # memories need a phrase rule; much of what an agent-driven session learned is in the
 # agent's explanations and reports, which no rule sees. The episode keeps that prose,
 # condensed: never tool output, narration or code, and within a budget.
-_EPISODE_ENTRY_CHARS = 600        # one entry (one recall result) holds about this much
-_EPISODE_MAX_CHARS = 12000        # a chunk's episode at most; the least telling prose goes first
+_EPISODE_ENTRY_CHARS = 800        # one entry (one recall result) holds about this much
+_EPISODE_MAX_CHARS = 14000        # a chunk's episode at most; the least telling prose goes first
 _EPISODE_REQUEST_CHARS = 500      # a pasted document in a request is cut here
 _EPISODE_MIN_WORDS = 6           # a shorter sentence of the agent (not a list) tells too little
 _SHORT_REQUEST_CHARS = 80         # a shorter request ("Polish") leads the prose that answers it
@@ -4960,7 +4980,7 @@ class _Capture:
                                                             offsets.get(name, 0))
                 for e in evs:
                     if e.role == "assistant":
-                        e.tool = "subagent"         # the sub-agent's words, attributed in the episode
+                        e.tool = "subagent"         # its words, attributed in the episode
                     if e.role != "user":
                         out.append(e)
         return out

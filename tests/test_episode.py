@@ -201,3 +201,19 @@ def test_a_pasted_document_is_not_the_person_s_words_but_its_title_is_kept():
     assert text.startswith("implement a conn mcp command; pasted: mark3labs/mcp-go")
     assert "Handle errors gracefully" not in text
     assert compress_heuristic([Event("user", text)], final=True) == []      # no todo from the paste
+
+
+def test_codex_request_user_input_answers_are_the_person_s_words(tmp_path, store):
+    lines = [{"timestamp": "2026-07-10T16:45:00Z", "type": "session_meta", "payload": {"id": "cx1", "cwd": "/w"}},
+             {"timestamp": "2026-07-10T16:46:00Z", "type": "response_item", "payload": {
+                 "type": "function_call", "name": "request_user_input", "call_id": "c1",
+                 "arguments": json.dumps({"questions": [{"id": "chosen_idea"}]})}},
+             {"timestamp": "2026-07-10T16:47:00Z", "type": "response_item", "payload": {
+                 "type": "function_call_output", "call_id": "c1", "output": json.dumps({"answers": {
+                     "chosen_idea": {"answers": ["EdgeRunner (Recommended)",
+                                                 "user_note: Build it as a reusable trading engine"]}}})}}]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    events, _info, _ = agentmem.read_transcript(str(path))
+    assert [e.text for e in events if e.role == "user"] == \
+        ["chosen idea: EdgeRunner. Build it as a reusable trading engine."]
