@@ -1655,7 +1655,9 @@ _OBSERVER_PHRASES = {
     ),
     # a rule: how things are done here
     "convention": (
-        ("word", "en", r"must ; mustn't ; should ; shouldn't ; always ; never ; don't ; do not"),
+        ("word", "en", r"must ; mustn't ; should ; shouldn't ; always ; never"),
+        ("start", "en", r"don't ; do not"),
+        ("word", "en", r"(we|you) (don't|do not)"),
         ("word", "en", r"avoid ; prefer ; make sure ; ensures? ; remember to ; convention*"),
         ("word", "en", r"rules? ; policy ; policies ; at most ; at least ; no more than"),
         ("word", "en", r"only use ; from now on ; goes through ; go through ; is required"),
@@ -1678,9 +1680,10 @@ _OBSERVER_PHRASES = {
     # something left to do
     "todo": (
         ("start", "en", r"todo ; fixme"),
-        ("word", "en", r"(todo|fixme)\s*[:(] ; later ; next (session|time|steps?) ; follow[- ]up"),
+        ("word", "en", r"(todo|fixme)\s*[:(] ; later ; next (session|time) ; follow[- ]up"),
         ("word", "en", r"still (need|have) to ; to do: ; remaining ; don't forget ; not yet"),
         ("word", "en", r"open question"),
+        ("label", "en", r"next steps?"),
         ("word", "ru", r"потом ; позже ; не забыть ; в следующий раз ; осталось ; надо будет"),
         ("word", "ru", r"пока не"),
     ),
@@ -1740,6 +1743,13 @@ _OBSERVER_PHRASES = {
         ("start", "en", r"for this [a-z]+,? i want ; i want to build"),
         ("word", "en", r"what should (i|we) ; give (me )?some ; can you"),
         ("start", "ru", r"сделай ; помоги ; покажи ; объясни ; можешь ; нужно чтобы ты"),
+    ),
+    # the person thinking aloud or expecting, not stating how things are done
+    "hedge": (
+        ("word", "en", r"i should ; we should be ; should be (good|fine|ok|okay|enough|done)"),
+        ("word", "en", r"(it|this|that) should ; maybe ; i think ; i guess ; i just ; probably"),
+        ("word", "en", r"i can tell ; you can ; can you ; could you ; like,"),
+        ("word", "ru", r"может быть ; наверное ; думаю ; вроде"),
     ),
     # a sentence that names nothing itself: its subject is "it", "this" or the agent
     "subjectless": (
