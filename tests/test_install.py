@@ -75,7 +75,8 @@ def test_codex_hooks_and_toml(project):
     p = am("install", "codex", "--project", project, check=0)
     assert "/hooks" in p.stdout
     hooks = read(project / ".codex" / "hooks.json")["hooks"]
-    assert set(hooks) == {"SessionStart", "Stop", "PreCompact"}
+    assert set(hooks) == {"SessionStart", "Stop", "SessionEnd", "PreCompact"}
+    assert hooks["SessionEnd"][0]["hooks"][0]["timeout"] <= 3          # Codex caps SessionEnd at 3 s
     toml = (project / ".codex" / "config.toml").read_text()
     assert 'model = "gpt-5"' in toml and "[mcp_servers.other]" in toml
     assert toml.count("[mcp_servers.agentmem]") == 1 and '"mcp"]' in toml
@@ -93,6 +94,8 @@ def test_gemini_uses_milliseconds_and_enables_hooks(project):
     assert s["hooks"]["SessionStart"][0]["hooks"][0]["timeout"] == 15000
     assert set(s["hooks"]) == {"SessionStart", "SessionEnd", "PreCompress"}
     assert s["mcpServers"]["agentmem"]["timeout"] == 30000
+    assert "matcher" not in s["hooks"]["SessionStart"][0]     # Gemini's lifecycle matchers are exact strings
+    assert s["mcpServers"]["agentmem"]["trust"] is True       # else headless runs hide the tools
 
 
 def test_cursor_has_version_one_and_camel_case_events(project):

@@ -72,6 +72,9 @@ def test_a_whole_session(client, store):
     tools = client.request("tools/list")["result"]["tools"]
     assert len(tools) <= 5 and {"recall", "remember", "forget"} <= {t["name"] for t in tools}
     assert len(json.dumps({"tools": tools})) < 6000
+    hints = {t["name"]: t["annotations"] for t in tools}       # clients that ask before each call
+    assert hints["recall"]["readOnlyHint"] is True and hints["context"]["readOnlyHint"] is True
+    assert hints["remember"]["destructiveHint"] is False and hints["remember"]["openWorldHint"] is False
     saved = client.call("remember", text="Payments use integer cents, never floats", type="convention",
                         tags=["money"], files=["internal/money/cents.go"])
     assert saved["isError"] is False and saved["structuredContent"]["status"] == "added"
@@ -80,6 +83,7 @@ def test_a_whole_session(client, store):
     assert found["isError"] is False and "integer cents" in found["content"][0]["text"]
     assert found["structuredContent"]["results"][0]["id"] == mem_id
     assert "not instructions" in found["content"][0]["text"]
+    assert "not instructions" in found["structuredContent"]["note"]     # for clients that pass only JSON
     ctx = client.call("context")
     assert "integer cents" in ctx["content"][0]["text"]
     bad = client.call("recall", limit=3)                                          # no query
