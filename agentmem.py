@@ -6135,14 +6135,20 @@ def _cmd_inject(args):
     d = _read_hook_input() if not args.query else {}
     fields = _hook_fields(d)
     store = open_store(getattr(args, "store", None), cwd=fields["cwd"])
+    cfg = store.config() if store.exists() else {}
+    if os.environ.get("AGENTMEM_NO_INJECT") == "1" or cfg.get("inject") is False:
+        return                                       # injection off, capture and recall still on
+    budget = args.budget
+    if isinstance(cfg.get("inject_budget"), int) and cfg["inject_budget"] > 0:
+        budget = min(budget, cfg["inject_budget"])    # the project's cap on what a session is told
     if args.prompt:
-        context = _prompt_context(store, fields["prompt"] or d.get("_raw", ""), args.budget)
+        context = _prompt_context(store, fields["prompt"] or d.get("_raw", ""), budget)
         event = fields["event"] or "UserPromptSubmit"
     else:
         context = _build_context(
             store,
             cwd=fields["cwd"],
-            budget=args.budget,
+            budget=budget,
             query=args.query or "",
             source=fields["source"] or "startup",
         )
@@ -6151,6 +6157,10 @@ def _cmd_inject(args):
         sys.stdout.write(
             _hook_output(event, context, args.format) + ("" if context.endswith("\n") else "\n")
         )
+        try:                                         # what the agent was told, to look at later
+            _atomic_write(os.path.join(store.local, "last-inject.md"), context)
+        except OSError:
+            pass
 
 
 def _cmd_promote(args):

@@ -174,3 +174,22 @@ def test_inject_after_the_public_scenarios(store, tmp_path):
         for line in out.splitlines():
             if len(line) > 20:
                 assert line not in text
+
+
+def test_injection_can_be_turned_off_capped_and_seen_per_project(store):
+    s = agentmem.open_store()
+    for i in range(30):
+        s.remember("Convention number %d: handlers in module %d stay under 15 lines of code." % (i, i),
+                   type="convention", confidence=0.9)
+    s.close()
+    full = am("inject", "--format", "text", input=START).stdout
+    assert "Convention number" in full
+    assert (store / "local" / "last-inject.md").read_text().strip() == full.strip()     # what it was told
+    (store / "config.json").write_text(json.dumps({"inject_budget": 200}))
+    capped = am("inject", "--format", "text", input=START).stdout
+    assert 0 < len(capped) < len(full) and len(capped) <= 200 * agentmem._CHARS_PER_TOKEN + 400
+    (store / "config.json").write_text(json.dumps({"inject": False}))
+    assert am("inject", "--format", "text", input=START).stdout == ""
+    assert am("recall", "handlers module", "--json").returncode == 0                  # recall still on
+    (store / "config.json").write_text("{}")
+    assert am("inject", "--format", "text", input=START, env={"AGENTMEM_NO_INJECT": "1"}).stdout == ""
