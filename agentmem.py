@@ -2055,6 +2055,8 @@ def _mentioned_files(text):
             continue
         if "/" not in p and "." not in p:
             continue
+        if "/" not in p and re.match(r"^[A-Z][A-Za-z]*\.js$", p):
+            continue                                     # Next.js, Node.js: products, not files
         out.append(p)
     return _dedupe(out)
 
@@ -2464,8 +2466,8 @@ def _telling(s):
     reason = _says("cause", plain) or _says("fix", plain) or _says("agent-reject", plain) or \
         _says("reason", plain)
     anchor = _named(s)
-    if _says("narration", s) and not reason and not (anchor and _word_count(s) >= 12):
-        return 0
+    if _says("narration", s) and not (reason and anchor):
+        return 0                                     # "I'll help you create ...": what it does
     if (_word_count(s) < _EPISODE_MIN_WORDS or (_says("subjectless", s) and _word_count(s) < 10)) \
             and ": " not in s:
         return 0  # "It is 09:14 in Tokyo.": an answer, not a finding
