@@ -5467,28 +5467,39 @@ class _MCPServer:
         return text or "No memories yet in this project.", None
 
     def serve(self, stdin=None, stdout=None):
-        """Read one JSON message per line until EOF; write one response per line."""
-        stdin = stdin or sys.stdin
+        """Read one JSON message per line until EOF; write one response per line.
+
+        A line that is not UTF-8, not JSON, nested too deep or otherwise bad
+        gets a JSON-RPC error and the server goes on with the next one.
+        """
+        stdin = stdin or getattr(sys.stdin, "buffer", sys.stdin)     # bytes: a bad byte is one line
         stdout = stdout or sys.stdout
         for raw in stdin:
-            line = raw.strip()
+            line = (raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw).strip()
             if not line:
                 continue
             try:
-                msg = json.loads(line)
-            except ValueError:
-                reply = _rpc_error(None, -32700, "Parse error")
-            else:
-                if isinstance(msg, list):                 # a JSON-RPC batch (2025-03-26)
-                    reply = [r for r in (self.handle(m) for m in msg) if r is not None] or None
-                    if not msg:
-                        reply = _rpc_error(None, -32600, "Invalid Request: empty batch")
-                else:
-                    reply = self.handle(msg)
+                reply = self.handle_line(line)
+            except Exception as e:                       # a bug: the session keeps its server
+                reply = _rpc_error(None, -32603, "Internal error: %s" % type(e).__name__)
             if reply is not None:
-                stdout.write(json.dumps(reply, ensure_ascii=False) + "\n")
+                text = json.dumps(reply, ensure_ascii=False)
+                text = text.encode("utf-8", "replace").decode("utf-8")    # no lone surrogate
+                stdout.write(text + "\n")
                 stdout.flush()
         return 0
+
+    def handle_line(self, line):
+        """The reply to one line: a message, a batch, or something that is neither."""
+        try:
+            msg = json.loads(line)
+        except (ValueError, RecursionError):
+            return _rpc_error(None, -32700, "Parse error")
+        if isinstance(msg, list):                        # a JSON-RPC batch (2025-03-26)
+            if not msg:
+                return _rpc_error(None, -32600, "Invalid Request: empty batch")
+            return [r for r in (self.handle(m) for m in msg) if r is not None] or None
+        return self.handle(msg)
 
 
 def _rpc_error(mid, code, message):

@@ -117,3 +117,15 @@ def test_the_store_follows_the_project_directory(tmp_path, monkeypatch):
         env=dict(os.environ, CLAUDE_PROJECT_DIR=str(project)))
     assert json.loads(p.stdout)["result"]["isError"] is False
     assert (project / ".agentmem" / "memories").is_dir()
+
+
+def test_the_server_survives_lines_that_are_not_utf8_too_deep_or_odd(store):
+    deep = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": ' + b"[" * 100000 + b"]" * 100000 + b"}"
+    lines = [deep, b'{"jsonrpc": "2.0", "id": 2, "method": "pi\\ud800ng"}', b'{"jsonrpc": "2.0", "id": 3, '
+             b'"method": "\xff\xfeping"}', b'{"jsonrpc": "2.0", "id": 4, "method": "ping"}']
+    p = subprocess.run([sys.executable, AGENTMEM, "mcp"], input=b"\n".join(lines) + b"\n", capture_output=True,
+                       timeout=60, env=dict(os.environ, PYTHONIOENCODING="utf-8:strict", LC_ALL="C.UTF-8"))
+    replies = [json.loads(x) for x in p.stdout.decode("utf-8").splitlines()]
+    assert p.returncode == 0 and [r["id"] for r in replies] == [None, 2, 3, 4]
+    assert replies[0]["error"]["code"] == -32700 and replies[1]["error"]["code"] == -32601
+    assert replies[-1]["result"] == {}                                   # still serving
