@@ -4331,9 +4331,9 @@ _LLM_CATEGORIES = {"decision": "decision", "convention": "convention", "rule": "
                    "configuration": "fact", "lesson": "lesson"}
 _LLM_CHUNK_CHARS = 24000
 _GROUNDED_SHARE = 0.5                   # of a fact's distinctive words that the session must hold
-_LLM_MAX_ATTEMPTS = 3
-_LLM_TIMEOUT = 30.0
-_LLM_DEADLINE = 90.0
+_LLM_MAX_ATTEMPTS = 2                  # a hung server costs one timeout and one retry ...
+_LLM_TIMEOUT = 20.0
+_LLM_DEADLINE = 50.0                    # ... and a chunk at most this long, backoff included
 _DEFAULT_LLM_MODEL = "claude-haiku-4-5"
 _LLM_CONFIDENCE = 0.7                    # a fact the LLM gives no confidence for
 _DEFAULT_LLM_DAILY_TOKENS = 200000
@@ -4957,17 +4957,19 @@ class _Capture:
         memories = compress_heuristic(fresh, info, context, final=bool(job.get("final")))
         memories += _episode(fresh, info, context, final=bool(job.get("final")),
                              known=[m.text for m in memories])
+        # the heuristic memories are written before any LLM call: an interrupted run loses nothing
+        stored = self.store_memories(memories, session, info, job, context, fresh)
         cfg = _llm_settings() if llm else None
         if cfg and sum(len(e.text) for e in fresh if e.role in ("user", "assistant")) >= 200:
             try:
-                memories = _merge_llm(memories, _compress_llm(self.store, cfg, fresh, self.log))
+                extra = _llm_additions(memories, _compress_llm(self.store, cfg, fresh, self.log))
+                stored += self.store_memories(extra, session, info, job, context, [])
             except _LLMBudgetError:
                 pass                                    # the notice is in the log once a day
             except _LLMError as e:
                 self.log("LLM compression failed, heuristic memories kept: %s" % e)
                 if not isinstance(e, _LLMAuthError):
                     self.enqueue_llm(session, fresh, job)
-        stored = self.store_memories(memories, session, info, job, context, fresh)
         ts["seen"] = (list(seen) + [e.key for e in fresh])[-_SEEN_KEYS_KEPT:]
         ts["session"] = session
         state["last_capture"] = _now_iso()
@@ -5093,13 +5095,10 @@ class _Capture:
         return sum(1 for _m, status in results if status in ("added", "merged", "updated"))
 
 
-def _merge_llm(heuristic, llm):
-    """The LLM's facts, plus heuristic ones it did not cover (a near-duplicate check by words)."""
-    out = list(llm)
-    for m in heuristic:
-        if not any(o.type == m.type and _overlaps(o.text, m.text) for o in llm):
-            out.append(m)
-    return out
+def _llm_additions(heuristic, llm):
+    """The LLM's facts that the heuristic memories do not already hold (a check by words)."""
+    return [m for m in llm if not any(o.type == m.type and _overlaps(o.text, m.text)
+                                      for o in heuristic)]
 
 
 ########################################################################

@@ -147,7 +147,23 @@ def test_a_hanging_server_times_out(store, session):
     finally:
         fake.close()
     assert took < 3 * agentmem._LLM_MAX_ATTEMPTS + 5 and len(fake.requests) <= agentmem._LLM_MAX_ATTEMPTS
+    assert len(fake.requests) <= 2                                   # one timeout and one retry
     assert any(m["type"] == "bug" for m in memories())
+
+
+def test_heuristic_memories_are_written_before_the_llm_is_asked(store, session):
+    seen = []
+
+    class Watching(FakeLLM):
+        def reply(self, handler, body):               # what the store holds when the LLM is asked
+            seen.append(sorted(m["type"] for m in memories()))
+            super().reply(handler, body)
+    fake = Watching([anthropic_ok()])
+    try:
+        run_capture(fake, session)
+    finally:
+        fake.close()
+    assert seen and "bug" in seen[0]
 
 
 def test_malformed_answers_lose_nothing(store, session):
