@@ -3019,6 +3019,7 @@ class Store:
 
     def ensure(self):
         """Create the store on first write: folders, .gitignore, .gitattributes."""
+        self.check_local()
         os.makedirs(self.local, exist_ok=True)
         for name, text in ((".gitignore", _GITIGNORE), (".gitattributes", _GITATTRIBUTES)):
             p = os.path.join(self.root, name)
@@ -3026,7 +3027,15 @@ class Store:
                 _atomic_write(p, text)
 
     def lock(self, timeout=_LOCK_TIMEOUT):
+        self.check_local()
         return _FileLock(os.path.join(self.local, "lock"), timeout)
+
+    def check_local(self):
+        """local/ (index, queue, locks) is a folder of the store, never a link out of it."""
+        if os.path.islink(self.local) or (os.path.exists(self.local) and
+                                          not os.path.isdir(self.local)):
+            raise AgentmemError("%s is not a folder of the store (a symlink?); remove it, "
+                                "agentmem rebuilds it" % self.local)
 
     def md_files(self):
         """{relative path: (mtime_ns, size, inode)} of every markdown file outside local/."""
@@ -3047,14 +3056,28 @@ class Store:
                 if e.is_dir(follow_symlinks=False):
                     if r != _LOCAL_DIRNAME:
                         stack.append((r + "/", e.path))
-                elif e.name.endswith(".md") and e.is_file():
+                elif e.name.endswith(".md") and e.is_file(follow_symlinks=False):
                     st = e.stat()
                     out[r] = (st.st_mtime_ns, st.st_size, st.st_ino)
         return out
 
     def read(self, rel):
-        with open(os.path.join(self.root, rel), encoding="utf-8", errors="replace") as f:
+        with open(self.inside(rel), encoding="utf-8", errors="replace") as f:
             return f.read()
+
+    def inside(self, rel):
+        """The absolute path of `rel` in the store; AgentmemError when a symlink (or '..')
+        would lead out of it: nothing follows a link out of the store."""
+        path = os.path.join(self.root, rel)
+        real_root = os.path.realpath(self.root)
+        real = os.path.realpath(path)
+        if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+            raise AgentmemError("%s leads out of the store (a symlink?); agentmem does not "
+                                "follow it" % os.path.join(os.path.basename(self.root), rel))
+        if os.path.islink(path):
+            raise AgentmemError("%s is a symlink; agentmem does not follow links in the store"
+                                % rel)
+        return path
 
     def config(self):
         """The store's shared settings, `config.json` (committed with the memories)."""
@@ -3288,7 +3311,7 @@ class Store:
 
     def _write_file(self, rel, new, changed, header):
         """Rewrite one file: replace `changed` memories (by id) in place, append `new`."""
-        path = os.path.join(self.root, rel)
+        path = self.inside(rel)
         if os.path.exists(path):
             text = self.read(rel)
         else:
@@ -3326,7 +3349,7 @@ class Store:
                 if old.id == m.id:
                     lines = text.split("\n")
                     del lines[old.line - 1:old.end - 1]
-                    _atomic_write(os.path.join(self.root, m.path), "\n".join(lines))
+                    _atomic_write(self.inside(m.path), "\n".join(lines))
                     break
             else:
                 raise AgentmemError("memory %s changed on disk while forgetting it; try again"
@@ -3541,6 +3564,7 @@ class _Index:
     def connect(self):
         import sqlite3
         if self.db is None:
+            self.store.check_local()
             os.makedirs(self.store.local, exist_ok=True)
             try:
                 self.db = self._open(sqlite3)

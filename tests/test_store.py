@@ -1,6 +1,7 @@
 """Store stage: the markdown files are the truth; writes are atomic, locked and merge duplicates."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -238,3 +239,23 @@ def test_library_api_matches_the_command_line(store):
     assert s.get(m.id[:5]).text == m.text
     s.forget(m.id)
     assert s.memories() == []
+
+
+def test_nothing_follows_a_symlink_out_of_the_store(store, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("## fact\nThe outside world's secret plan.\n")
+    agentmem.open_store().remember("Inside the store", type="fact")
+    (store / "memories" / "linked.md").symlink_to(outside / "secret.md")
+    assert "secret plan" not in am("list").stdout                        # a linked file is not read
+    assert am("recall", "secret plan", "--json").stdout.strip() in ("", "[]")
+    (store / "sessions").symlink_to(outside, target_is_directory=True)
+    p = am("import", "-", input=json.dumps({"text": "Routed to a session", "session": "s1"}) + "\n")
+    assert p.returncode == 1 and "symlink" in p.stderr                # never written through
+    assert sorted(x.name for x in outside.iterdir()) == ["secret.md"]
+    (store / "sessions").unlink()
+    shutil.rmtree(str(store / "local"))
+    (store / "local").symlink_to(outside, target_is_directory=True)
+    p = am("remember", "Index through a link")
+    assert p.returncode == 1 and "symlink" in p.stderr
+    assert sorted(x.name for x in outside.iterdir()) == ["secret.md"]   # no index, lock or queue there
