@@ -13,10 +13,13 @@ Runs, in one go and on this machine:
 """
 import argparse
 import datetime
+import glob
 import os
 import platform
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -28,6 +31,33 @@ def run(cmd, timeout=3600):
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=PROJECT, timeout=timeout)
     out = (p.stdout + p.stderr).strip()
     print("$ %s  (%.0f s)\n%s\n" % (" ".join(cmd[1:]), time.time() - t, out[-1500:]), flush=True)
+    return out
+
+
+def session_sizes(data):
+    """Capture every shared transcript into a fresh store: its size, the markdown it wrote
+    (KB) and the time `capture --transcript` took. The last line is the figure."""
+    lines, largest = [], (0.0, 0.0)
+    for path in sorted(glob.glob(os.path.join(data, "transcripts", "*", "*"))):
+        store = tempfile.mkdtemp(prefix="agentmem-size-")
+        env = dict(os.environ, AGENTMEM_DIR=os.path.join(store, "s"))
+        t = time.time()
+        p = subprocess.run([sys.executable, os.path.join(PROJECT, "agentmem.py"), "capture",
+                            "--transcript", path], capture_output=True, text=True, env=env)
+        took = time.time() - t
+        written = glob.glob(os.path.join(store, "s", "sessions", "*.md"))
+        md = sum(os.path.getsize(f) for f in written)
+        mb = os.path.getsize(path) / 1e6
+        largest = max(largest, (mb, took))
+        lines.append("%-36s %6.2f MB -> %5.1f KB of markdown in %.2f s rc=%d"
+                     % (os.path.basename(path), mb, md / 1024.0, took, p.returncode))
+        shutil.rmtree(store, ignore_errors=True)
+    most = max(float(ln.split("->")[1].split()[0]) for ln in lines)
+    per3 = largest[1] / max(largest[0], 0.001) * 3
+    lines.append("session-sizes: %d transcripts, at most %.1f KB of markdown; the largest, %.2f MB, "
+                 "in %.2f s (%.2f s per 3 MB)" % (len(lines), most, largest[0], largest[1], per3))
+    out = "\n".join(lines)
+    print("$ session sizes\n%s\n" % out, flush=True)
     return out
 
 
@@ -69,6 +99,7 @@ def main():
     if os.path.exists(real):
         results["real"] = run([py, real, PROJECT])
         results["real-dump"] = run([py, real, PROJECT, "--dump"])
+    results["sizes"] = session_sizes(data)
     if a.coverage:
         results["coverage"] = run([py, os.path.join(HERE, "coverage_run.py")])
     if a.write:
@@ -119,6 +150,10 @@ REAL = ("Four real, public sessions (three Claude Code, one Codex) and 32 questi
         "wrote before agentmem ran on them; recall@3 of `capture` beside `--dump`, which imports "
         "every prose message as a memory (the naive calibration). Home paths count memories "
         "that carry an absolute home folder.",)
+SIZES = ("`capture --transcript` of every transcript in `../shared/data/transcripts/` into a "
+         "fresh store: the session's markdown (episode, typed memories, summary, metadata) and "
+         "the time the command took. Targets: about 24 KB at most for a 3 MB transcript; at most "
+         "1 s per 3 MB.",)
 COVERAGE = ("Statement coverage of `agentmem.py` by `make test`'s suite, every subprocess the "
             "suite starts included (`make coverage`, coverage.py with `patch = subprocess`). "
             "Target: at least 90%.",)
@@ -161,6 +196,9 @@ def report(r, quick):
                      last(r["real"], "public real sessions"))
         out += block("python ../shared/bench/real_sessions_public.py . --dump",
                      last(r["real-dump"], "public real sessions"))
+    if "sizes" in r:
+        out += ["## What capture writes per session", "", SIZES[0], ""]
+        out += block("python bench/run.py (session_sizes)", *r["sizes"].splitlines())
     if "coverage" in r:
         out += ["## Test coverage (`make coverage`)", "", COVERAGE[0], ""]
         out += block("python bench/coverage_run.py", last(r["coverage"], "coverage:"))
