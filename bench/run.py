@@ -54,8 +54,9 @@ def session_sizes(data):
         shutil.rmtree(store, ignore_errors=True)
     most = max(float(ln.split("->")[1].split()[0]) for ln in lines)
     per3 = largest[1] / max(largest[0], 0.001) * 3
-    lines.append("session-sizes: %d transcripts, at most %.1f KB of markdown; the largest, %.2f MB, "
-                 "in %.2f s (%.2f s per 3 MB)" % (len(lines), most, largest[0], largest[1], per3))
+    lines.append("session-sizes: %d transcripts, at most %.1f KB of markdown; the largest, "
+                 "%.2f MB, in %.2f s (%.2f s per 3 MB)"
+                 % (len(lines), most, largest[0], largest[1], per3))
     out = "\n".join(lines)
     print("$ session sizes\n%s\n" % out, flush=True)
     return out
