@@ -99,4 +99,5 @@ def test_the_model_can_call_the_mcp_tool(project):
     results = [c for r in fake.requests for m in r.get("messages", []) if isinstance(m.get("content"), list)
                for c in m["content"] if isinstance(c, dict) and c.get("type") == "tool_result"]
     assert results and "Handlers must stay under 15 lines" in json.dumps(results)
-    assert os.path.abspath(AGENTMEM) in (project / ".mcp.json").read_text()
+    mcp = (project / ".mcp.json").read_text()
+    assert json.dumps(os.path.dirname(os.path.abspath(AGENTMEM)))[1:-1] in mcp and "import agentmem" in mcp
