@@ -1023,8 +1023,9 @@ _PRIVATE_REGEX = _LazyRegex(r"<private>.*?(?:</private>|\Z)", re.S | re.I)
 # runs only when one of its triggers occurs, so clean text costs a few `in` checks.
 _SECRET_PATTERNS = (
     (("-----begin",),
-     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
-     "[REDACTED PRIVATE KEY]"),
+     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+     r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", "[REDACTED PRIVATE KEY]"),
+    (("age-secret-key-",), r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}", "[REDACTED]"),        # age
     (("sk-",), r"\bsk-ant-[A-Za-z0-9_\-]{16,}", "[REDACTED]"),                        # Anthropic
     (("sk-",), r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", "[REDACTED]"),  # OpenAI
     (("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"),
@@ -1032,27 +1033,91 @@ _SECRET_PATTERNS = (
     (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}\b",
      "[REDACTED]"),                                                                   # GitHub
     (("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{20,}", "[REDACTED]"),
-    (("glpat-",), r"\bglpat-[A-Za-z0-9_\-]{20,}", "[REDACTED]"),                       # GitLab
-    (("xox",), r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", "[REDACTED]"),                     # Slack
+    # GitLab
+    (("glpat-", "glptt-", "gldt-"), r"\bgl(?:pat|ptt|dt)-[A-Za-z0-9_\-]{20,}", "[REDACTED]"),
+    (("xox", "xapp-"), r"\bx(?:ox[abposre]|app)-[A-Za-z0-9\-]{10,}", "[REDACTED]"),   # Slack
     (("hooks.slack.com",), r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+", "[REDACTED]"),
+    (("discord",), r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w\-]+",
+     "[REDACTED]"),                                                                   # Discord
     # Stripe
     (("_live_", "_test_"), r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{12,}", "[REDACTED]"),
+    (("whsec_",), r"\bwhsec_[A-Za-z0-9+/=]{20,}", "[REDACTED]"),
     (("aiza",), r"\bAIza[0-9A-Za-z_\-]{30,}", "[REDACTED]"),                            # Google
     (("ya29.",), r"\bya29\.[0-9A-Za-z_\-]{20,}", "[REDACTED]"),
+    (("gocspx-",), r"\bGOCSPX-[A-Za-z0-9_\-]{20,}", "[REDACTED]"),
     (("npm_",), r"\bnpm_[A-Za-z0-9]{30,}", "[REDACTED]"),                               # npm
-    (("hf_",), r"\bhf_[A-Za-z0-9]{30,}", "[REDACTED]"),  # Hugging Face
+    (("pypi-",), r"\bpypi-[A-Za-z0-9_\-]{50,}", "[REDACTED]"),                          # PyPI
+    (("hf_",), r"\bhf_[A-Za-z0-9]{30,}", "[REDACTED]"),                        # Hugging Face
+    (("sg.",), r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}", "[REDACTED]"),        # SendGrid
+    (("hvs.", "hvb.", "hvr."), r"\bhv[sbr]\.[A-Za-z0-9_\-]{20,}", "[REDACTED]"),        # Vault
+    (("dp.",), r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_\-]+\.)?[A-Za-z0-9]{20,}",
+     "[REDACTED]"),                                                                   # Doppler
+    ((":aa",), r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", "[REDACTED]"),                 # Telegram bot
+    (("lin_api_", "lin_oauth_"), r"\blin_(?:api|oauth)_[A-Za-z0-9]{30,}", "[REDACTED]"),  # Linear
+    # Notion
+    (("secret_", "ntn_"), r"\b(?:secret_[A-Za-z0-9]{40,}|ntn_[A-Za-z0-9]{40,})", "[REDACTED]"),
+    (("atatt",), r"\bATATT[A-Za-z0-9_\-=]{40,}", "[REDACTED]"),                         # Atlassian
+    (("hrku-",), r"\bHRKU-[A-Za-z0-9_\-]{30,}", "[REDACTED]"),                          # Heroku
+    (("sq0",), r"\bsq0(?:atp|csp)-[0-9A-Za-z_\-]{20,}", "[REDACTED]"),                  # Square
+    (("access_token$",), r"access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}",
+     "[REDACTED]"),                                                                   # PayPal
+    (("shpat_", "shpca_", "shppa_", "shpss_"), r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+     "[REDACTED]"),                                                                   # Shopify
+    (("dop_v1_", "doo_v1_", "dor_v1_"), r"\bdo[opr]_v1_[a-f0-9]{64}", "[REDACTED]"),  # DigitalOcean
+    (("key-",), r"\bkey-[0-9a-zA-Z]{32}\b", "[REDACTED]"),                              # Mailgun
+    (("glc_", "glsa_"), r"\b(?:glc_[A-Za-z0-9+/]{32,}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})",
+     "[REDACTED]"),                                                                   # Grafana
+    (("ssws",), r"\bSSWS\s+[A-Za-z0-9_\-]{30,}", "SSWS [REDACTED]"),                    # Okta
+    (("sbp_", "sb_secret_"), r"\b(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,})", "[REDACTED]"),
+    (("dapi",), r"\bdapi[a-f0-9]{32}(?:-\d)?\b", "[REDACTED]"),                         # Databricks
+    (("dckr_pat_",), r"\bdckr_pat_[A-Za-z0-9_\-]{20,}", "[REDACTED]"),                  # Docker Hub
+    (("gsk_",), r"\bgsk_[A-Za-z0-9]{40,}", "[REDACTED]"),                               # Groq
+    (("r8_",), r"\br8_[A-Za-z0-9]{30,}", "[REDACTED]"),                                 # Replicate
+    (("xai-", "pplx-"), r"\b(?:xai-[A-Za-z0-9]{40,}|pplx-[A-Za-z0-9]{40,})", "[REDACTED]"),
+    (("nrak-",), r"\bNRAK-[A-Z0-9]{27}\b", "[REDACTED]"),                               # New Relic
+    (("pmak-",), r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", "[REDACTED]"),                  # Postman
+    (("accountkey=", "sharedaccesskey="),
+     r"(?i)\b((?:Account|SharedAccess)Key=)[A-Za-z0-9+/=]{20,}", r"\1[REDACTED]"),   # Azure
+    (("sig=",), r"([?&]sig=)[A-Za-z0-9%+/=]{16,}", r"\1[REDACTED]"),                   # Azure SAS
     (("eyj",), r"\beyJ[A-Za-z0-9_\-]{6,}\.eyJ[A-Za-z0-9_\-]{6,}\.[A-Za-z0-9_\-]{6,}",
      "[REDACTED JWT]"),
+    (("basic",), r"(?i)\b(basic\s+)[A-Za-z0-9+/]{8,}={0,2}", r"\1[REDACTED]"),        # Basic auth
     (("bearer", "token"), r"(?i)\b(bearer|token)(\s+)[A-Za-z0-9._~+/\-]{20,}=*", r"\1\2[REDACTED]"),
-    (("://",), r"(\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"]+:)[^\s@/'\"]+(@)", r"\1[REDACTED]\2"),
-    (("key", "token", "secret", "pass", "pwd"),
-     r"""(?i)(\b(?:[A-Za-z_][A-Za-z0-9_.\-]*?)?(?:api[_\-]?key|access[_\-]?key|secret[_\-]?key"""
-     r"""|private[_\-]?key|_key|_token|_secret|secret|password|passwd|_pwd|_pass|token|apikey)"""
-     r"""["']?\s*[=:]\s*)(?!\[REDACTED)("[^"\n]{3,}"|'[^'\n]{3,}'|[^\s"',;)}\]]{4,})""",
-     r"\1[REDACTED]"),  # NAME_KEY=value
+    (("curl", " -u"), r"(\s-u\s*['\"]?[^\s:'\"]+:)[^\s'\"]+", r"\1[REDACTED]"),          # curl -u
+    (("://",), r"(\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"]*:)[^\s@/'\"]+(@)", r"\1[REDACTED]\2"),
+    (("://",), r"(\bhttps://)[a-f0-9]{32}(@[\w.\-]*sentry\.io)", r"\1[REDACTED]\2"),  # Sentry
+    (("key", "token", "secret", "pass", "pwd", "credential", "auth"),
+     r"""(?i)(\b(?:[A-Za-z_][A-Za-z0-9_.\-]*?)?(?:api[_\- ]?key|access[_\- ]?key|secret[_\- ]?key"""
+     r"""|private[_\- ]?key|_key|_token|_secret|secret|password|passwd|_pwd|_pass|token|apikey"""
+     r"""|credentials?|auth)["']?(?:\s*[=:]\s*|\s+(?:is|was|to|are)\s+))(?!\[REDACTED)"""
+     r"""("[^"\n]{3,}"|'[^'\n]{3,}'|`[^`\n]{3,}`|[^\s"'`,;)}\]]{4,})""",
+     lambda m: m.group(1) + ("[REDACTED]" if _looks_secret(m.group(2)) else m.group(2))),
     (("@",), r"(?<![\w.+\-])[\w.+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b",
      "[EMAIL]"),
 )
+# What a value after "password =" is when it is no secret: code, a placeholder, a switch.
+_NOT_SECRET_REGEX = _LazyRegex(
+    r"^(?:none|null|nil|true|false|undefined|yes|no|on|off|required|optional|redacted|changeme"
+    r"|str|string|int|bool|bytes|any|dict|list)$"              # values and type names
+    r"|^(?:optional|list|dict|union|str|typing\.)\b.*[\[\]]"     # Optional[str], List[...]
+    r"|^[\w.]+\(|^[\w.]+\[|^os\.|^process\.env|^env\b|^getenv"   # a call, an env lookup, indexing
+    r"|^(?:<[^>]*>?|\$\{|\{\{|%\(|\$[A-Z_]+$)"                 # placeholders
+    r"|x{3,}|\*{3,}|\.{3}|your[_\- ]|^example|placeholder|dummy|<|>", re.I)
+
+
+def _looks_secret(value):
+    """Whether a value assigned to a credential-like name looks like a real secret."""
+    v = value.strip("\"'`")
+    if len(v) < 4 or _NOT_SECRET_REGEX.search(v):
+        return False
+    if re.match(r"^[a-z]+(?:_[a-z]+)+$", v) or re.match(r"^[a-z]+\.[a-z_]+$", v):
+        return False                                 # created_at, settings.token: names
+    if value[:1] in "\"'`":
+        return True                                  # a quoted literal
+    return bool(re.search(r"\d", v) or re.search(r"[A-Z]", v) and re.search(r"[a-z]", v)
+                or re.search(r"[^A-Za-z0-9]", v) or len(v) >= 12)
+
+
 _SECRET_REGEXES = [(t, _LazyRegex(p, re.S), r) for t, p, r in _SECRET_PATTERNS]
 _SECRET_TRIGGER_REGEX = _LazyRegex("|".join(sorted({re.escape(t) for ts, _p, _r in _SECRET_PATTERNS
                                                    for t in ts})))
@@ -3197,11 +3262,24 @@ class Store:
         else:
             m.created = _now_iso()
         m.tags = _dedupe(self.clean(t).lower().replace(" ", "-") for t in m.tags)
-        m.files = _dedupe(_normalize_file(f) for f in m.files)
+        m.files = _dedupe(_normalize_file(self.clean(str(f))) for f in m.files)
         m.source = self.clean(str(m.source or ""))
         m.sources = _dedupe(self.clean(str(s)) for s in (m.sources or [m.source]))
-        m.session = str(m.session or "")
+        m.session = self.clean(str(m.session or ""))       # it names a file: never a secret
+        m.extra = {k: self._clean_value(v) for k, v in m.extra.items()}   # every field
         return m
+
+    def _clean_value(self, value, depth=0):
+        """A metadata value with its secrets masked, however it nests."""
+        if isinstance(value, str):
+            return self.clean(value)
+        if depth > 20:
+            return None
+        if isinstance(value, list):
+            return [self._clean_value(v, depth + 1) for v in value]
+        if isinstance(value, dict):
+            return {self.clean(str(k)): self._clean_value(v, depth + 1) for k, v in value.items()}
+        return value
 
     def remember(self, text, type=_DEFAULT_TYPE, tags=(), files=(), confidence=None, source="",
                  session="", created=""):
@@ -4809,6 +4887,8 @@ class _Capture:
             final=bool(fields.get("event") in _FINAL_EVENTS if final is None else final),
             transcript=os.path.abspath(fields["transcript"]) if fields.get("transcript") else "",
         )
+        if job.get("last_message"):                     # the hook's text reaches disk redacted
+            job["last_message"] = self.store.clean(str(job["last_message"]))
         name = "%d-%s-%s.json" % (
             int(time.time() * 1000),
             _slug(job.get("session") or "session", 12),

@@ -1,6 +1,11 @@
 """Text stage: tokens, stems, passages, near-duplicate sketches, redaction."""
+import json
+
+import pytest
+
 import agentmem
 from agentmem import redact, tokenize
+from conftest import am
 
 
 def test_identifiers_match_whole_and_by_part():
@@ -105,3 +110,98 @@ def test_plain_prose_about_secrets_is_left_alone():
 def test_private_spans_are_removed():
     assert agentmem._strip_private("keep <private>my salary is 10</private> this") == "keep  this"
     assert agentmem._strip_private("keep <private>unclosed secret") == "keep "
+
+
+# Realistic shapes of provider secrets (made up), and code that only looks like one.
+R = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+def r(n, alpha=R): return (alpha * 10)[7:7 + n]
+H = "0123456789abcdef"
+SECRET_FORMATS = {
+ "basic": "Authorization: Basic dXNlcjpwYXNzd29yZDEyMw==",
+ "curl-u": "curl -u admin:S3cr3tPass https://api.internal/v1",
+ "redis": "REDIS_URL=redis://:p4ssw0rdXYZ@cache.internal:6379/0",
+ "prose-password": "the staging admin password is Tr0ub4dor&3x",
+ "aws-secret-prose": "the aws secret access key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+ "azure": "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + r(44) + "==;EndpointSuffix=core.windows.net",
+ "azure-sas": "https://acct.blob.core.windows.net/c?sv=2022-11-02&sig=" + r(40) + "%3D",
+ "slack-app": "xapp-1-A0123456789-1234567890123-" + r(40),
+ "gcp-oauth": "GOCSPX-" + r(28),
+ "sendgrid": "SG." + r(22) + "." + r(43),
+ "pypi": "pypi-AgEIcHlwaS5vcmc" + r(60),
+ "discord-hook": "https://discord.com/api/webhooks/123456789012345678/" + r(60),
+ "telegram": "bot token 123456789:AA" + r(33),
+ "vault": "hvs." + r(90),
+ "doppler": "dp.st.dev." + r(40),
+ "linear": "lin_api_" + r(40),
+ "notion": "ntn_" + r(46),
+ "atlassian": "ATATT3xFfGF0" + r(180),
+ "heroku": "HRKU-" + r(60),
+ "square": "sq0atp-" + r(22),
+ "paypal": "access_token$production$" + r(16, "abcdefghij0123456789") + "$" + r(32, H),
+ "shopify": "shpat_" + r(32, H),
+ "digitalocean": "dop_v1_" + r(64, H),
+ "mailgun": "key-" + r(32),
+ "grafana": "glsa_" + r(32) + "_" + r(8, H),
+ "okta": "Authorization: SSWS 00" + r(40),
+ "supabase": "sbp_" + r(40, H),
+ "databricks": "dapi" + r(32, H),
+ "dockerhub": "dckr_pat_" + r(27),
+ "groq": "gsk_" + r(52),
+ "replicate": "r8_" + r(37),
+ "age": "AGE-SECRET-KEY-1" + r(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"),
+ "pgp": "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF" + r(60) + "\n-----END PGP PRIVATE KEY BLOCK-----",
+ "datadog": "DD_API_KEY=" + r(32, H),
+ "cloudflare": "CLOUDFLARE_API_TOKEN=" + r(40),
+ "stripe-whsec": "whsec_" + r(32),
+ "xai": "xai-" + r(80),
+ "newrelic": "NRAK-" + r(27, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"),
+ "sentry": "SENTRY_DSN=https://" + r(32, H) + "@o123456.ingest.sentry.io/4505",
+ "json-pass": '{"db_password": "Pa55w0rd!"}',
+ "yaml-token": "api_token: tok_" + r(24),
+}
+LOOK_ALIKES = [
+ "def verify(token: Optional[str]) -> bool:", "primary_key=True", "sort_key: created_at", "access_token=None",
+ "SECRET_KEY = os.environ['SECRET_KEY']", "export OPENAI_API_KEY=<YOUR_TOKEN>", "password: ${DB_PASSWORD}",
+ "OPENAI_API_KEY=sk-...your-key-here", "api_key = settings.api_key", "token = request.headers.get('Authorization')",
+ "the password field is required", "const password = await getPassword()", "auth_token: str = ''",
+ "if not token: raise", "cache_key = f'user:{user_id}'", "foreign_key=ForeignKey(User)", "Token-based splitting works",
+ "key-value store", "The token expires after 15 minutes", "password = getpass.getpass()", "secret_name: my-app-secrets",
+ "partition_key: tenant_id", "use the Bearer token from the login response", "basic auth is disabled",
+ "AUTH_URL=https://auth.example.com/login", "jwt_secret: process.env.JWT_SECRET", "private_key_path = 'keys/id_rsa'",
+ "token_count = len(tokens)", "max_tokens=2048", "the API key is stored in Vault", "password_hash = bcrypt.hash(pw)",
+]
+
+
+def secret_part(text):
+    """The part of a sample that must not survive redaction."""
+    for sep, end in (("sig=", None), ("://:", "@"), ("-u admin:", " "), ("AccountKey=", ";"),
+                     ("https://", "@")):
+        rest = text.split(sep, 1)[1] if sep in text else ""
+        if rest and (end is None or end in rest):
+            return (rest.split(end)[0] if end else rest)[:10]
+    return text[-10:]
+
+
+@pytest.mark.parametrize("name", sorted(SECRET_FORMATS))
+def test_every_provider_format_is_masked(name):
+    sample = SECRET_FORMATS[name]
+    masked = agentmem.redact(sample)
+    assert "[REDACTED" in masked and secret_part(sample) not in masked, masked
+
+
+def test_code_that_only_looks_like_a_secret_is_left_alone():
+    assert [(x, agentmem.redact(x)) for x in LOOK_ALIKES if agentmem.redact(x) != x] == []
+
+
+def test_metadata_and_the_hook_text_are_redacted_too(store, tmp_path):
+    key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    p = am("import", "-", input=json.dumps({"text": "Deploy notes", "files": ["deploy/%s.txt" % key],
+                                            "session": "s-" + key, "ticket": {"token": key}}) + "\n")
+    assert p.returncode == 0, p.stderr
+    on_disk = "".join(f.read_text() for f in store.rglob("*") if f.is_file() and f.suffix in (".md", ".json"))
+    assert key not in on_disk and "Deploy notes" in on_disk
+    hook = json.dumps({"session_id": "s1", "cwd": str(tmp_path), "hook_event_name": "Stop",
+                       "last_assistant_message": "Set GITHUB_TOKEN=%s in CI." % key})
+    am("capture", input=hook, env={"AGENTMEM_DISABLE": ""})
+    queued = "".join(f.read_text() for f in store.rglob("*.json"))
+    assert key not in queued
