@@ -1511,7 +1511,7 @@ def _detect_format(path, head):
             continue
         try:
             d = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if not isinstance(d, dict):
             continue
@@ -1553,6 +1553,10 @@ def read_transcript(path, fmt="auto", offset=0):
             head = f.read(65536).decode("utf-8", "replace")
             if fmt == "auto":
                 fmt = _detect_format(path, head)
+                if fmt == "text" and head.count("\n") < 2 and len(head) >= 65536:
+                    f.seek(0)                           # a first line too long to judge by:
+                    f.readline()                        # judge by the lines after it
+                    fmt = _detect_format(path, f.read(65536).decode("utf-8", "replace"))
             if fmt not in _TRANSCRIPT_FORMATS:
                 raise AgentmemError("unknown transcript format %r (use %s)"
                                     % (fmt, ", ".join(_TRANSCRIPT_FORMATS)))
@@ -1578,14 +1582,14 @@ def read_transcript(path, fmt="auto", offset=0):
             if isinstance(whole, dict) and isinstance(whole.get("messages"), list):
                 info["session"] = whole.get("sessionId") or ""
                 return _parse_gemini(whole["messages"], info), info, new_offset
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     records = []
     for line in (x.strip() for x in text.split("\n")):
         if line.startswith("{"):
             try:
                 d = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(d, dict):
                 records.append(d)
@@ -3004,11 +3008,12 @@ def _parse_memories(text, path=""):
                 meta = json.loads(raw)
                 if not isinstance(meta, dict):
                     meta = {}
-            except ValueError:                      # a hand edit broke the JSON: keep what reads
-                for key, val in _LOOSE_FIELD_REGEX.findall(raw):
+            except (ValueError, RecursionError):    # a hand edit broke the JSON: keep what reads
+                meta = {}
+                for key, val in _LOOSE_FIELD_REGEX.findall(raw[:100000]):
                     try:
                         meta[key] = json.loads(val)
-                    except ValueError:
+                    except (ValueError, RecursionError):
                         pass
             if mm or meta:
                 body_lines = body_lines[1:]
@@ -3171,7 +3176,9 @@ class Store:
         return out
 
     def clean(self, text):
-        """What may reach disk of a text: private spans removed, secrets masked."""
+        """What may reach disk of a text: private spans removed, secrets masked, and no lone
+        surrogate (it cannot be written as UTF-8)."""
+        text = text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
         return redact(_strip_private(text), self.redactors()).strip()
 
     # -- the index ---------------------------------------------------------
@@ -3454,8 +3461,8 @@ class Store:
                 if not isinstance(d, dict):
                     raise ValueError("not a JSON object")
                 items.append(self.prepare(_memory_from_dict(d, strict=True)))
-            except (ValueError, AgentmemError) as e:
-                errors.append((n, str(e)))
+            except (ValueError, RecursionError, AgentmemError) as e:
+                errors.append((n, "nested too deeply" if isinstance(e, RecursionError) else str(e)))
         router = _ImportRouter(self, name)
         results = self.add(items, router.route, header=router.header) if items else []
         counts = {"added": 0, "merged": 0, "unchanged": 0, "updated": 0}

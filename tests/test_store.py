@@ -259,3 +259,21 @@ def test_nothing_follows_a_symlink_out_of_the_store(store, tmp_path):
     p = am("remember", "Index through a link")
     assert p.returncode == 1 and "symlink" in p.stderr
     assert sorted(x.name for x in outside.iterdir()) == ["secret.md"]   # no index, lock or queue there
+
+
+def test_one_broken_file_or_line_never_hides_the_rest(store, tmp_path):
+    agentmem.open_store().remember("A good memory about deploys", type="fact")
+    deep = "[" * 100000 + "]" * 100000
+    (store / "memories" / "bad.md").write_text("## fact · abcd1234\n<!-- {\"x\": %s} -->\nBad one.\n" % deep)
+    assert "good memory about deploys" in am("list").stdout
+    assert am("recall", "deploys", "--json").returncode == 0
+    lines = ['{"text": %s}' % deep, '{"text": "Lone \\ud800 surrogate kept readable"}',
+             json.dumps({"text": "The second good line"})]
+    p = am("import", "-", input="\n".join(lines) + "\n")
+    assert "stdin:1: nested too deeply" in p.stderr and "1 bad lines" in p.stdout
+    assert "second good line" in am("list").stdout and "surrogate kept readable" in am("list").stdout
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(deep + "\n" + json.dumps({"type": "user", "sessionId": "s", "message": {
+        "role": "user", "content": "We decided to keep the deploy script in tools/release.py."}}) + "\n")
+    p = am("capture", "--transcript", transcript)
+    assert p.returncode == 0 and "tools/release.py" in am("list").stdout
