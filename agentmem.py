@@ -1081,7 +1081,9 @@ _SECRET_PATTERNS = (
     (("sig=",), r"([?&]sig=)[A-Za-z0-9%+/=]{16,}", r"\1[REDACTED]"),                   # Azure SAS
     (("eyj",), r"\beyJ[A-Za-z0-9_\-]{6,}\.eyJ[A-Za-z0-9_\-]{6,}\.[A-Za-z0-9_\-]{6,}",
      "[REDACTED JWT]"),
-    (("basic",), r"(?i)\b(basic\s+)[A-Za-z0-9+/]{8,}={0,2}", r"\1[REDACTED]"),        # Basic auth
+    (("basic",), r"\b([Bb]asic\s+)([A-Za-z0-9+/]{8,}={0,2})",                       # Basic auth
+     lambda m: m.group(1) + ("[REDACTED]" if re.search(r"[0-9+/=]|.[A-Z]", m.group(2))
+                             else m.group(2))),
     (("bearer", "token"), r"(?i)\b(bearer|token)(\s+)[A-Za-z0-9._~+/\-]{20,}=*", r"\1\2[REDACTED]"),
     (("curl", " -u"), r"(\s-u\s*['\"]?[^\s:'\"]+:)[^\s'\"]+", r"\1[REDACTED]"),          # curl -u
     (("://",), r"(\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"]*:)[^\s@/'\"]+(@)", r"\1[REDACTED]\2"),
