@@ -205,3 +205,8 @@ def test_metadata_and_the_hook_text_are_redacted_too(store, tmp_path):
     am("capture", input=hook, env={"AGENTMEM_DISABLE": ""})
     queued = "".join(f.read_text() for f in store.rglob("*.json"))
     assert key not in queued
+
+
+def test_plain_words_after_basic_or_token_stay():
+    assert agentmem.redact("Let me show you some basic exercises.") == "Let me show you some basic exercises."
+    assert agentmem.redact("Authorization: Basic dXNlcjpwYXNz") == "Authorization: Basic [REDACTED]"
