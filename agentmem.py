@@ -230,16 +230,18 @@ def _user_cache_dir():
     return os.path.join(base, "agentmem") if os.path.isabs(base) else ""
 
 
-def _atomic_write(path, text):
-    """Replace `path` with `text` so that a reader sees the old or the new file, never a mix."""
+def _atomic_write(path, text, durable=True):
+    """Replace `path` with `text` so that a reader sees the old or the new file, never a mix;
+    `durable` waits for the disk (not worth it for a file that is only a look into the past)."""
     folder = os.path.dirname(path) or "."
     os.makedirs(folder, exist_ok=True)
     tmp = os.path.join(folder, ".%s.%d.%s.tmp" % (os.path.basename(path), os.getpid(), _new_id()))
     try:
         with open(tmp, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -6283,7 +6285,7 @@ def _cmd_inject(args):
             _hook_output(event, context, args.format) + ("" if context.endswith("\n") else "\n")
         )
         try:                                         # what the agent was told, to look at later
-            _atomic_write(os.path.join(store.local, "last-inject.md"), context)
+            _atomic_write(os.path.join(store.local, "last-inject.md"), context, durable=False)
         except OSError:
             pass
 
