@@ -5888,7 +5888,9 @@ _INSTALL_NOTES = {
     "gemini": "Gemini CLI hooks are enabled by hooksConfig.enabled (set); versions before 0.26 "
               "used tools.enableHooks instead. SessionEnd is best effort in Gemini CLI, so "
               "PreCompress captures too. The MCP server is trusted (\"trust\": true) so its "
-              "tools are offered in headless runs.",
+              "tools are offered in headless runs. Gemini CLI starts MCP servers only in "
+              "trusted folders: trust the project when Gemini asks (or list it in "
+              "~/.gemini/trustedFolders.json).",
     "cursor": "Cursor's sessionStart hook exists only in newer builds; if yours rejects it, ask "
               "the agent to call the agentmem MCP tool `context` at the start of a chat. Cursor "
               "hooks carry no transcript, so capture keeps the agent's final answers "
