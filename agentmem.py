@@ -80,6 +80,7 @@ _MAX_QUERY_TERMS = 24                    # ... then keeps its rarest (most infor
 
 # Near-duplicates: Jaccard similarity of word shingles, found through a bottom-k sketch.
 _DUPLICATE_JACCARD = 0.85
+_NEAR_CANDIDATES = 32                   # near-duplicate candidates compared per sketch key
 _SHINGLE_WORDS = 2
 _SKETCH_SIZE = 4
 _SIGNATURE_SIZE = 16  # bottom-k hashes kept per text to estimate Jaccard similarity
@@ -3350,7 +3351,7 @@ class Store:
                 keys, sig = _fingerprint(m.text)
                 target = None
                 for k in keys:
-                    for cand, size, csig in pending.get(k, ()):
+                    for cand, size, csig in reversed(pending.get(k, ())):   # the latest first
                         # the cheapest tests first: Jaccard never exceeds the ratio of the sizes,
                         # and the signatures estimate it before the exact comparison
                         if (
@@ -3380,8 +3381,8 @@ class Store:
                         touched.setdefault(target.path, {})[target.id] = target
                     results.append((target, status))
                     for k in keys:
-                        pending.setdefault(k, []).append((target, len(_shingles(target.text)),
-                                                          _fingerprint(target.text)[1]))
+                        _bounded(pending.setdefault(k, []), (target, len(_shingles(target.text)),
+                                                             _fingerprint(target.text)[1]))
                     continue
                 if not m.id or not _ID_REGEX.match(m.id) or \
                         (m.id in taken if taken is not None else idx.find(m.id, prefix=False)):
@@ -3392,7 +3393,7 @@ class Store:
                 appends.setdefault(m.path, []).append(m)
                 results.append((m, "added"))
                 for k in keys:
-                    pending.setdefault(k, []).append((m, len(sh), sig))
+                    _bounded(pending.setdefault(k, []), (m, len(sh), sig))
             for rel in sorted(set(appends) | set(touched)):
                 self._write_file(rel, appends.get(rel, []), touched.get(rel, {}), header)
             idx.refresh()
@@ -3479,6 +3480,14 @@ class Store:
         """Every memory as one JSON line, in a stable order."""
         for m in self.memories():
             yield json.dumps(m.to_dict(), ensure_ascii=False)
+
+
+def _bounded(bucket, item, cap=None):
+    """Append to a near-duplicate bucket that keeps only its latest _NEAR_CANDIDATES items,
+    so texts that all look alike (differing in a number) cost linear time, not quadratic."""
+    bucket.append(item)
+    if len(bucket) > (cap or _NEAR_CANDIDATES):
+        del bucket[0]
 
 
 def _dedupe(items):
@@ -4269,10 +4278,10 @@ class _Index:
         """Memories of type `mtype` sharing a sketch key (near-duplicate candidates)."""
         if not keys:
             return []
-        rows = self.db.execute(
-            "SELECT data FROM memories WHERE type = ? AND "
-            "rowid IN (SELECT mem FROM sketch WHERE key IN (%s))" % ",".join("?" * len(keys)),
-            [mtype] + list(keys),
+        rows = self.db.execute(                     # the latest few: near-linear imports
+            "SELECT data FROM memories WHERE type = ? AND rowid IN (SELECT mem FROM sketch "
+            "WHERE key IN (%s) ORDER BY mem DESC LIMIT ?)" % ",".join("?" * len(keys)),
+            [mtype] + list(keys) + [_NEAR_CANDIDATES],
         ).fetchall()
         return [_memory_from_dict(json.loads(r[0])) for r in rows]
 

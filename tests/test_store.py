@@ -277,3 +277,15 @@ def test_one_broken_file_or_line_never_hides_the_rest(store, tmp_path):
         "role": "user", "content": "We decided to keep the deploy script in tools/release.py."}}) + "\n")
     p = am("capture", "--transcript", transcript)
     assert p.returncode == 0 and "tools/release.py" in am("list").stdout
+
+
+def test_importing_many_look_alikes_stays_near_linear(store, monkeypatch):
+    calls = []
+    real = agentmem._jaccard
+    monkeypatch.setattr(agentmem, "_jaccard", lambda a, b: calls.append(1) or real(a, b))
+    lines = [json.dumps({"text": "The nightly export for tenant %d writes the orders report at 02:00 UTC" % i})
+             for i in range(600)]
+    lines.append(lines[-1])                                          # a true duplicate is still found
+    counts, errors = agentmem.open_store().import_jsonl(lines)
+    assert counts["added"] == 600 and counts["unchanged"] + counts["merged"] == 1 and not errors
+    assert len(calls) <= 601 * agentmem._NEAR_CANDIDATES * agentmem._SKETCH_SIZE    # not 600 * 600 / 2
