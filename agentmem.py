@@ -49,6 +49,7 @@ _STORE_DIRNAME = ".agentmem"
 _LOCAL_DIRNAME = "local"                 # derived, git-ignored: index, queue, lock
 _MEMORY_TYPES = ("decision", "convention", "bug", "lesson", "fact", "dead-end", "todo", "rule",
                  "summary", "episode")
+_TYPED = tuple(t for t in _MEMORY_TYPES if t != "episode")   # what inject may tell a session
 _DEFAULT_TYPE = "fact"
 _DEFAULT_CONFIDENCE = 0.8
 _UNSURE_CONFIDENCE = 0.7  # below this a memory is marked unsure and not injected as a rule
@@ -1357,8 +1358,9 @@ def _parse_claude(lines, info):
                         events.append(
                             Event("result", out, ts, tool_names.get(b.get("tool_use_id"), ""))
                         )
-                        if _answers(out):                # the person's words inside a tool result
-                            events.append(Event("user", _answers(out), ts))
+                        answers = _answers(out)          # the person's words inside a tool result
+                        if answers:
+                            events.append(Event("user", answers, ts))
             text = _person_text(_blocks_text(content))
             if text:
                 events.append(Event("user", text, ts))
@@ -1434,8 +1436,9 @@ def _parse_codex(lines, info):
                         pass
                 name = calls.get(p.get("call_id"), "")
                 items.append(Event("result", str(out or ""), ts, name))
-                if name == "request_user_input" and _codex_answers(data):
-                    items.append(Event("user", _codex_answers(data), ts))   # the person's choices
+                answers = _codex_answers(data) if name == "request_user_input" else ""
+                if answers:
+                    items.append(Event("user", answers, ts))     # the person's choices
         elif kind == "event_msg" and p.get("type") in ("user_message", "agent_message"):
             text = str(p.get("message") or "")
             role = "user" if p["type"] == "user_message" else "assistant"
@@ -2135,6 +2138,12 @@ def _mentioned_files(text):
     return _dedupe(out)
 
 
+def _paths_first(files):
+    """Files without a bare name that a path in the list already ends in ("totals.py" beside
+    "app/totals.py"), in order, each once."""
+    return _dedupe(f for f in files if "/" in f or not any(g.endswith("/" + f) for g in files))
+
+
 def _without_home(text, cwd):
     """A text without absolute paths into a home folder: the project's own paths become
     relative to it, any other one starts at ~ (no user names in a store kept in git).
@@ -2280,8 +2289,7 @@ class _Observer:
                     mtype in _CLAIM_TYPES and _same_subject(c.text, text):
                 self.out.remove(c)                   # the session's later word on the same subject
         about = [f for f in files if os.path.basename(f) and os.path.basename(f) in text]
-        named = [f for f in _mentioned_files(text) if not any(g.endswith("/" + f) for g in about)]
-        c = _Candidate(kind, mtype, text, _dedupe(about + named), ts, tags)
+        c = _Candidate(kind, mtype, text, _paths_first(about + _mentioned_files(text)), ts, tags)
         self.out.append(c)
         return c
 
@@ -2643,9 +2651,7 @@ class _Episode:
     agent worked count as the person's words.
     """
 
-    def __init__(self, info=None, context=None):
-        self.cwd = (info or {}).get("cwd") or ""
-        self.context = context if context is not None else {}
+    def __init__(self):
         self.turns = [_Turn()]
         self.todos = []
         self.facts = []              # how to run a program that is not on the PATH
@@ -2740,8 +2746,9 @@ class _Episode:
                 (value, (t, len(turn.said) + n), note) for n, (value, note) in enumerate(turn.notes)
             ]
         budget, chosen = _EPISODE_MAX_CHARS, set()
+        floor = 2 if any(v >= 2 for v, _w, _s in lines) else 0
         for i in sorted(range(len(lines)), key=lambda i: (-lines[i][0], -i)):
-            if lines[i][0] >= 2 or not any(v >= 2 for v, _w, _s in lines):
+            if lines[i][0] >= floor:
                 if len(lines[i][2]) <= budget:
                     chosen.add(i)
                     budget -= len(lines[i][2]) + 1
@@ -2786,10 +2793,10 @@ class _Episode:
         return mems
 
 
-def _episode(events, info=None, context=None, final=False, known=()):
+def _episode(events, final=False, known=()):
     """The episode entries (and the to-dos left open) of a chunk of events (see _Episode);
     what the texts `known` (the typed memories) hold is not repeated."""
-    builder = _Episode(info, context)
+    builder = _Episode()
     for ev in events:
         builder.event(ev)
     return builder.memories(final, known)
@@ -3482,11 +3489,11 @@ class Store:
             yield json.dumps(m.to_dict(), ensure_ascii=False)
 
 
-def _bounded(bucket, item, cap=None):
+def _bounded(bucket, item):
     """Append to a near-duplicate bucket that keeps only its latest _NEAR_CANDIDATES items,
     so texts that all look alike (differing in a number) cost linear time, not quadratic."""
     bucket.append(item)
-    if len(bucket) > (cap or _NEAR_CANDIDATES):
+    if len(bucket) > _NEAR_CANDIDATES:
         del bucket[0]
 
 
@@ -5079,8 +5086,7 @@ class _Capture:
             info["cwd"] = job["cwd"]
         context = ts.setdefault("context", {})
         memories = compress_heuristic(fresh, info, context, final=bool(job.get("final")))
-        memories += _episode(fresh, info, context, final=bool(job.get("final")),
-                             known=[m.text for m in memories])
+        memories += _episode(fresh, final=bool(job.get("final")), known=[m.text for m in memories])
         # the heuristic memories are written before any LLM call: an interrupted run loses nothing
         stored = self.store_memories(memories, session, info, job, context, fresh)
         cfg = _llm_settings() if llm else None
@@ -5174,8 +5180,7 @@ class _Capture:
             m.text = _without_home(m.text, cwd)
             files = [f for f in (_relative_file(f, cwd) for f in m.files)
                      if not os.path.isabs(f) and not f.startswith(("~", ".."))]
-            m.files = _dedupe(f for f in files if "/" in f or not any(
-                g.endswith("/" + f) for g in files))          # "totals.py" beside "app/totals.py"
+            m.files = _paths_first(files)
         for m in memories:
             m.session, m.source = session, "%s:%s" % (agent, session)
             m.created = m.created or first_ts
@@ -5314,11 +5319,10 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     branch, changed = _git_changes(cwd) if source != "prompt" else ("", [])
     words = " ".join([query, branch.replace("/", " ").replace("-", " ")] + changed)
     if words.strip() and _query_terms(words):
-        typed = [t for t in _MEMORY_TYPES if t != "episode"]     # the episode is for recall only
-        related = [h.memory for h in store.recall(words, limit=6, types=typed)]
+        related = [h.memory for h in store.recall(words, limit=6, types=_TYPED)]
         if changed:
             related += [h.memory for h in store.recall(" ".join(changed), limit=4, files=changed,
-                                                       types=typed)]
+                                                       types=_TYPED)]
         title = "Related to %s" % ("the current work" if not query else "this question")
         section(title + (" (branch %s)" % branch if branch else ""), related)
     section(
@@ -5372,8 +5376,7 @@ def _prompt_context(store, prompt, budget=_DEFAULT_BUDGET_TOKENS):
     weight = idx.idf("mem", _query_terms(prompt))
     total = sum(weight.values()) or 1.0
     hits = []
-    typed = [t for t in _MEMORY_TYPES if t != "episode"]
-    for h in store.recall(prompt, limit=_PROMPT_MAX_MEMORIES, types=typed):
+    for h in store.recall(prompt, limit=_PROMPT_MAX_MEMORIES, types=_TYPED):
         m = h.memory
         have = set(tokenize(" ".join([m.text, m.type] + m.tags + m.files)))
         if sum(w for t, w in weight.items() if t in have) / total >= _PROMPT_MIN_COVERAGE:
@@ -5649,7 +5652,7 @@ def _python_argv(*args):
     """
     me, py = os.path.abspath(__file__), sys.executable or "python3"
     cache = _user_cache_dir()
-    if not cache or os.path.splitext(me)[1] != ".py" or os.path.basename(me) != "agentmem.py":
+    if not cache or os.path.basename(me) != "agentmem.py":
         return [py, me] + list(args)
     code = ("import sys;sys.dont_write_bytecode=False;sys.path.insert(0,%s);import agentmem;"
             "sys.exit(agentmem.main())" % json.dumps(os.path.dirname(me)))

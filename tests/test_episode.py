@@ -41,7 +41,7 @@ def test_an_agent_driven_session_keeps_its_explanations_and_report_in_the_episod
               Event("assistant", "I see the issue. The `hooks.go` file used logging helpers that only "
                                  "existed in the old MCP file, so the build broke; removed it."),
               Event("assistant", REPORT)]
-    entries = agentmem._episode(events, {"cwd": CWD})
+    entries = agentmem._episode(events)
     text = " ".join(m.text for m in entries)
     assert all(m.type == "episode" for m in entries)
     assert text.startswith("Asked: Polish — ")               # a short request leads what answers it
