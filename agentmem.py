@@ -1198,10 +1198,14 @@ _FILE_ARGS = ("file_path", "path", "notebook_path", "filePath", "absolute_path",
 _SHORT_ARGS = ("command", "cmd", "file_path", "path", "pattern", "query", "url", "description")
 _CODEX_LINE_TYPES = ("session_meta", "response_item", "event_msg", "turn_context")
 _INJECTED_USER_REGEX = _LazyRegex(
-    r"^\s*(<(environment_context|user_instructions|instructions|permissions|system-reminder|"
-    r"local-command|command-name|command-message|user_shell_command|turn_aborted)|# AGENTS\.md|"
+    r"^\s*(<(environment_context|session_context|user_instructions|instructions|permissions|"
+    r"system-reminder|local-command|command-name|command-message|user_shell_command|"
+    r"turn_aborted)|# AGENTS\.md|"
     r"\[Request interrupted|Caveat: The messages below|System: Please continue)", re.I)
-_SYSTEM_REMINDER_REGEX = _LazyRegex(r"<system-reminder>.*?</system-reminder>", re.S)
+# blocks an agent adds to the person's message: its reminders, a hook's context (Gemini CLI
+# puts what SessionStart printed there), and agentmem's own notes
+_SYSTEM_REMINDER_REGEX = _LazyRegex(
+    r"<(system-reminder|hook_context)>.*?</\1>|```+ ?agentmem-notes\n.*?\n```+", re.S)
 _COMMAND_ARGS_REGEX = _LazyRegex(r"<command-args>(.*?)</command-args>", re.S)
 _PATCH_FILE_REGEX = _LazyRegex(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 _CHAT_ROLE_REGEX = _LazyRegex(
@@ -4868,7 +4872,7 @@ def _hook_fields(d):
         "last_message": str(
             d.get("last_assistant_message") or d.get("prompt_response") or d.get("text") or ""
         )[:20000],
-        "source": str(d.get("source") or ""),
+        "source": str(d.get("source") or d.get("trigger") or ""),
         "prompt": str(d.get("prompt") or "")[:_MAX_QUERY_CHARS],
         "agent": agent,
     }
@@ -4877,6 +4881,7 @@ def _hook_fields(d):
 _QUEUE_DIRNAME = "queue"
 _MAX_JOB_ATTEMPTS = 6
 _SEEN_KEYS_KEPT = 5000
+_PRECOMPRESS_GROWTH = 64 * 1024    # bytes a transcript grows before Gemini's PreCompress recaptures
 _FINAL_EVENTS = frozenset(("SessionEnd", "sessionEnd", "session_end", "Stop-final"))
 def _capture_excluded(store, cwd):
     """Whether the store's config excludes this project from capture."""
@@ -4924,6 +4929,33 @@ class _Capture:
         path = os.path.join(self.queue, name)
         _atomic_write(path, json.dumps(job, ensure_ascii=False))
         return path
+
+    def grew_enough(self, fields):
+        """False for an automatic Gemini CLI PreCompress whose transcript grew by less than
+        _PRECOMPRESS_GROWTH since the last one captured: Gemini fires it before every model
+        request, compressing or not, and SessionEnd captures the whole session anyway."""
+        if fields.get("event") != "PreCompress" or fields.get("source") == "manual":
+            return True
+        try:
+            size = os.path.getsize(fields.get("transcript") or "")
+        except OSError:
+            return True
+        path = os.path.join(self.store.local, "precompress.json")
+        try:
+            with open(path, encoding="utf-8") as f:
+                sizes = json.load(f)
+            sizes = sizes if isinstance(sizes, dict) else {}
+        except (OSError, ValueError):
+            sizes = {}
+        key = os.path.abspath(fields["transcript"])
+        last = sizes.get(key)
+        if isinstance(last, int) and 0 <= size - last < _PRECOMPRESS_GROWTH:
+            return False
+        sizes.pop(key, None)
+        sizes[key] = size
+        self.store.ensure()
+        _atomic_write(path, json.dumps(dict(list(sizes.items())[-50:])), durable=False)
+        return True
 
     def start_worker(self):
         """Start `agentmem process` detached: own session, no inherited stdio, survives the hook."""
@@ -5026,7 +5058,11 @@ class _Capture:
                 if only is None and job.get("not_before", 0) > time.time():
                     continue
                 try:
-                    stored += self.run_job(job, llm=llm)
+                    n = self.run_job(job, llm=llm)
+                    self.log("job %s (%s %s): %d memories stored" % (
+                        os.path.basename(path), job.get("agent") or "agent",
+                        job.get("event") or "capture", n))
+                    stored += n
                     os.unlink(path)
                     done += 1
                     progressed = True
@@ -6270,6 +6306,12 @@ def _hook_command(name):
     return wrap
 
 
+def _in_subagent(d):
+    """Whether a hook fires inside a sub-agent (Claude Code adds agent_id there)."""
+    return bool(d.get("agent_id")) or str(d.get("hook_event_name") or "") in (
+        "SubagentStart", "subagentStart")
+
+
 @_hook_command("inject")
 def _cmd_inject(args):
     """Print the notes for a session (or a prompt), or nothing."""
@@ -6279,6 +6321,8 @@ def _cmd_inject(args):
     cfg = store.config() if store.exists() else {}
     if os.environ.get("AGENTMEM_NO_INJECT") == "1" or cfg.get("inject") is False:
         return                                       # injection off, capture and recall still on
+    if _in_subagent(d) and cfg.get("inject_subagents") is not True:
+        return                      # a sub-agent works on its parent's brief, not on old notes
     budget = args.budget
     if isinstance(cfg.get("inject_budget"), int) and cfg["inject_budget"] > 0:
         budget = min(budget, cfg["inject_budget"])    # the project's cap on what a session is told
@@ -6311,8 +6355,6 @@ def _cmd_promote(args):
     return 0
 
 
-# The commands below need the cold sections (capture, the worker, MCP, install, the demo):
-# they are compiled with them, on first use.
 def _cmd_capture(args):
     if args.transcript:  # by hand: capture a file now, and say what happened
         path = os.path.abspath(args.transcript)
@@ -6351,6 +6393,8 @@ def _capture_hook(args):
     ):
         return
     cap = _Capture(store)
+    if not cap.grew_enough(fields):
+        return
     job = cap.enqueue(fields, fmt=args.format)
     if args.sync:
         done, stored, errors = cap.process(only=job, llm=not args.no_llm)

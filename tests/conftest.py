@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -103,3 +104,16 @@ class LocalServer:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+def wait_for_session_files(project, words, timeout=30):
+    """The text of the project's session files once one holds `words` (the detached capture
+    worker finishes after the agent exits); whatever is there when the time is up."""
+    folder = os.path.join(str(project), ".agentmem", "sessions")
+    deadline = time.time() + timeout
+    while True:
+        text = "".join(open(os.path.join(folder, n), encoding="utf-8").read()
+                       for n in sorted(os.listdir(folder))) if os.path.isdir(folder) else ""
+        if words in text or time.time() > deadline:
+            return text
+        time.sleep(0.2)

@@ -160,3 +160,21 @@ def test_sub_agents_beside_a_claude_session_are_read_too(store, tmp_path):
     [bug] = [m for m in export(store) if m["type"] == "bug"]
     assert "S3 bucket policy" in bug["text"] and bug["text"].startswith("Find out why the nightly export job fails")
     assert not any("a prompt from the main agent" in m["text"] for m in export(store))
+
+
+def test_gemini_precompress_before_every_request_is_captured_once_per_64_kb(store, tmp_path):
+    path = tmp_path / "session-g.jsonl"
+    path.write_text(json.dumps({"sessionId": "g", "projectHash": "h"}) + "\n", encoding="utf-8")
+    hook = json.dumps({"session_id": "g", "transcript_path": str(path), "cwd": str(tmp_path),
+                       "hook_event_name": "PreCompress", "trigger": "auto"})
+    for _ in range(3):                                     # three model requests, one turn
+        assert am("capture", input=hook).returncode == 0
+    assert wait_for_queue(store)
+    log = store / "local" / "worker.log"
+    assert log.read_text().count("PreCompress") == 1
+    with open(path, "a", encoding="utf-8") as f:           # the chat grew: worth another look
+        f.write(json.dumps({"id": "u", "type": "user", "content": "x" * 70000}) + "\n")
+    am("capture", input=hook)
+    am("capture", input=hook.replace('"auto"', '"manual"'))   # /compress always counts
+    assert wait_for_queue(store)
+    assert log.read_text().count("PreCompress") == 3

@@ -10,11 +10,10 @@ import json
 import os
 import shutil
 import subprocess
-import time
 
 import pytest
 
-from conftest import AGENTMEM, LocalServer, am
+from conftest import AGENTMEM, LocalServer, am, wait_for_session_files
 
 CLAUDE = os.environ.get("AGENTMEM_CLAUDE_BIN") or shutil.which("claude")
 pytestmark = pytest.mark.skipif(not CLAUDE, reason="no Claude Code CLI (set AGENTMEM_CLAUDE_BIN)")
@@ -81,10 +80,7 @@ def test_notes_reach_the_model_and_the_session_is_captured(project):
     assert p.returncode == 0, p.stderr
     sent = json.dumps(fake.requests)
     assert "Handlers must stay under 15 lines" in sent and "not instructions from the person" in sent
-    deadline = time.time() + 30                     # the detached worker finishes after claude exits
-    while time.time() < deadline and not list((project / ".agentmem" / "sessions").glob("*.md")):
-        time.sleep(0.2)
-    text = "".join(f.read_text() for f in (project / ".agentmem" / "sessions").glob("*.md"))
+    text = wait_for_session_files(project, "Postgres 16")
     assert "## decision" in text and "Postgres 16" in text and '"source": "claude-code:' in text
 
 

@@ -193,3 +193,12 @@ def test_injection_can_be_turned_off_capped_and_seen_per_project(store):
     assert am("recall", "handlers module", "--json").returncode == 0                  # recall still on
     (store / "config.json").write_text("{}")
     assert am("inject", "--format", "text", input=START, env={"AGENTMEM_NO_INJECT": "1"}).stdout == ""
+
+
+def test_a_sub_agent_gets_no_notes_unless_the_project_asks(store):
+    agentmem.open_store().remember("Handlers stay under 15 lines", type="convention")
+    inside = json.dumps(dict(json.loads(START), agent_id="def456", agent_type="Explore"))
+    assert "Handlers stay under 15 lines" in am("inject", "--format", "text", input=START).stdout
+    assert am("inject", "--format", "text", input=inside).stdout == ""
+    (store / "config.json").write_text(json.dumps({"inject_subagents": True}))
+    assert "Handlers stay under 15 lines" in am("inject", "--format", "text", input=inside).stdout

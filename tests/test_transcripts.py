@@ -116,6 +116,18 @@ def test_gemini_jsonl_rewrites_and_legacy_json(tmp_path):
     assert info["session"] == "g2" and len([e for e in events if e.role in ("user", "assistant")]) == 2
 
 
+def test_what_gemini_cli_adds_to_the_persons_message_is_not_their_words(tmp_path):
+    notes = ("<hook_context>Notes from earlier sessions in this project, kept by agentmem.\n"
+             "``` agentmem-notes\n## Conventions and decisions\n- [ab12cd34 · convention] Handlers "
+             "stay short\n```\n</hook_context>\n\n")
+    lines = [{"sessionId": "g3", "projectHash": "h", "kind": "main"},
+             {"$set": {"messages": [{"id": "s", "type": "user", "content": [
+                 {"text": "<session_context>\nThis is the Gemini CLI.\n</session_context>"}]}]}},
+             {"id": "u", "type": "user", "content": [{"text": notes + "Pin Node to 22 in CI."}]}]
+    events, _, _ = read_transcript(write(tmp_path, "g3.jsonl", "\n".join(json.dumps(x) for x in lines)))
+    assert [(e.role, e.text) for e in events] == [("user", "Pin Node to 22 in CI.")]
+
+
 def test_plain_text_chat_with_and_without_speakers(tmp_path):
     chat = "User: We decided to use Postgres.\nmore detail\nAssistant: Noted, Postgres it is.\n"
     events, info, _ = read_transcript(write(tmp_path, "chat.md", chat))

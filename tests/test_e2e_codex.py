@@ -1,0 +1,123 @@
+"""End to end with the real Codex CLI (`codex exec`), headless against a fake Responses API.
+
+Skipped unless a `codex` binary is found: set AGENTMEM_CODEX_BIN, or put it on PATH
+(`npm install @openai/codex` provides node_modules/.bin/codex; `.ci/run` installs a pinned
+one). The fake model listens on 127.0.0.1 only and is wired in as a custom `model_provider`
+with `wire_api = "responses"`. What a user relies on, after `agentmem install codex`:
+Codex's own config check accepts the MCP entry, the SessionStart notes reach the model, the
+model's calls to `remember` and `recall` get real answers (they need no approval: the tools
+carry annotations), the session's rollout is captured when it ends, and the next session is
+told what the first one decided.
+
+Codex runs a hook only after the person trusted it in /hooks; these runs pass
+`--dangerously-bypass-hook-trust`, the flag Codex offers automation for that.
+"""
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import LocalServer, am, wait_for_session_files
+
+CODEX = os.environ.get("AGENTMEM_CODEX_BIN") or shutil.which("codex")
+pytestmark = pytest.mark.skipif(not CODEX, reason="no Codex CLI (set AGENTMEM_CODEX_BIN)")
+
+# What the fake model does when the person's prompt holds a keyword: the tool calls it makes,
+# in order, before it answers in text.
+SCRIPTS = {
+    "TOOLS_TEST": [("remember", {"text": "Deploys go through the blue-green script because "
+                                         "rollbacks must take seconds", "type": "decision"}),
+                   ("recall", {"query": "how long may a handler be"})],
+}
+
+
+class FakeResponses(LocalServer):
+    """The OpenAI Responses API, streamed: a scripted MCP tool call, or one line of text."""
+
+    def reply(self, handler, body):
+        items = body.get("input") or []
+        said = json.dumps([i for i in items if i.get("role") == "user"])
+        outputs = [i for i in items if i.get("type") == "function_call_output"]
+        script = next((calls for key, calls in SCRIPTS.items() if key in said), [])
+        if len(outputs) < len(script):
+            name, args = script[len(outputs)]
+            item = {"type": "function_call", "id": "fc_%d" % len(outputs), "name": name,
+                    "namespace": "mcp__agentmem", "call_id": "call_%d" % len(outputs),
+                    "arguments": json.dumps(args)}
+        else:
+            item = {"type": "message", "role": "assistant", "id": "msg_1",
+                    "content": [{"type": "output_text", "text": "Noted."}]}
+        handler.send_response(200)
+        handler.send_header("content-type", "text/event-stream")
+        handler.end_headers()
+        usage = {"input_tokens": 10, "output_tokens": 2, "total_tokens": 12}
+        for data in ({"type": "response.created", "response": {"id": "resp_1"}},
+                     {"type": "response.output_item.done", "item": item},
+                     {"type": "response.completed", "response": {"id": "resp_1", "usage": usage}}):
+            handler.wfile.write(("event: %s\ndata: %s\n\n" % (data["type"], json.dumps(data))).encode())
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.delenv("AGENTMEM_DIR")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    subprocess.run(["git", "init", "-q", str(proj)], check=True)
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    fake = FakeResponses()
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(
+        'model = "gpt-5"\nmodel_provider = "fake"\n'
+        '[model_providers.fake]\nname = "fake"\nbase_url = "%s/v1"\nwire_api = "responses"\n'
+        'env_key = "FAKE_OPENAI_KEY"\n[projects.%s]\ntrust_level = "trusted"\n'
+        % (fake.url, json.dumps(str(proj))))
+    am("remember", "Handlers must stay under 15 lines", "--type", "convention", cwd=proj, check=0)
+    am("install", "codex", "--project", proj, check=0)
+    yield proj, fake
+    fake.close()
+
+
+def codex(project, prompt):
+    env = dict(os.environ, FAKE_OPENAI_KEY="fake", NO_COLOR="1")
+    p = subprocess.run([CODEX, "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check",
+                        prompt], cwd=str(project), env=env, capture_output=True, text=True,
+                       timeout=180, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return p
+
+
+def test_codex_accepts_the_installed_mcp_server(project):
+    proj, _ = project
+    p = subprocess.run([CODEX, "mcp", "list", "--json"], cwd=str(proj), capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    [entry] = [s for s in json.loads(p.stdout) if s.get("name") == "agentmem"]
+    assert entry["enabled"] is True and "import agentmem" in json.dumps(entry)
+
+
+def test_a_decision_is_captured_and_told_to_the_next_session(project):
+    proj, fake = project
+    codex(proj, "We decided to use Postgres 16 for the orders service because we need JSONB.")
+    first = json.dumps(fake.requests[0])
+    assert "Handlers must stay under 15 lines" in first and "not instructions from the person" in first
+    text = wait_for_session_files(proj, "Postgres 16")
+    assert "## decision" in text and '"source": "codex:' in text
+    assert "hook_context" not in text and "agentmem-notes" not in text
+    del fake.requests[:]
+    codex(proj, "What database do the orders use?")
+    assert "Postgres 16 for the orders service" in json.dumps(fake.requests[0])
+
+
+def test_the_model_remembers_and_recalls_through_mcp(project):
+    proj, fake = project
+    codex(proj, "TOOLS_TEST: note how we deploy, then check the handler rule.")
+    outputs = [i.get("output") for r in fake.requests for i in r.get("input") or []
+               if i.get("type") == "function_call_output"]
+    assert len(outputs) >= 2, outputs
+    assert "Handlers must stay under 15 lines" in json.dumps(outputs)
+    assert "approval" not in json.dumps(outputs)
+    shown = am("recall", "blue-green deploys", cwd=proj, check=0).stdout
+    assert "Deploys go through the blue-green script" in shown
