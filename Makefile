@@ -4,7 +4,7 @@ SHARED ?= ../shared
 
 RUFF_VERSION ?= 0.17.6
 
-.PHONY: demo test lint coverage bench bench-quick clean
+.PHONY: demo test test-quick lint coverage bench bench-quick clean
 
 demo:
 	$(PYTHON) agentmem.py demo
@@ -12,6 +12,9 @@ demo:
 test:
 	@$(PYTHON) -c "import pytest" 2>/dev/null || $(PYTHON) -m pip install --quiet --disable-pip-version-check pytest
 	$(PYTHON) -m pytest --doctest-modules agentmem.py tests
+
+test-quick:
+	$(PYTHON) -m pytest --doctest-modules -m "not slow" agentmem.py tests
 
 lint:
 	@$(PYTHON) -m ruff --version 2>/dev/null | grep -q "$(RUFF_VERSION)" || $(PYTHON) -m pip install --quiet --disable-pip-version-check "ruff==$(RUFF_VERSION)"

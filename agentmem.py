@@ -57,7 +57,7 @@ _DEFAULT_LIMIT = 5
 _DEFAULT_BACKEND = "auto"                # auto | fts5 | python (AGENTMEM_BACKEND)
 _TRANSCRIPT_FORMATS = ("claude", "codex", "gemini", "text")
 _AGENTS = ("claude-code", "codex", "gemini", "cursor")
-_INDEX_VERSION = 15                      # bump when tokens or tables change: the index rebuilds
+_INDEX_VERSION = 16                      # bump when tokens or tables change: the index rebuilds
 
 # Ranking. See docs/ranking.md; every number here is used in exactly one place.
 _BM25_K1 = 1.2
@@ -1000,6 +1000,10 @@ def _fingerprint(text):
     hashes = sorted(content)[:_SKETCH_SIZE]
     keys = hashes if len(hashes) == 1 else \
         [(a << 31) ^ b for i, a in enumerate(hashes) for b in hashes[i + 1:]]
+    # the same words: a negative key of its own, first, so a copy is found at once among any
+    # number of look-alikes (the other keys' buckets keep only the latest few)
+    same = " ".join(words).encode("utf-8")
+    keys.insert(0, -1 - ((crc(same) << 31) ^ zlib.adler32(same)))
     fp = (keys, tuple(sorted(every.values())[:_SIGNATURE_SIZE]))
     if len(_SKETCHES) < 200000:
         _SKETCHES[text] = fp
@@ -1015,11 +1019,15 @@ def _similar_enough(sig_a, sig_b, threshold):
     keeps true near-duplicates (missed here less than once in 300) while most
     look-alikes are dropped before the exact comparison.
     """
-    a, b = set(sig_a), set(sig_b)
-    union = sorted(a | b)[:_SIGNATURE_SIZE]
+    a = set(sig_a)
+    both = a.intersection(sig_b)
+    union = a.union(sig_b)
+    need = (threshold - 0.25) * min(len(union), _SIGNATURE_SIZE)
+    if len(both) < need:                # too few shared hashes anywhere: no need to sort
+        return False
     if not union:
         return True
-    return sum(1 for h in union if h in a and h in b) >= (threshold - 0.25) * len(union)
+    return sum(1 for h in sorted(union)[:_SIGNATURE_SIZE] if h in both) >= need
 
 
 _PRIVATE_REGEX = _LazyRegex(r"<private>.*?(?:</private>|\Z)", re.S | re.I)
@@ -3342,7 +3350,7 @@ class Store:
             idx = self.index()
             taken = idx.all_ids() if len(items) > 20 else None
             stored_before = idx.stats_of("mem")[0] > 0
-            pending = {}  # sketch key -> [(Memory, shingle count, signature)] of this batch
+            pending = {}  # sketch key -> [(Memory, shingles, signature)] of this batch
             loaded = {}             # (path, id) -> existing Memory, so two merges meet one object
             appends, touched, results = {}, {}, []
             for m in items:
@@ -3360,16 +3368,21 @@ class Store:
                         continue
                 sh = _shingles(m.text)
                 keys, sig = _fingerprint(m.text)
-                target = None
+                target, tried = None, set()
                 for k in keys:
-                    for cand, size, csig in reversed(pending.get(k, ())):   # the latest first
-                        # the cheapest tests first: Jaccard never exceeds the ratio of the sizes,
-                        # and the signatures estimate it before the exact comparison
+                    for cand, csh, csig in reversed(pending.get(k, ())):   # the latest first
+                        # each candidate once, however many keys it shares; the cheapest tests
+                        # first: Jaccard never exceeds the ratio of the sizes, and the
+                        # signatures estimate it before the exact comparison
+                        if id(cand) in tried or len(tried) >= _NEAR_CANDIDATES:
+                            continue
+                        tried.add(id(cand))
+                        size = len(csh)
                         if (
                             cand.type == m.type
                             and min(size, len(sh)) > _DUPLICATE_JACCARD * max(size, len(sh))
                             and _similar_enough(sig, csig, _DUPLICATE_JACCARD)
-                            and _jaccard(sh, _shingles(cand.text)) > _DUPLICATE_JACCARD
+                            and _jaccard(sh, csh) > _DUPLICATE_JACCARD
                             and _claim(cand.text) == _claim(m.text)
                         ):
                             target = cand
@@ -3392,7 +3405,7 @@ class Store:
                         touched.setdefault(target.path, {})[target.id] = target
                     results.append((target, status))
                     for k in keys:
-                        _bounded(pending.setdefault(k, []), (target, len(_shingles(target.text)),
+                        _bounded(pending.setdefault(k, []), (target, _shingles(target.text),
                                                              _fingerprint(target.text)[1]))
                     continue
                 if not m.id or not _ID_REGEX.match(m.id) or \
@@ -3404,7 +3417,7 @@ class Store:
                 appends.setdefault(m.path, []).append(m)
                 results.append((m, "added"))
                 for k in keys:
-                    _bounded(pending.setdefault(k, []), (m, len(sh), sig))
+                    _bounded(pending.setdefault(k, []), (m, sh, sig))
             for rel in sorted(set(appends) | set(touched)):
                 self._write_file(rel, appends.get(rel, []), touched.get(rel, {}), header)
             idx.refresh()
@@ -3728,7 +3741,7 @@ class _Index:
                 CREATE TABLE IF NOT EXISTS sessions(rowid INTEGER PRIMARY KEY, session TEXT UNIQUE,
                     toks TEXT);
                 CREATE TABLE IF NOT EXISTS sketch(key INTEGER, mem INTEGER);
-                CREATE INDEX IF NOT EXISTS sketch_key ON sketch(key);
+                CREATE INDEX IF NOT EXISTS sketch_key ON sketch(key, mem);
                 CREATE INDEX IF NOT EXISTS sketch_mem ON sketch(mem);
                 CREATE TABLE IF NOT EXISTS stats(level TEXT PRIMARY KEY, n INTEGER, total INTEGER);
                 CREATE TABLE IF NOT EXISTS terms(term TEXT PRIMARY KEY) WITHOUT ROWID;
@@ -4286,15 +4299,24 @@ class _Index:
         return [_memory_from_dict(json.loads(r[0])) for r in rows]
 
     def near(self, keys, mtype):
-        """Memories of type `mtype` sharing a sketch key (near-duplicate candidates)."""
-        if not keys:
-            return []
-        rows = self.db.execute(                     # the latest few: near-linear imports
-            "SELECT data FROM memories WHERE type = ? AND rowid IN (SELECT mem FROM sketch "
-            "WHERE key IN (%s) ORDER BY mem DESC LIMIT ?)" % ",".join("?" * len(keys)),
-            [mtype] + list(keys) + [_NEAR_CANDIDATES],
-        ).fetchall()
-        return [_memory_from_dict(json.loads(r[0])) for r in rows]
+        """Memories of type `mtype` sharing a sketch key (near-duplicate candidates), lazily:
+        first every copy of the same words, then the latest few look-alikes of each key."""
+        same = [k for k in keys if k < 0]
+        alike = [k for k in keys if k >= 0]
+        query = "SELECT data FROM memories WHERE +type = ? AND rowid IN (%s)"   # by rowid
+        if same:
+            for (d,) in self.db.execute(query % "SELECT mem FROM sketch WHERE key IN (%s)"
+                                        % ",".join("?" * len(same)), [mtype] + same).fetchall():
+                yield _memory_from_dict(json.loads(d))
+        if alike:                                   # each read from the index: near-linear imports
+            arm = "SELECT mem FROM (SELECT mem FROM sketch WHERE key = ? ORDER BY mem DESC LIMIT ?)"
+            rows = self.db.execute(
+                query % ("SELECT mem FROM (%s) ORDER BY mem DESC LIMIT ?"
+                         % " UNION ALL ".join([arm] * len(alike))),
+                [mtype] + [v for k in alike for v in (k, _NEAR_CANDIDATES)] + [_NEAR_CANDIDATES],
+            ).fetchall()
+            for (d,) in rows:
+                yield _memory_from_dict(json.loads(d))
 
     def top(self, types, min_confidence=0.0, limit=50, newest=False):
         """Memories of these types, most seen, surest and newest first (or simply newest first)."""

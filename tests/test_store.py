@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -289,3 +290,36 @@ def test_importing_many_look_alikes_stays_near_linear(store, monkeypatch):
     counts, errors = agentmem.open_store().import_jsonl(lines)
     assert counts["added"] == 600 and counts["unchanged"] + counts["merged"] == 1 and not errors
     assert len(calls) <= 601 * agentmem._NEAR_CANDIDATES * agentmem._SKETCH_SIZE    # not 600 * 600 / 2
+
+
+def test_a_copy_is_found_among_any_number_of_look_alikes(store):
+    lines = [json.dumps({"text": "The nightly export for tenant %d writes the orders report at 02:00 UTC" % i})
+             for i in range(300)]
+    s = agentmem.open_store()
+    assert s.import_jsonl(lines + lines[:5])[0]["added"] == 300                  # copies in one file
+    counts, _ = s.import_jsonl(lines)                                           # the same file again
+    assert counts["added"] == 0 and counts["unchanged"] == 300
+    assert len(list(s.memories())) == 300
+
+
+@pytest.mark.slow
+def test_an_import_killed_part_way_then_run_again_stores_each_memory_once(store, tmp_path):
+    n = 30000
+    path = tmp_path / "big.jsonl"
+    path.write_text("".join(json.dumps({"text": "The cache of tenant %d expires after %d minutes because "
+                                                "of the billing sync." % (i, 5 + i % 50)}) + "\n"
+                            for i in range(n)))
+    started = time.time()
+    proc = subprocess.Popen([sys.executable, AGENTMEM, "import", str(path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    imports = store / "imports"
+    while proc.poll() is None and not (imports.is_dir() and any(imports.iterdir())):
+        time.sleep(0.01)                                # kill -9 once it has begun writing
+    proc.kill()
+    proc.wait()
+    p = am("import", path, "--json", timeout=300)
+    assert p.returncode == 0, p.stderr
+    again = json.loads(p.stdout)
+    assert again["added"] + again["unchanged"] == n and again["merged"] == 0
+    assert json.loads(am("stats", "--json").stdout)["memories"] == n
+    assert time.time() - started < 120                  # seconds, not the minutes a quadratic check takes
