@@ -57,7 +57,7 @@ _DEFAULT_LIMIT = 5
 _DEFAULT_BACKEND = "auto"                # auto | fts5 | python (AGENTMEM_BACKEND)
 _TRANSCRIPT_FORMATS = ("claude", "codex", "gemini", "text")
 _AGENTS = ("claude-code", "codex", "gemini", "cursor")
-_INDEX_VERSION = 16                      # bump when tokens or tables change: the index rebuilds
+_INDEX_VERSION = 17                      # bump when tokens or tables change: the index rebuilds
 
 # Ranking. See docs/ranking.md; every number here is used in exactly one place.
 _BM25_K1 = 1.2
@@ -84,6 +84,7 @@ _DUPLICATE_JACCARD = 0.85
 _NEAR_CANDIDATES = 32                   # near-duplicate candidates compared per sketch key
 _SHINGLE_WORDS = 2
 _SKETCH_SIZE = 4
+_TWO_VERSIONS_JACCARD = 0.3  # two halves of a text this alike are two versions of one statement
 _SIGNATURE_SIZE = 16  # bottom-k hashes kept per text to estimate Jaccard similarity
 
 _LOCK_TIMEOUT = 15.0                     # seconds to wait for another writer
@@ -2990,17 +2991,43 @@ def _render_memory(m):
     """The markdown block of one memory, ending with a blank line.
 
     >>> print(_render_memory(Memory("Use FTS5.\\n## not a heading", type="decision", id="abc12345",
-    ...       confidence=0.9, created="2026-11-29T10:00:00Z", tags=["search"])), end="")
+    ...       confidence=0.9, created="2026-11-29T10:00:00Z")), end="")
     ## decision · abc12345
-    <!-- {"confidence": 0.9, "created": "2026-11-29T10:00:00Z", "tags": ["search"]} -->
+    <!-- {"confidence": 0.9, "created": "2026-11-29T10:00:00Z", "sum": "be60ca60"} -->
     Use FTS5.
     \\## not a heading
     <BLANKLINE>
     """
-    meta = json.dumps(m.meta(), ensure_ascii=False).replace(">", "\\u003e")
+    meta = dict(m.meta(), sum=_text_sum(m.text))
+    meta = json.dumps(meta, ensure_ascii=False).replace(">", "\\u003e")
     body = "\n".join(("\\" + ln) if ln.startswith("#") or ln.startswith("\\#") else ln
                      for ln in m.text.strip("\n").split("\n"))
     return "## %s · %s\n<!-- %s -->\n%s\n\n" % (m.type, m.id, meta, body)
+
+
+def _text_sum(text):
+    """A short checksum of a memory's words, written in its metadata (`sum`): a text that no
+    longer matches it was changed outside agentmem, by hand or by a git merge."""
+    return "%08x" % zlib.crc32(" ".join(text.split()).encode("utf-8"))
+
+
+def _merge_damage(lines, written_sum):
+    """Why a block's text looks like two versions joined by a git union merge, or ''.
+
+    A hand edit changes the text and leaves `sum` behind: that alone is no damage. A union
+    merge of two edits of one memory keeps both sides' lines, so the text then holds the
+    version agentmem wrote plus other lines, or two look-alike halves.
+    """
+    if not written_sum or _text_sum("\n".join(lines)) == written_sum:
+        return ""
+    lines = [ln for ln in lines if ln.strip()]
+    for i in range(1, len(lines)):
+        first, second = "\n".join(lines[:i]), "\n".join(lines[i:])
+        if written_sum in (_text_sum(first), _text_sum(second)):
+            return "its text holds the version agentmem wrote and other lines"
+        if _jaccard(_shingles(first), _shingles(second)) >= _TWO_VERSIONS_JACCARD:
+            return "its text holds two versions of one statement"
+    return ""
 
 
 def _parse_memories(text, path=""):
@@ -3018,7 +3045,7 @@ def _parse_memories(text, path=""):
     [('convention', 'Tabs, not spaces.', 3, 6), ('fact', 'Deploy notes\\nRun make.', 6, 9)]
     """
     lines = text.split("\n")
-    out = []
+    out, suspects = [], []          # suspects: (index, lines) of hand-changed multi-line texts
     starts = [i for i, ln in enumerate(lines) if _HEADING_REGEX.match(ln)]
     for k, start in enumerate(starts):
         stop = starts[k + 1] if k + 1 < len(starts) else len(lines)
@@ -3041,7 +3068,20 @@ def _parse_memories(text, path=""):
                         pass
             if mm or meta:
                 body_lines = body_lines[1:]
-        body = "\n".join(ln[1:] if ln.startswith("\\#") else ln for ln in body_lines).strip()
+        written_sum = meta.pop("sum", "") if isinstance(meta.get("sum"), str) else ""
+        extra_meta = [ln for ln in body_lines if _META_REGEX.match(ln.strip())]
+        body_lines = [ln[1:] if ln.startswith("\\#") else ln for ln in body_lines
+                      if ln not in extra_meta]
+        if extra_meta:              # a union merge kept both sides' metadata: two versions
+            meta["conflict"] = "a git merge joined two versions of its metadata and text"
+        elif not meta.get("conflict"):
+            damage = _merge_damage(body_lines, written_sum)
+            if damage:
+                meta["conflict"] = "a git merge joined two versions: " + damage
+            elif written_sum and sum(1 for ln in body_lines if ln.strip()) > 1 and \
+                    _text_sum("\n".join(body_lines)) != written_sum:
+                suspects.append((len(out), [ln for ln in body_lines if ln.strip()]))
+        body = "\n".join(body_lines).strip()
         typed = _TYPED_HEADING_REGEX.match(heading)
         if typed and (typed.group(2) or typed.group(1) in _MEMORY_TYPES or meta):
             mtype, ident = typed.group(1), typed.group(2) or ""
@@ -3053,6 +3093,14 @@ def _parse_memories(text, path=""):
         ident = ident or _derived_id(path, body)
         out.append(_memory_from_dict(dict(meta, text=body, type=mtype, id=ident, path=path,
                                           line=start + 1, end=stop + 1)))
+    for k, body_lines in suspects:  # a merge may move a line of one memory into its neighbour
+        m = out[k]
+        for other in out:
+            if other is not m and any(_jaccard(_shingles(ln), _shingles(other.text)) >= 0.5
+                                      for ln in body_lines):
+                m.extra["conflict"] = ("a git merge joined two versions: its text holds a "
+                                       "version of %s" % other.id)
+                break
     return out
 
 
@@ -3470,6 +3518,41 @@ class Store:
                                     % m.id)
             self.index().refresh()
         return m
+
+    # -- review ----------------------------------------------------------------
+
+    def check(self, fix_secrets=False):
+        """What in the store needs a person's eye: [(kind, Memory, detail)], kind one of
+        `conflict` (a git merge joined two versions of a memory), `duplicate-id` (one id in
+        two blocks) and `secret` (stored before the redaction rules knew its shape). With
+        `fix_secrets`, those secrets are masked in place now."""
+        findings, by_id, leaky = [], {}, []
+        for m in self.memories():
+            by_id.setdefault(m.id, []).append(m)
+            if m.extra.get("conflict"):
+                findings.append(("conflict", m, str(m.extra["conflict"])))
+            clean = _memory_from_dict(m.to_dict())
+            clean.path, clean.line = m.path, m.line
+            clean.text = self.clean(clean.text)
+            clean.tags = [self.clean(t) for t in clean.tags]
+            clean.files = [self.clean(f) for f in clean.files]
+            clean.source = self.clean(clean.source)
+            clean.sources = [self.clean(x) for x in clean.sources]
+            clean.extra = {k: self._clean_value(v) for k, v in clean.extra.items()}
+            fields = [k for k, v in clean.to_dict().items() if v != m.to_dict().get(k)]
+            if fields:
+                findings.append(("secret", m, "a secret in its %s" % ", ".join(fields)))
+                leaky.append(clean)
+        for ident, same in by_id.items():
+            for m in same[1:]:
+                findings.append(("duplicate-id", m, "id %s is also at %s:%d"
+                                 % (ident, same[0].path, same[0].line)))
+        if fix_secrets and leaky:
+            with self.lock():
+                for rel in sorted({m.path for m in leaky}):
+                    self._write_file(rel, [], {m.id: m for m in leaky if m.path == rel}, None)
+                self.index().refresh()
+        return findings
 
     # -- import and export ---------------------------------------------------
 
@@ -5337,8 +5420,8 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     def section(title, mems, flag_stale=True, low=False):
         lines = []
         for m in mems:
-            if m.id in used:
-                continue
+            if m.id in used or m.extra.get("conflict"):
+                continue                    # two versions joined by a merge: never told as one
             flags = []
             stale = _stale_files(m.extra.get("hashes"), root) if flag_stale and root else []
             if stale:
@@ -6042,6 +6125,14 @@ def _doctor(store, project):
             )
         except Exception as e:
             add("error", "store %s cannot be read: %s" % (store.root, e), "agentmem reindex")
+        try:
+            kinds = [k for k, _m, _d in store.check()]
+            add("ok" if not kinds else "warn",
+                "review: %s" % (", ".join("%d %s" % (kinds.count(k), k) for k in sorted(set(kinds)))
+                                or "no merged versions, repeated ids or stored secrets"),
+                "agentmem check (then --redact for secrets)" if kinds else "")
+        except Exception as e:
+            add("error", "the store cannot be checked: %s" % e, "agentmem reindex")
         if _FileLock(os.path.join(store.local, "lock")).is_held():
             add("warn", "the store lock is held by another process right now",
                 "wait, or delete %s if no agentmem runs" % os.path.join(store.local, "lock"))
@@ -6135,6 +6226,8 @@ def _describe(m, score=None):
         head += " · score %.3f" % score
     if m.seen > 1:
         head += " · seen %d×" % m.seen
+    if m.extra.get("conflict"):
+        head += " · TWO VERSIONS (agentmem check)"
     lines = [head] + ["    " + ln for ln in m.text.split("\n")[:12]]
     extra = []
     if m.files:
@@ -6203,6 +6296,30 @@ def _cmd_show(args):
         _out("    %s: %s" % (k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)))
     _out("    in %s:%d" % (os.path.join(store.root, m.path), m.line))
     return 0
+
+
+def _cmd_check(args):
+    store = _store(args)
+    findings = store.check(fix_secrets=args.redact) if store.exists() else []
+    if args.json:
+        _json_out([dict(kind=kind, detail=detail, **_place(store, m), memory=m.to_dict())
+                   for kind, m, detail in findings])
+    else:
+        for kind, m, detail in findings:
+            where = _place(store, m)
+            _out("%s:%d: %s %s: %s" % (where["path"], where["line"], kind, m.id, detail))
+            if kind == "conflict":
+                _out("\n".join("    " + ln for ln in m.text.split("\n")[:12]))
+        if args.redact and any(kind == "secret" for kind, _m, _d in findings):
+            _out("masked the secrets above in place")
+        _out("%s: %s" % (store.root, "nothing to review" if not findings else "%d to review (%s)"
+                         % (len(findings), ", ".join(sorted({k for k, _m, _d in findings})))))
+    unresolved = [k for k, _m, _d in findings if not (k == "secret" and args.redact)]
+    return 1 if unresolved else 0
+
+
+def _place(store, m):
+    return {"path": os.path.join(store.root, m.path), "line": m.line}
 
 
 def _cmd_forget(args):
@@ -6720,6 +6837,12 @@ def _args_json(p):
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
+def _args_check(p):
+    _args_json(p)
+    p.add_argument("--redact", action="store_true",
+                   help="mask the secrets found in place (the other findings stay for you)")
+
+
 def _args_import(p):
     p.add_argument("file", help="JSONL file ('-' for stdin)")
     p.add_argument("--json", action="store_true", help="print the counts as JSON")
@@ -6840,6 +6963,18 @@ _command("recall", _cmd_recall, _args_recall,
 _command("show", _cmd_show, _args_id,
          "print one memory with all its metadata",
          ["agentmem show 4k2m9xqa", "agentmem show 4k2m --json"])
+_command(
+    "check",
+    _cmd_check,
+    _args_check,
+    "list what needs review: merged versions, repeated ids, secrets stored earlier",
+    ["agentmem check", "agentmem check --json", "agentmem check --redact"],
+    "Read every memory and report, with its file and line: a memory a git merge joined with "
+    "another version (both are kept in the text: edit it to the right one, then delete "
+    "\"conflict\" from its metadata), an id used by two blocks, and a secret stored before "
+    "the redaction rules knew its shape (--redact masks those in place). Exits 1 when there is "
+    "something to review, so CI can run it.",
+)
 _command("forget", _cmd_forget, _args_id,
          "delete a memory",
          ["agentmem forget 4k2m9xqa"],

@@ -323,3 +323,88 @@ def test_an_import_killed_part_way_then_run_again_stores_each_memory_once(store,
     assert again["added"] + again["unchanged"] == n and again["merged"] == 0
     assert json.loads(am("stats", "--json").stdout)["memories"] == n
     assert time.time() - started < 120                  # seconds, not the minutes a quadratic check takes
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev"] + list(args),
+                          cwd=str(cwd), capture_output=True, text=True, check=True).stdout
+
+
+def two_clones(tmp_path, monkeypatch, texts):
+    """A shared repository whose store holds `texts`, cloned twice: (a, b, memory file name)."""
+    monkeypatch.delenv("AGENTMEM_DIR")
+    git(tmp_path, "init", "-q", "--bare", "origin.git")
+    git(tmp_path, "clone", "-q", "origin.git", "a")
+    for text, mtype in texts:
+        am("remember", text, "--type", mtype, cwd=tmp_path / "a", check=0)
+    git(tmp_path / "a", "add", "-A")
+    git(tmp_path / "a", "commit", "-qm", "memories")
+    git(tmp_path / "a", "push", "-q", "origin", "HEAD")
+    git(tmp_path, "clone", "-q", "origin.git", "b")
+    [name] = os.listdir(tmp_path / "a" / ".agentmem" / "memories")
+    return tmp_path / "a", tmp_path / "b", os.path.join(".agentmem", "memories", name)
+
+
+def edit(clone, rel, *pairs):
+    path = clone / rel
+    text = path.read_text()
+    for old, new in pairs:
+        assert old in text
+        text = text.replace(old, new)
+    path.write_text(text)
+    git(clone, "commit", "-qam", "edit")
+
+
+TEXTS = [("Deploys run from the release branch", "convention"), ("The API listens on port 8080", "fact"),
+         ("Retries back off exponentially up to 30 seconds", "decision")]
+
+
+def test_a_merge_that_joins_two_edits_of_one_memory_is_reported_with_both_kept(tmp_path, monkeypatch):
+    a, b, rel = two_clones(tmp_path, monkeypatch, TEXTS)
+    edit(a, rel, ("port 8080", "port 9090"))
+    git(a, "push", "-q", "origin", "HEAD")
+    edit(b, rel, ("port 8080", "port 7070"))
+    git(b, "pull", "-q", "--no-rebase", "origin", "HEAD")           # union merge: no conflict markers
+    p = am("check", "--json", cwd=b)
+    assert p.returncode == 1
+    [finding] = json.loads(p.stdout)
+    assert finding["kind"] == "conflict" and finding["path"].endswith(rel) and finding["line"] > 1
+    assert "port 9090" in finding["memory"]["text"] and "port 7070" in finding["memory"]["text"]
+    told = am("inject", "--format", "text", "--query", "port", cwd=b).stdout
+    assert "Deploys run from the release branch" in told and "port 9090" not in told and "port 7070" not in told
+    assert "TWO VERSIONS" in am("recall", "API port", cwd=b).stdout
+    assert "1 conflict" in am("doctor", cwd=b).stdout
+
+
+def test_a_merge_that_moves_one_memorys_text_into_its_neighbour_is_reported(tmp_path, monkeypatch):
+    a, b, rel = two_clones(tmp_path, monkeypatch, TEXTS)
+    text = (a / rel).read_text()
+    block = text[text.index("## decision"):]
+    edit(a, rel, ("port 8080", "port 9090"), (block, ""))            # A edits X and forgets Y
+    git(a, "push", "-q", "origin", "HEAD")
+    edit(b, rel, ("port 8080", "port 7070"), ("up to 30 seconds", "up to 60 seconds"))   # B edits both
+    git(b, "pull", "-q", "--no-rebase", "origin", "HEAD")
+    p = am("check", "--json", cwd=b)
+    assert p.returncode == 1
+    assert [(f["kind"], f["memory"]["type"]) for f in json.loads(p.stdout)] == [("conflict", "decision")]
+
+
+def test_a_hand_edit_is_not_a_conflict_and_a_clean_store_checks_clean(tmp_path, monkeypatch):
+    a, b, rel = two_clones(tmp_path, monkeypatch, TEXTS)
+    edit(a, rel, ("port 8080", "port 9090\nbehind the nginx proxy"))
+    p = am("check", cwd=a)
+    assert p.returncode == 0 and "nothing to review" in p.stdout, p.stdout
+
+
+def test_check_finds_secrets_stored_before_an_upgrade_and_masks_them(store):
+    key = "sk-ant-api03-" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Yz3" * 2
+    (store / "memories").mkdir(parents=True)
+    (store / "memories" / "old.md").write_text(
+        "## fact · abcd2345\n<!-- {\"confidence\": 0.8, \"created\": \"2026-01-02T00:00:00Z\", "
+        "\"files\": [\"%s\"]} -->\nThe staging key is %s\n\n## fact · efgh6789\nTabs, not spaces.\n" % (key, key))
+    p = am("check")
+    assert p.returncode == 1 and "secret abcd2345" in p.stdout and "text" in p.stdout and "files" in p.stdout
+    assert am("check", "--redact").returncode == 0
+    text = (store / "memories" / "old.md").read_text()
+    assert key not in text and "Tabs, not spaces." in text and "[REDACTED" in text
+    assert am("check").returncode == 0
