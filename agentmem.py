@@ -414,8 +414,13 @@ def _git_changes(cwd):
     return branch, files[:20]
 
 
-def _file_hash(path):
-    """A short content hash of a file, to tell later whether a memory about it went stale."""
+def _file_hash(path, root=None):
+    """A short content hash of a file, to tell later whether a memory about it went stale;
+    '' for a file that is not there, or (given `root`) not inside it once symlinks resolve."""
+    if root is not None:
+        real, top = os.path.realpath(path), os.path.realpath(root)
+        if not real.startswith(top.rstrip(os.sep) + os.sep):
+            return ""
     try:
         import hashlib
         with open(path, "rb") as f:
@@ -427,7 +432,7 @@ def _file_hash(path):
 def _stale_files(hashes, root):
     """The files of {file: hash at capture} under root whose content changed or vanished since."""
     return [f for f, h in (hashes.items() if isinstance(hashes, dict) else ())
-            if _file_hash(os.path.join(root, f)) != h]
+            if _file_hash(os.path.join(root, f), root) != h]
 
 
 ########################################################################
@@ -1089,6 +1094,39 @@ _SECRET_PATTERNS = (
     (("xai-", "pplx-"), r"\b(?:xai-[A-Za-z0-9]{40,}|pplx-[A-Za-z0-9]{40,})", "[REDACTED]"),
     (("nrak-",), r"\bNRAK-[A-Z0-9]{27}\b", "[REDACTED]"),                               # New Relic
     (("pmak-",), r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", "[REDACTED]"),                  # Postman
+    (("glrt-", "glcbt-", "glft-", "glsoat-", "glimt-", "glagent-", "gloas-"),
+     r"\bgl(?:rt|cbt|ft|soat|imt|agent|oas)-[A-Za-z0-9_\-]{20,}", "[REDACTED]"),  # GitLab, more
+    (("sk",), r"\bSK[0-9a-f]{32}\b", "[REDACTED]"),                                   # Twilio
+    (("-us",), r"\b[0-9a-f]{32}-us\d{1,2}\b", "[REDACTED]"),                          # Mailchimp
+    (("oy2",), r"\boy2[a-z0-9]{43}\b", "[REDACTED]"),                                  # NuGet
+    ((".",), r"\b[MNO][A-Za-z\d_\-]{23,25}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,38}\b",
+     "[REDACTED]"),                                                                   # Discord bot
+    (("eaa",), r"\bEAA(?:A[A-Za-z0-9_\-]{60}|[A-Za-z0-9]{90,})", "[REDACTED]"),  # Square, Meta
+    (("aaaaaaaaaa",), r"\bA{20,}[A-Za-z0-9%]{30,}", "[REDACTED]"),          # Twitter/X bearer
+    (("sntrys_", "sntryu_"), r"\bsntry[su]_[A-Za-z0-9+/=_]{40,}", "[REDACTED]"),        # Sentry
+    (("pul-",), r"\bpul-[0-9a-f]{40}\b", "[REDACTED]"),                                # Pulumi
+    ((".atlasv1.",), r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,}", "[REDACTED]"),  # HCP TF
+    (("fo1_", "fm1_", "fm2_"), r"\bf(?:o1|m[12])_[A-Za-z0-9_\-+/=]{40,}", "[REDACTED]"),  # Fly.io
+    (("pscale_",), r"\bpscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.\-]{32,}", "[REDACTED]"),  # PlanetScale
+    (("rubygems_",), r"\brubygems_[0-9a-f]{48}\b", "[REDACTED]"),                      # RubyGems
+    (("sk.eyj",), r"\bsk\.eyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]{20,}", "[REDACTED]"),      # Mapbox
+    (("/",), r"\b[12]/\d{16}:[0-9a-f]{32}\b", "[REDACTED]"),                           # Asana
+    (("pat",), r"\bpat[A-Za-z0-9]{14}\.[0-9a-f]{64}\b", "[REDACTED]"),                  # Airtable
+    (("cfpat-",), r"\bCFPAT-[A-Za-z0-9_\-]{40,}", "[REDACTED]"),                        # Contentful
+    (("sl.",), r"\bsl\.(?:u\.)?[A-Za-z0-9_\-]{100,}", "[REDACTED]"),                     # Dropbox
+    (("figd_", "figo_", "figu_"), r"\bfig[dou]_[A-Za-z0-9_\-]{40,}", "[REDACTED]"),   # Figma
+    (("api-", "sdk-", "mob-"),
+     r"\b(?:api|sdk|mob)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
+     "[REDACTED]"),                                                                   # LaunchDarkly
+    (("live_", "test_"), r"\b(?:live|test)_(?:pub_)?[0-9a-f]{35}\b", "[REDACTED]"),      # Lob
+    (("lsv2_",), r"\blsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}\b", "[REDACTED]"),         # LangSmith
+    (("pcsk_",), r"\bpcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,}", "[REDACTED]"),            # Pinecone
+    (("nfp_", "rnd_"), r"\b(?:nfp|rnd)_[A-Za-z0-9]{30,}", "[REDACTED]"),         # Netlify, Render
+    (("atbb",), r"\bATBB[A-Za-z0-9_=.\-]{32,}", "[REDACTED]"),                           # Bitbucket
+    (("cmvmdgtuojaxoj", "akcp"), r"\b(?:cmVmdGtuOjAxOj[A-Za-z0-9]{40,}|AKCp[A-Za-z0-9]{60,})",
+     "[REDACTED]"),                                                                   # JFrog
+    (("squ_", "sqp_", "sqa_"), r"\bsq[upa]_[0-9a-f]{40}\b", "[REDACTED]"),                # Sonar
+    (("api-",), r"\bAPI-(?=[A-Z]*\d)[A-Z0-9]{26}\b", "[REDACTED]"),                        # Octopus
     (("accountkey=", "sharedaccesskey="),
      r"(?i)\b((?:Account|SharedAccess)Key=)[A-Za-z0-9+/=]{20,}", r"\1[REDACTED]"),   # Azure
     (("sig=",), r"([?&]sig=)[A-Za-z0-9%+/=]{16,}", r"\1[REDACTED]"),                   # Azure SAS
@@ -1116,13 +1154,13 @@ _NOT_SECRET_REGEX = _LazyRegex(
     r"|str|string|int|bool|bytes|any|dict|list)$"              # values and type names
     r"|^(?:optional|list|dict|union|str|typing\.)\b.*[\[\]]"     # Optional[str], List[...]
     r"|^[\w.]+\(|^[\w.]+\[|^os\.|^process\.env|^env\b|^getenv"   # a call, an env lookup, indexing
-    r"|^(?:<[^>]*>?|\$\{|\{\{|%\(|\$[A-Z_]+$)"                 # placeholders
+    r"|^(?:<[^>]*>?|\$\{|\$\(|\{\{|%\(|\$[A-Z_]+$)"           # placeholders, $(command)
     r"|x{3,}|\*{3,}|\.{3}|your[_\- ]|^example|placeholder|dummy|<|>", re.I)
 
 
 def _looks_secret(value):
     """Whether a value assigned to a credential-like name looks like a real secret."""
-    v = value.strip("\"'`")
+    v = value.strip("\"'`").rstrip(":.!?")             # "if token is None:" ends a sentence
     if len(v) < 4 or _NOT_SECRET_REGEX.search(v):
         return False
     if re.match(r"^[a-z]+(?:_[a-z]+)+$", v) or re.match(r"^[a-z]+\.[a-z_]+$", v):
@@ -5330,7 +5368,8 @@ class _Capture:
             if commit:
                 m.extra["commit"] = commit[:12]
             hashes = {
-                f: h for f, h in ((f, _file_hash(os.path.join(cwd, f))) for f in m.files) if h
+                f: h for f, h in ((f, _file_hash(os.path.join(cwd, f), cwd)) for f in m.files)
+                if h                                # never a file outside the project
             }
             if hashes:
                 m.extra["hashes"] = hashes

@@ -121,6 +121,22 @@ def test_captured_memories_know_their_commit_and_file_contents(store, tmp_path):
     assert bug["files"] == ["tests/conftest.py"] and len(bug["hashes"]["tests/conftest.py"]) == 12
 
 
+def test_capture_never_reads_a_file_outside_the_project_through_a_symlink(store, tmp_path):
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / "tests").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "conftest.py").write_text("private\n")
+    (repo / "tests" / "conftest.py").symlink_to(outside / "conftest.py")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    path = tmp_path / "t.jsonl"
+    steps = [("user", "The webhook tests fail randomly on CI."),
+             ("tool", "Edit", {"file_path": str(repo / "tests" / "conftest.py")}, "ok"), STEPS_EN[3]]
+    path.write_text(render_claude(steps, "sess-link", cwd=str(repo)))
+    am("capture", "--sync", input=hook_json("sess-link", path, cwd=str(repo)), check=0)
+    [bug] = [m for m in export(store) if m["type"] == "bug"]
+    assert bug["files"] == ["tests/conftest.py"] and "hashes" not in bug
+
+
 def test_config_can_exclude_a_project(store, tmp_path):
     store.mkdir()
     (store / "config.json").write_text(json.dumps({"exclude": ["*/secret-*"]}))
