@@ -417,10 +417,8 @@ def _git_changes(cwd):
 def _file_hash(path, root=None):
     """A short content hash of a file, to tell later whether a memory about it went stale;
     '' for a file that is not there, or (given `root`) not inside it once symlinks resolve."""
-    if root is not None:
-        real, top = os.path.realpath(path), os.path.realpath(root)
-        if not real.startswith(top.rstrip(os.sep) + os.sep):
-            return ""
+    if root is not None and not _file_hash_allowed(path, root):
+        return ""
     try:
         import hashlib
         with open(path, "rb") as f:
@@ -429,10 +427,57 @@ def _file_hash(path, root=None):
         return ""
 
 
-def _stale_files(hashes, root):
-    """The files of {file: hash at capture} under root whose content changed or vanished since."""
+def _file_hash_allowed(path, root):
+    """Whether `path` lies inside `root` once symlinks resolve."""
+    return os.path.realpath(path).startswith(os.path.realpath(root).rstrip(os.sep) + os.sep)
+
+
+def _stale_files(hashes, root, cache=None):
+    """The files of {file: hash at capture} under root whose content changed or vanished since;
+    `cache` (a _HashCache) hashes a file again only when its size or mtime changed."""
+    look = cache.hash if cache is not None else _file_hash
     return [f for f, h in (hashes.items() if isinstance(hashes, dict) else ())
-            if _file_hash(os.path.join(root, f), root) != h]
+            if look(os.path.join(root, f), root) != h]
+
+
+class _HashCache:
+    """File hashes kept by (size, mtime) in a JSON file, so a staleness check stats files and
+    reads only those that changed. Saved by `save()`; losing it costs only a re-read."""
+
+    def __init__(self, path):
+        self.path, self.dirty = path, False
+        try:
+            with open(path, encoding="utf-8") as f:
+                self.known = json.load(f)
+            if not isinstance(self.known, dict):
+                self.known = {}
+        except (OSError, ValueError):
+            self.known = {}
+
+    def hash(self, path, root=None):
+        """_file_hash(path, root), read from the file only when it changed."""
+        if root is not None and not _file_hash_allowed(path, root):
+            return ""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return ""
+        key, stamp = os.path.abspath(path), [st.st_size, st.st_mtime_ns]
+        entry = self.known.get(key)
+        if isinstance(entry, list) and len(entry) == 3 and entry[:2] == stamp:
+            return entry[2]
+        h = _file_hash(path)
+        if h:
+            self.known[key], self.dirty = stamp + [h], True
+        return h
+
+    def save(self):
+        if self.dirty:
+            try:
+                _atomic_write(self.path, json.dumps(self.known), durable=False)
+                self.dirty = False
+            except OSError:
+                pass
 
 
 ########################################################################
@@ -3184,6 +3229,7 @@ class Store:
         self.local = os.path.join(root, _LOCAL_DIRNAME)
         self._index = None
         self._config = None
+        self._hashes = None
 
     def __repr__(self):
         return "Store(%r)" % self.root
@@ -3335,6 +3381,45 @@ class Store:
             return []
         return self.index().search(query, limit=limit, types=types, files=files,
                                    min_confidence=min_confidence)
+
+    def hash_cache(self):
+        """The project's file hashes by size and mtime (local/file-hashes.json)."""
+        if self._hashes is None:
+            self._hashes = _HashCache(os.path.join(self.local, "file-hashes.json"))
+        return self._hashes
+
+    def stale(self, m, root=None):
+        """The files a memory concerns that changed, moved or vanished since it was captured
+        (or last confirmed); [] when none did or it names none."""
+        root = root or self.project_root()
+        hashes = m.extra.get("hashes")
+        return _stale_files(hashes, root, self.hash_cache()) if root and hashes else []
+
+    def update(self, m):
+        """Write a changed memory (text or metadata) back in place in its file."""
+        with self.lock():
+            if not any(x.id == m.id for x in _parse_memories(self.read(m.path), m.path)):
+                raise AgentmemError("memory %s changed on disk meanwhile; try again" % m.id)
+            self._write_file(m.path, [], {m.id: m}, None)
+            self.index().refresh()
+        return m
+
+    def confirm(self, ident):
+        """The person has checked a memory: it is fresh again (its files' hashes are taken
+        now), surer (confidence up by 0.1, at most 1) and marked reviewed with the day."""
+        m = self.get(ident)
+        root = self.project_root()
+        if root and m.files:
+            hashes = {f: h for f, h in ((f, _file_hash(os.path.join(root, f), root))
+                                        for f in m.files) if h}
+            if hashes:
+                m.extra["hashes"] = hashes
+            else:
+                m.extra.pop("hashes", None)
+        m.confidence = round(min(1.0, m.confidence + 0.1), 2)
+        m.updated = _now_iso()
+        m.extra["reviewed"] = m.updated[:10]
+        return self.update(m)
 
     def stats(self):
         """Counts for `stats`: memories by type, files, sessions, the index."""
@@ -3562,7 +3647,8 @@ class Store:
     def check(self, fix_secrets=False):
         """What in the store needs a person's eye: [(kind, Memory, detail)], kind one of
         `conflict` (a git merge joined two versions of a memory), `duplicate-id` (one id in
-        two blocks) and `secret` (stored before the redaction rules knew its shape). With
+        two blocks), `secret` (stored before the redaction rules knew its shape) and `stale`
+        (a file it concerns changed since it was captured or confirmed). With
         `fix_secrets`, those secrets are masked in place now."""
         findings, by_id, leaky = [], {}, []
         for m in self.memories():
@@ -3581,6 +3667,11 @@ class Store:
             if fields:
                 findings.append(("secret", m, "a secret in its %s" % ", ".join(fields)))
                 leaky.append(clean)
+            stale = self.stale(m)
+            if stale:
+                findings.append(("stale", m, "%s changed, moved or vanished since it was captured"
+                                 % ", ".join(stale)))
+        self.hash_cache().save()
         for ident, same in by_id.items():
             for m in same[1:]:
                 findings.append(("duplicate-id", m, "id %s is also at %s:%d"
@@ -3755,10 +3846,10 @@ def _files_match(have, wanted):
 
 class Hit:
     """One recall result: a Memory, its fused score, and its rank in each ranker."""
-    __slots__ = ("memory", "score", "ranks")
+    __slots__ = ("memory", "score", "ranks", "stale")
 
-    def __init__(self, memory, score, ranks):
-        self.memory, self.score, self.ranks = memory, score, ranks
+    def __init__(self, memory, score, ranks, stale=()):
+        self.memory, self.score, self.ranks, self.stale = memory, score, ranks, list(stale)
 
     def __repr__(self):
         return "Hit(%r, score=%.4f)" % (self.memory, self.score)
@@ -3766,6 +3857,9 @@ class Hit:
     def to_dict(self):
         d = self.memory.to_dict()
         d["score"] = round(self.score, 6)
+        d["stale"] = bool(self.stale)
+        if self.stale:
+            d["stale_files"] = self.stale
         return d
 
 
@@ -4396,15 +4490,15 @@ class _Index:
         top = scored[:max(1, limit) * 3]            # a stale memory may drop below fresher ones
         data = dict(self.db.execute("SELECT rowid, data FROM memories WHERE rowid IN (%s)"
                                     % ",".join("?" * len(top)), [x[2] for x in top]).fetchall())
-        root = self.store.project_root()
         hits = []
         for fused, _ident, rowid, r in top:
             m = _memory_from_dict(json.loads(data[rowid]))
-            score = fused
-            if root and m.extra.get("hashes") and _stale_files(m.extra.get("hashes"), root):
+            score, stale = fused, self.store.stale(m)
+            if stale:
                 score = fused * _STALE_WEIGHT
                 r["stale"] = 1
-            hits.append((order(score, rowid, m.id), Hit(m, score, r)))
+            hits.append((order(score, rowid, m.id), Hit(m, score, r, stale)))
+        self.store.hash_cache().save()
         hits.sort(key=lambda x: x[0])
         hits = [h for _key, h in hits]
         return hits[:max(1, limit)]
@@ -5454,7 +5548,7 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     idx = store.index()
     root = store.project_root() or cwd or ""
     limit = min(_HOOK_CONTEXT_CAP, max(400, int(budget) * _CHARS_PER_TOKEN))
-    sections, used = [], set()
+    sections, used, deferred = [], set(), []
 
     def section(title, mems, flag_stale=True, low=False):
         lines = []
@@ -5462,13 +5556,16 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
             if m.id in used or m.extra.get("conflict"):
                 continue                    # two versions joined by a merge: never told as one
             flags = []
-            stale = _stale_files(m.extra.get("hashes"), root) if flag_stale and root else []
+            stale = store.stale(m, root) if flag_stale else []
             if stale:
                 flags.append("stale: %s changed since" % ", ".join(stale[:2]))
             if m.confidence < _UNSURE_CONFIDENCE:
                 flags.append("unsure")
-            if (flags and not low) or (low and not flags):
-                continue                                 # kept for the last section
+            if flags and not low:
+                deferred.append(m)                       # kept for the last section
+                continue
+            if low and not flags:
+                continue
             used.add(m.id)
             lines.append((m, _note_line(m, flags)))
         if lines:
@@ -5506,8 +5603,10 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
         title = "Related to %s" % ("the current work" if not query else "this question")
         section(title + (" (branch %s)" % branch if branch else ""), related)
     section(
-        "Less certain or possibly stale", [m for m in mems if m.id not in used] + todos, low=True
+        "Less certain or possibly stale",
+        [m for m in mems if m.id not in used] + todos + deferred, low=True,
     )
+    store.hash_cache().save()
     if not sections:
         return ""
     texts = [ln for _t, lines in sections for _m, ln in lines]
@@ -6168,7 +6267,7 @@ def _doctor(store, project):
             kinds = [k for k, _m, _d in store.check()]
             add("ok" if not kinds else "warn",
                 "review: %s" % (", ".join("%d %s" % (kinds.count(k), k) for k in sorted(set(kinds)))
-                                or "no merged versions, repeated ids or stored secrets"),
+                                or "nothing stale, merged, repeated or secret"),
                 "agentmem check (then --redact for secrets)" if kinds else "")
         except Exception as e:
             add("error", "the store cannot be checked: %s" % e, "agentmem reindex")
@@ -6253,7 +6352,7 @@ def _short(text, width=100):
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def _describe(m, score=None):
+def _describe(m, score=None, stale=()):
     """Two or three lines that show a memory in a terminal."""
     head = "%s  %s · %s · confidence %.2f" % (
         m.id,
@@ -6267,6 +6366,8 @@ def _describe(m, score=None):
         head += " · seen %d×" % m.seen
     if m.extra.get("conflict"):
         head += " · TWO VERSIONS (agentmem check)"
+    if stale:
+        head += " · STALE: %s changed since" % ", ".join(stale[:3])
     lines = [head] + ["    " + ln for ln in m.text.split("\n")[:12]]
     extra = []
     if m.files:
@@ -6315,19 +6416,22 @@ def _cmd_recall(args):
                                           " (no store yet at %s)" % store.root))
         return 0
     for i, h in enumerate(hits, 1):
-        _out(("%d. " % i) + _describe(h.memory, h.score))
+        _out(("%d. " % i) + _describe(h.memory, h.score, h.stale))
     return 0
 
 
 def _cmd_show(args):
     store = _store(args)
     m = store.get(args.id)
+    stale = store.stale(m)
     if args.json:
         d = m.to_dict()
-        d.update(path=m.path, line=m.line)
+        d.update(path=m.path, line=m.line, stale=bool(stale))
+        if stale:
+            d["stale_files"] = stale
         _json_out(d)
         return 0
-    _out(_describe(m))
+    _out(_describe(m, stale=stale))
     _out("    source: %s" % (", ".join(m.sources) or "-"))
     if m.session:
         _out("    session: %s" % m.session)
@@ -6355,6 +6459,17 @@ def _cmd_check(args):
                          % (len(findings), ", ".join(sorted({k for k, _m, _d in findings})))))
     unresolved = [k for k, _m, _d in findings if not (k == "secret" and args.redact)]
     return 1 if unresolved else 0
+
+
+def _cmd_confirm(args):
+    store = _store(args)
+    m = store.confirm(args.id)
+    if args.json:
+        _json_out(m.to_dict())
+    else:
+        _out("confirmed %s (%s, confidence %.2f): %s" % (m.id, m.type, m.confidence,
+                                                       _short(m.text, 70)))
+    return 0
 
 
 def _place(store, m):
@@ -7006,14 +7121,21 @@ _command(
     "check",
     _cmd_check,
     _args_check,
-    "list what needs review: merged versions, repeated ids, secrets stored earlier",
+    "list what needs review: stale memories, merged versions, repeated ids, old secrets",
     ["agentmem check", "agentmem check --json", "agentmem check --redact"],
-    "Read every memory and report, with its file and line: a memory a git merge joined with "
+    "Read every memory and report, with its file and line: a memory whose files changed, "
+    "moved or vanished since it was captured (`agentmem confirm ID` once it is still true, "
+    "`agentmem forget ID` if not), a memory a git merge joined with "
     "another version (both are kept in the text: edit it to the right one, then delete "
     "\"conflict\" from its metadata), an id used by two blocks, and a secret stored before "
     "the redaction rules knew its shape (--redact masks those in place). Exits 1 when there is "
     "something to review, so CI can run it.",
 )
+_command("confirm", _cmd_confirm, _args_id,
+         "say a memory is still true: fresh again, surer, reviewed",
+         ["agentmem confirm 4k2m9xqa"],
+         "After checking a memory against the code: its files' hashes are taken again (it is no "
+         "longer stale), its confidence goes up by 0.1 and it is marked reviewed with the day.")
 _command("forget", _cmd_forget, _args_id,
          "delete a memory",
          ["agentmem forget 4k2m9xqa"],

@@ -1,0 +1,77 @@
+"""Trust and lifecycle: memories know where they came from, go stale when their code
+changes, are confirmed or forgotten by the person, and a newer decision replaces an older one."""
+import json
+import os
+import subprocess
+
+from conftest import am
+from sessions import hook_json, render_claude
+
+
+def git(repo, *args):
+    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "-C", str(repo)] + list(args),
+                   check=True, capture_output=True)
+
+
+def captured_project(tmp_path, monkeypatch):
+    """A git repository with src/a.py and a captured session that fixed a bug in it."""
+    monkeypatch.delenv("AGENTMEM_DIR")
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "a.py").write_text("def total(xs):\n    return sum(xs)\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "init")
+    steps = [("user", "The invoice totals are off by one cent."),
+             ("tool", "Edit", {"file_path": str(repo / "src" / "a.py")}, "ok"),
+             ("assistant", "The rounding bug was caused by summing floats; fixed by summing Decimal "
+                           "values in src/a.py.")]
+    path = tmp_path / "t.jsonl"
+    path.write_text(render_claude(steps, "sess-a", cwd=str(repo)))
+    am("capture", "--sync", input=hook_json("sess-a", path, cwd=str(repo)), cwd=repo, check=0)
+    return repo
+
+
+def recall(repo, query):
+    hits = json.loads(am("recall", query, "--json", cwd=repo, check=0).stdout)
+    [bug] = [h for h in hits if h["type"] == "bug"]
+    return bug
+
+
+def test_a_memory_goes_stale_when_its_file_changes_or_moves_and_confirm_makes_it_fresh(tmp_path, monkeypatch):
+    repo = captured_project(tmp_path, monkeypatch)
+    bug = recall(repo, "rounding invoice totals")
+    assert bug["stale"] is False and bug["files"] == ["src/a.py"] and bug["commit"] and bug["session"] == "sess-a"
+    shown = am("show", bug["id"], cwd=repo, check=0).stdout
+    assert "sess-a" in shown and "commit" in shown and "src/a.py" in shown
+    assert am("check", cwd=repo).returncode == 0
+
+    (repo / "src" / "a.py").write_text("from decimal import Decimal\n\ndef total(xs):\n    return sum(map(Decimal, xs))\n")
+    bug = recall(repo, "rounding invoice totals")
+    assert bug["stale"] is True and bug["stale_files"] == ["src/a.py"]
+    assert "STALE: src/a.py" in am("recall", "rounding invoice totals", cwd=repo).stdout
+    p = am("check", "--json", cwd=repo)
+    assert p.returncode == 1 and [f["kind"] for f in json.loads(p.stdout)] == ["stale"]
+
+    am("confirm", bug["id"], cwd=repo, check=0)
+    bug2 = recall(repo, "rounding invoice totals")
+    assert bug2["stale"] is False and bug2["confidence"] > bug["confidence"] and bug2["reviewed"]
+    assert am("check", cwd=repo).returncode == 0
+
+    git(repo, "mv", "src/a.py", "src/b.py")
+    assert recall(repo, "rounding invoice totals")["stale"] is True
+    assert "stale" in am("inject", "--format", "text", "--query", "rounding invoice", cwd=repo).stdout
+
+
+def test_the_staleness_check_reads_a_file_again_only_when_it_changed(tmp_path, monkeypatch):
+    repo = captured_project(tmp_path, monkeypatch)
+    recall(repo, "rounding invoice totals")
+    cache = repo / ".agentmem" / "local" / "file-hashes.json"
+    known = json.loads(cache.read_text())
+    [(path, (size, mtime, digest))] = known.items()
+    assert os.path.samefile(path, repo / "src" / "a.py") and size == (repo / "src" / "a.py").stat().st_size
+    known[path][2] = "not-the-hash"                          # same size and mtime: not read again
+    cache.write_text(json.dumps(known))
+    assert recall(repo, "rounding invoice totals")["stale"] is True
+    os.utime(repo / "src" / "a.py", ns=(mtime + 10**9, mtime + 10**9))   # touched: read, unchanged
+    assert recall(repo, "rounding invoice totals")["stale"] is False
