@@ -84,6 +84,8 @@ _DUPLICATE_JACCARD = 0.85
 _NEAR_CANDIDATES = 32                   # near-duplicate candidates compared per sketch key
 _SHINGLE_WORDS = 2
 _SKETCH_SIZE = 4
+_SUPERSEDE_BATCH = 200    # adds up to this size look for the older decision each one replaces
+_SUPERSEDED_WEIGHT = 0.5  # a replaced decision still answers "what did we decide before?"
 _TWO_VERSIONS_JACCARD = 0.3  # two halves of a text this alike are two versions of one statement
 _SIGNATURE_SIZE = 16  # bottom-k hashes kept per text to estimate Jaccard similarity
 
@@ -3589,10 +3591,32 @@ class Store:
                 results.append((m, "added"))
                 for k in keys:
                     _bounded(pending.setdefault(k, []), (m, sh, sig))
+            if stored_before and len(items) <= _SUPERSEDE_BATCH:   # not for bulk imports
+                for m, status in results:
+                    old = self._replaced_by(idx, m) if status == "added" else None
+                    if old is not None:
+                        old = loaded.setdefault((old.path, old.id), old)
+                        old.extra["superseded_by"], m.extra["supersedes"] = m.id, old.id
+                        touched.setdefault(old.path, {})[old.id] = old
             for rel in sorted(set(appends) | set(touched)):
                 self._write_file(rel, appends.get(rel, []), touched.get(rel, {}), header)
             idx.refresh()
         return results
+
+    def _replaced_by(self, idx, m):
+        """The older decision or convention `m` replaces, or None: the same subject (many of
+        the shorter text's words shared) said differently (not a near-duplicate)."""
+        if m.type not in ("decision", "convention") or not _query_terms(m.text):
+            return None
+        for h in idx.search(m.text, limit=5, types=[m.type]):
+            o = h.memory
+            if o.id == m.id or o.extra.get("superseded_by") or (o.session and o.session ==
+                                                                m.session):
+                continue
+            if _same_subject(o.text, m.text) and \
+                    _jaccard(_shingles(o.text), _shingles(m.text)) < _DUPLICATE_JACCARD:
+                return o
+        return None
 
     def _write_file(self, rel, new, changed, header):
         """Rewrite one file: replace `changed` memories (by id) in place, append `new`."""
@@ -4497,6 +4521,8 @@ class _Index:
             if stale:
                 score = fused * _STALE_WEIGHT
                 r["stale"] = 1
+            if m.extra.get("superseded_by"):
+                score *= _SUPERSEDED_WEIGHT
             hits.append((order(score, rowid, m.id), Hit(m, score, r, stale)))
         self.store.hash_cache().save()
         hits.sort(key=lambda x: x[0])
@@ -5553,8 +5579,8 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     def section(title, mems, flag_stale=True, low=False):
         lines = []
         for m in mems:
-            if m.id in used or m.extra.get("conflict"):
-                continue                    # two versions joined by a merge: never told as one
+            if m.id in used or m.extra.get("conflict") or m.extra.get("superseded_by"):
+                continue        # two versions joined by a merge, or replaced: never told
             flags = []
             stale = store.stale(m, root) if flag_stale else []
             if stale:
@@ -6368,6 +6394,8 @@ def _describe(m, score=None, stale=()):
         head += " · TWO VERSIONS (agentmem check)"
     if stale:
         head += " · STALE: %s changed since" % ", ".join(stale[:3])
+    if m.extra.get("superseded_by"):
+        head += " · SUPERSEDED by %s" % m.extra["superseded_by"]
     lines = [head] + ["    " + ln for ln in m.text.split("\n")[:12]]
     extra = []
     if m.files:

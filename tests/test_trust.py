@@ -75,3 +75,35 @@ def test_the_staleness_check_reads_a_file_again_only_when_it_changed(tmp_path, m
     assert recall(repo, "rounding invoice totals")["stale"] is True
     os.utime(repo / "src" / "a.py", ns=(mtime + 10**9, mtime + 10**9))   # touched: read, unchanged
     assert recall(repo, "rounding invoice totals")["stale"] is False
+
+
+def capture(repo, tmp_path, session, steps):
+    path = tmp_path / (session + ".jsonl")
+    path.write_text(render_claude(steps, session, cwd=str(repo)))
+    am("capture", "--sync", input=hook_json(session, path, cwd=str(repo)), cwd=repo, check=0)
+
+
+def test_a_later_decision_replaces_the_earlier_one_on_the_same_subject(tmp_path, monkeypatch):
+    repo = captured_project(tmp_path, monkeypatch)
+    capture(repo, tmp_path, "sess-x", [
+        ("user", "Let's go with Redis Streams for the webhook delivery queue, Kafka is overkill for our volume."),
+        ("assistant", "Understood: Redis Streams for the webhook delivery queue.")])
+    capture(repo, tmp_path, "sess-y", [
+        ("user", "We decided to move the webhook delivery queue from Redis Streams to NATS JetStream, "
+                 "because Redis Streams lost messages on failover."),
+        ("assistant", "Noted: NATS JetStream for the webhook delivery queue from now on.")])
+    told = am("inject", "--format", "text", cwd=repo).stdout
+    assert "NATS JetStream" in told and "Kafka is overkill" not in told
+    hits = json.loads(am("recall", "Redis Streams webhook queue", "--json", cwd=repo).stdout)
+    old = next(h for h in hits if "Kafka is overkill" in h["text"])
+    new = next(h for h in hits if "NATS JetStream" in h["text"])
+    assert old["superseded_by"] == new["id"] and new["supersedes"] == old["id"]
+    assert "SUPERSEDED by %s" % new["id"] in am("recall", "Redis Streams webhook queue", cwd=repo).stdout
+
+
+def test_two_decisions_on_different_subjects_both_stand(tmp_path, monkeypatch):
+    repo = captured_project(tmp_path, monkeypatch)
+    am("remember", "We use Postgres 16 for the orders service", "--type", "decision", cwd=repo, check=0)
+    am("remember", "Frontend builds use Vite instead of webpack", "--type", "decision", cwd=repo, check=0)
+    hits = json.loads(am("list", "--json", cwd=repo).stdout)
+    assert not [h for h in hits if h.get("superseded_by")]
