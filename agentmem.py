@@ -127,6 +127,8 @@ _CAMEL_REGEX = _LazyRegex(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_
 _SENTENCE_END_REGEX = _LazyRegex(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+")
 _ID_REGEX = _LazyRegex(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _TYPE_REGEX = _LazyRegex(r"^[a-z][a-z0-9-]{0,23}$")
+# a rule said as a rule: a convention the person states this way is proposed as a rule
+_ALWAYS_NEVER_REGEX = _LazyRegex(r"\b(?:always|never|every time|всегда|никогда)\b", re.I)
 _HEADING_REGEX = _LazyRegex(r"^##[ \t]+(.+?)[ \t]*$")
 _TYPED_HEADING_REGEX = _LazyRegex(
     r"^([a-z][a-z0-9-]{0,23})(?:[ \t]*[·|][ \t]*([A-Za-z0-9_-]{1,64}))?$")
@@ -3666,6 +3668,47 @@ class Store:
             self.index().refresh()
         return m
 
+    # -- rules learned from corrections --------------------------------------
+
+    def rules(self):
+        """(active, proposed): the rules, and the conventions that should become one: the
+        person corrected the same habit _PROMOTE_SEEN times (a correction and the ones it
+        superseded, across sessions, each counted as often as it was seen) or said it as an
+        always/never rule. A proposal the person dropped is not proposed again."""
+        mems = {m.id: m for m in self.memories() if m.type in ("rule", "convention")}
+        active = [m for m in mems.values() if m.type == "rule" and not
+                  m.extra.get("superseded_by")]
+        proposed = []
+        for m in mems.values():
+            if m.type != "convention" or m.extra.get("superseded_by") or \
+                    m.extra.get("rule") == "dropped":
+                continue
+            corrections, seen, link = 0, set(), m
+            while link is not None and link.id not in seen:     # back along `supersedes`
+                seen.add(link.id)
+                if "correction" in link.tags:
+                    corrections += link.seen
+                link = mems.get(str(link.extra.get("supersedes") or ""))
+            absolute = str(m.extra.get("by", "")).startswith("user-") and \
+                _ALWAYS_NEVER_REGEX.search(m.text)
+            if corrections >= _PROMOTE_SEEN or absolute:
+                m.extra["corrections"] = corrections
+                proposed.append(m)
+        return active, proposed
+
+    def promote_rules(self):
+        """Make every proposed rule a rule now (AGENTMEM_AUTO_RULES=1); returns them."""
+        _active, proposed = self.rules()
+        for m in proposed:
+            self.set_type(m.id, "rule")
+        return proposed
+
+    def drop_rule(self, ident):
+        """Never propose this convention as a rule again (it stays a convention)."""
+        m = self.get(ident)
+        m.extra["rule"] = "dropped"
+        return self.update(m)
+
     # -- review ----------------------------------------------------------------
 
     def check(self, fix_secrets=False):
@@ -5537,7 +5580,7 @@ def _llm_additions(heuristic, llm):
 _DEFAULT_BUDGET_TOKENS = 1500
 _CHARS_PER_TOKEN = 4
 _HOOK_CONTEXT_CAP = 9500          # Claude Code caps hook context at 10,000 characters
-_PROMOTE_SEEN = 3                 # a convention seen (or corrected) this often counts as a rule
+_PROMOTE_SEEN = 3                 # corrections of one habit after which a rule is proposed
 _PROMPT_MIN_COVERAGE = 0.5  # inject --prompt adds a memory holding half the prompt's IDF weight
 _PROMPT_MAX_MEMORIES = 3
 _INJECT_PREAMBLE = (
@@ -5563,8 +5606,9 @@ def _note_line(m, flags=()):
 def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", source="startup"):
     """The markdown notes block inject prints, or '' when there is nothing to say.
 
-    In this order, while the budget lasts: rules (type rule, or conventions
-    seen _PROMOTE_SEEN times); high-confidence conventions and decisions; open
+    In this order, while the budget lasts: rules (type rule; with
+    AGENTMEM_AUTO_RULES=1 proposed rules are promoted first); high-confidence
+    conventions and decisions; open
     todos and the last session's summary; memories related to the current
     branch, changed files or `query`; then less certain or stale ones, marked.
     Everything sits in one fenced block no stored text can close.
@@ -5597,10 +5641,10 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
         if lines:
             sections.append((title, lines))
 
+    if os.environ.get("AGENTMEM_AUTO_RULES") == "1":
+        store.promote_rules()                   # proposals become rules without asking
     mems = idx.top(("rule", "convention", "decision", "dead-end"), min_confidence=0.0, limit=60)
-    rules = [
-        m for m in mems if m.type == "rule" or (m.type == "convention" and m.seen >= _PROMOTE_SEEN)
-    ]
+    rules = [m for m in mems if m.type == "rule"]
     section("Rules", rules)
     section(
         "Conventions and decisions",
@@ -6669,6 +6713,33 @@ def _cmd_inject(args):
             pass
 
 
+def _cmd_rules(args):
+    store = _store(args)
+    if args.action in ("promote", "drop"):
+        if not args.id:
+            raise AgentmemError("rules %s needs a memory id (see `agentmem rules`)" % args.action)
+        m = store.set_type(args.id, "rule") if args.action == "promote" else \
+            store.drop_rule(args.id)
+        _out("%s %s: %s" % ("promoted" if args.action == "promote" else "dropped", m.id,
+                            _short(m.text, 70)))
+        return 0
+    active, proposed = store.rules() if store.exists() else ([], [])
+    if args.json:
+        _json_out({"active": [m.to_dict() for m in active],
+                   "proposed": [m.to_dict() for m in proposed]})
+        return 0
+    _out("active rules (lead every inject): %d" % len(active))
+    for m in active:
+        _out("  %s  %s" % (m.id, _short(m.text, 90)))
+    _out("proposed: %d%s" % (len(proposed), "  (agentmem rules promote ID, or drop ID)"
+                             if proposed else ""))
+    for m in proposed:
+        why = ("corrected %d times" % m.extra["corrections"] if m.extra.get("corrections", 0)
+               >= _PROMOTE_SEEN else "said as always/never")
+        _out("  %s  %s  (%s)" % (m.id, _short(m.text, 80), why))
+    return 0
+
+
 def _cmd_promote(args):
     store = _store(args)
     m = store.set_type(args.id, args.type)
@@ -7096,6 +7167,13 @@ def _args_doctor(p):
     p.add_argument("--json", action="store_true", help="print the checks as JSON")
 
 
+def _args_rules(p):
+    p.add_argument("action", nargs="?", choices=("list", "promote", "drop"), default="list",
+                   help="list (default), promote ID, or drop ID")
+    p.add_argument("id", nargs="?", help="memory id for promote or drop")
+    _args_json(p)
+
+
 def _args_promote(p):
     p.add_argument("id", help="memory id (or its first 4+ characters)")
     p.add_argument("--type", default="rule", help="the new type (default: rule)")
@@ -7261,6 +7339,14 @@ _command("doctor", _cmd_doctor, _args_doctor,
 _command("promote", _cmd_promote, _args_promote,
          "make a memory a rule (injected first, always)",
          ["agentmem promote 4k2m9xqa", "agentmem promote 4k2m9xqa --type convention"])
+_command("rules", _cmd_rules, _args_rules,
+         "list active and proposed rules; promote or drop a proposal",
+         ["agentmem rules", "agentmem rules promote 4k2m9xqa", "agentmem rules drop 4k2m9xqa",
+          "agentmem rules --json"],
+         "Active rules lead every inject. A convention is proposed as a rule once the person "
+         "corrected the same habit 3 times across sessions, or said it as an always/never rule; "
+         "promote makes it a rule, drop keeps it a convention and stops proposing it. "
+         "AGENTMEM_AUTO_RULES=1 promotes proposals without asking.")
 _command("reindex", _cmd_reindex, None,
          "rebuild the search index from the markdown files",
          ["agentmem reindex"],

@@ -107,3 +107,46 @@ def test_two_decisions_on_different_subjects_both_stand(tmp_path, monkeypatch):
     am("remember", "Frontend builds use Vite instead of webpack", "--type", "decision", cwd=repo, check=0)
     hits = json.loads(am("list", "--json", cwd=repo).stdout)
     assert not [h for h in hits if h.get("superseded_by")]
+
+
+CORRECTIONS = ["No, don't use print() for debugging output, use the structured logger.",
+               "Stop adding print() calls for debugging; the structured logger is what we use.",
+               "Again: no print() for debugging, go through the structured logger."]
+
+
+def corrected_three_times(repo, tmp_path):
+    for i, text in enumerate(CORRECTIONS):
+        capture(repo, tmp_path, "sess-c%d" % i, [
+            ("user", "Add a debug line when the retry loop gives up."),
+            ("assistant", "Added print('giving up') in retry.py."), ("user", text),
+            ("assistant", "Understood, switched to logger.debug.")])
+
+
+def test_three_corrections_of_one_habit_propose_a_rule_that_leads_inject_once_promoted(tmp_path, monkeypatch):
+    repo = captured_project(tmp_path, monkeypatch)
+    corrected_three_times(repo, tmp_path)
+    rules = json.loads(am("rules", "--json", cwd=repo, check=0).stdout)
+    assert rules["active"] == [] and len(rules["proposed"]) == 1
+    [proposal] = rules["proposed"]
+    assert "structured logger" in proposal["text"] and proposal["corrections"] == 3
+    assert "## Rules" not in am("inject", "--format", "text", cwd=repo).stdout
+    am("rules", "promote", proposal["id"], cwd=repo, check=0)
+    told = am("inject", "--format", "text", cwd=repo).stdout
+    notes = told.split("agentmem-notes\n", 1)[1]
+    assert notes.startswith("## Rules\n- [%s · rule" % proposal["id"])             # it leads
+    assert json.loads(am("rules", "--json", cwd=repo).stdout)["proposed"] == []
+
+
+def test_a_dropped_proposal_is_not_proposed_again_and_auto_rules_promotes(tmp_path, monkeypatch):
+    repo = captured_project(tmp_path, monkeypatch)
+    corrected_three_times(repo, tmp_path)
+    [proposal] = json.loads(am("rules", "--json", cwd=repo).stdout)["proposed"]
+    am("rules", "drop", proposal["id"], cwd=repo, check=0)
+    assert json.loads(am("rules", "--json", cwd=repo).stdout)["proposed"] == []
+    am("remember", "Never log request bodies: they hold card numbers", "--type", "convention", cwd=repo, check=0)
+    assert json.loads(am("rules", "--json", cwd=repo).stdout)["proposed"] == []     # by hand, not a person's turn
+    capture(repo, tmp_path, "sess-n", [("user", "Never push to main directly; always open a pull request.")])
+    [said] = json.loads(am("rules", "--json", cwd=repo).stdout)["proposed"]
+    assert "pull request" in said["text"]
+    told = am("inject", "--format", "text", cwd=repo, env={"AGENTMEM_AUTO_RULES": "1"}).stdout
+    assert "## Rules" in told and "pull request" in told.split("## Rules")[1].split("##")[0]
