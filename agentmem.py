@@ -85,7 +85,7 @@ _NEAR_CANDIDATES = 32                   # near-duplicate candidates compared per
 _SHINGLE_WORDS = 2
 _SKETCH_SIZE = 4
 _SUPERSEDE_BATCH = 200    # adds up to this size look for the older decision each one replaces
-_SUPERSEDED_WEIGHT = 0.5  # a replaced decision still answers "what did we decide before?"
+_SUPERSEDED_WEIGHT = 0.7  # a replaced decision still answers "what did we decide before?"
 _TWO_VERSIONS_JACCARD = 0.3  # two halves of a text this alike are two versions of one statement
 _SIGNATURE_SIZE = 16  # bottom-k hashes kept per text to estimate Jaccard similarity
 
@@ -3668,6 +3668,46 @@ class Store:
             self.index().refresh()
         return m
 
+    # -- knowledge the repository already holds --------------------------------
+
+    def scan(self, root):
+        """Index the repository's decision records and agent instruction files as read-only
+        memories, one file under scanned/ per source; a source's file is rewritten whole, so
+        changed sections update and removed ones go. Returns {added, updated, removed,
+        sources}."""
+        self.ensure()
+        counts = {"added": 0, "updated": 0, "removed": 0, "sources": 0}
+        found = {}
+        for rel, kind in _scan_sources(root):
+            mems = _scan_file(root, rel, kind)
+            if mems:
+                found["scanned/%s.md" % _slug(rel.replace("/", "-"), 80)] = (rel, mems)
+        with self.lock():
+            before = {m.id: m for m in self.memories() if m.path.startswith("scanned/")}
+            for path, (rel, mems) in sorted(found.items()):
+                for m in mems:
+                    self.prepare(m)
+                    old = before.pop(m.id, None)
+                    if old is None:
+                        counts["added"] += 1
+                    else:
+                        m.created = old.created          # a section keeps its age until it changes
+                        if old.text != m.text:
+                            counts["updated"] += 1
+                            m.updated = _now_iso()
+                        elif old.updated:
+                            m.updated = old.updated
+                text = "# Scanned from %s (agentmem scan rewrites this file)\n\n%s\n\n" % (
+                    rel, _FILE_HELP) + "".join(_render_memory(m) for m in mems)
+                if not os.path.exists(self.inside(path)) or self.read(path) != text:
+                    _atomic_write(self.inside(path), text)
+            counts["removed"] = len(before)
+            for rel in {m.path for m in before.values()} - set(found):
+                os.unlink(self.inside(rel))
+            counts["sources"] = len(found)
+            self.index().refresh()
+        return counts
+
     # -- rules learned from corrections --------------------------------------
 
     def rules(self):
@@ -3829,6 +3869,96 @@ def _merge_into(target, m):
     target.confidence = max(target.confidence, m.confidence)
     target.updated = max(target.updated or target.created, m.updated or m.created)
     return "merged"
+
+
+# Where a repository keeps what was decided and how agents should work (agentmem scan), with
+# the memory type each becomes. Decision records: one memory per file; the rest per section.
+_SCAN_SOURCES = (
+    ("docs/adr", "adr"), ("docs/decisions", "adr"), ("doc/adr", "adr"),
+    ("doc/architecture/decisions", "adr"), ("docs/architecture/decisions", "adr"),
+    ("CLAUDE.md", "convention"), ("AGENTS.md", "convention"), ("GEMINI.md", "convention"),
+    (".cursorrules", "convention"), (".cursor/rules", "convention"),
+    (".github/copilot-instructions.md", "convention"), ("memory-bank", "fact"),
+)
+_SCAN_MAX_CHARS = 1500                 # of one scanned section: the rest is in the file
+
+
+def _scan_sources(root):
+    """[(relative path, kind)] of the files agentmem scan reads under `root`."""
+    out = []
+    for rel, kind in _SCAN_SOURCES:
+        path = os.path.join(root, rel)
+        if os.path.islink(path) or not _file_hash_allowed(path, root):
+            continue
+        if os.path.isfile(path):
+            out.append((rel, kind))
+        elif os.path.isdir(path):
+            for name in sorted(os.listdir(path)):
+                full = os.path.join(path, name)
+                if name.endswith((".md", ".mdc", ".markdown")) and os.path.isfile(full) and \
+                        not os.path.islink(full):
+                    out.append((rel + "/" + name, kind))
+    return out
+
+
+def _markdown_sections(text):
+    """[(heading, body)] of markdown, split at headings outside code fences; text before the
+    first heading comes with the heading ''."""
+    out, heading, body, fence = [], "", [], False
+    for line in text.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        m = None if fence else re.match(r"^#{1,4}\s+(.+?)\s*#*\s*$", line)
+        if m:
+            out.append((heading, "\n".join(body).strip()))
+            heading, body = m.group(1).strip(), []
+        else:
+            body.append(line)
+    out.append((heading, "\n".join(body).strip()))
+    return [(h, b) for h, b in out if b or h]
+
+
+def _scan_file(root, rel, kind):
+    """The read-only memories of one scanned file: a decision record as one decision (its
+    title, status and decision), any other file one memory per section."""
+    try:
+        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+            text = f.read(2 * 1024 * 1024)
+    except OSError:
+        return []
+    digest = _file_hash(os.path.join(root, rel), root)
+    sections = _markdown_sections(re.sub(r"(?s)^---\n.*?\n---\n", "", text))  # front matter
+    if kind == "adr":
+        title = next((h for h, _b in sections if h), os.path.splitext(os.path.basename(rel))[0])
+        parts = {h.lower(): b for h, b in sections}
+        decision = parts.get("decision") or parts.get("decision outcome") or \
+            "\n\n".join(b for _h, b in sections if b)
+        status = parts.get("status", "").split("\n")[0].strip()
+        body = title + (" (%s)" % status if status else "") + ": " + decision
+        chunks = [("", body, "decision")]
+    else:
+        name = os.path.basename(rel)
+        chunks = [(h, (h + ": " if h else "") + b, "fact" if kind == "fact" else "convention")
+                  for h, b in sections if len(b) >= 20]
+        chunks = [(h or name, t, k) for h, t, k in chunks]
+    out, ids = [], set()
+    for heading, body, mtype in chunks:
+        body = " ".join(body.split()) if len(body) > _SCAN_MAX_CHARS else body.strip()
+        ident, n = _derived_id("scan", rel, heading), 1
+        while ident in ids:                         # two sections under one heading
+            n += 1
+            ident = _derived_id("scan", rel, heading, str(n))
+        ids.add(ident)
+        m = Memory(body[:_SCAN_MAX_CHARS], type=mtype, confidence=0.95, files=[rel],
+                   source="scan:%s" % rel, id=ident)
+        m.extra.update(by="scan", scanned=rel, section=heading)
+        if digest:
+            m.extra["hashes"] = {rel: digest}
+        if mtype == "decision" and re.search(r"(?i)\b(superseded|deprecated|rejected)\b",
+                                             body.split(":")[0]):
+            m.extra["superseded_by"] = "its decision record"
+        out.append(m)
+    return out
 
 
 class _ImportRouter:
@@ -5644,6 +5774,9 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     if os.environ.get("AGENTMEM_AUTO_RULES") == "1":
         store.promote_rules()                   # proposals become rules without asking
     mems = idx.top(("rule", "convention", "decision", "dead-end"), min_confidence=0.0, limit=60)
+    # what `scan` read from CLAUDE.md, AGENTS.md, ADRs: the agent reads those files itself, so
+    # they are told only when related to the work at hand
+    mems = [m for m in mems if not m.extra.get("scanned")]
     rules = [m for m in mems if m.type == "rule"]
     section("Rules", rules)
     section(
@@ -6713,6 +6846,18 @@ def _cmd_inject(args):
             pass
 
 
+def _cmd_scan(args):
+    store = _store(args)
+    root = _project(args)
+    counts = store.scan(root)
+    if args.json:
+        _json_out(counts)
+    else:
+        _out("scanned %d files under %s: %d sections added, %d updated, %d removed"
+             % (counts["sources"], root, counts["added"], counts["updated"], counts["removed"]))
+    return 0
+
+
 def _cmd_rules(args):
     store = _store(args)
     if args.action in ("promote", "drop"):
@@ -7167,6 +7312,11 @@ def _args_doctor(p):
     p.add_argument("--json", action="store_true", help="print the checks as JSON")
 
 
+def _args_scan(p):
+    p.add_argument("--project", help="the repository to scan (default: this one)")
+    _args_json(p)
+
+
 def _args_rules(p):
     p.add_argument("action", nargs="?", choices=("list", "promote", "drop"), default="list",
                    help="list (default), promote ID, or drop ID")
@@ -7339,6 +7489,14 @@ _command("doctor", _cmd_doctor, _args_doctor,
 _command("promote", _cmd_promote, _args_promote,
          "make a memory a rule (injected first, always)",
          ["agentmem promote 4k2m9xqa", "agentmem promote 4k2m9xqa --type convention"])
+_command("scan", _cmd_scan, _args_scan,
+         "index the repository's ADRs, CLAUDE.md, AGENTS.md and similar as read-only memories",
+         ["agentmem scan", "agentmem scan --json"],
+         "Read decision records (docs/adr, docs/decisions, doc/architecture/decisions), "
+         "CLAUDE.md, AGENTS.md, GEMINI.md, .cursorrules, .cursor/rules/, "
+         ".github/copilot-instructions.md and memory-bank/ into .agentmem/scanned/, one memory "
+         "per decision record or section, ranked as written by a person. Run it again after "
+         "they change: changed sections update, removed ones go.")
 _command("rules", _cmd_rules, _args_rules,
          "list active and proposed rules; promote or drop a proposal",
          ["agentmem rules", "agentmem rules promote 4k2m9xqa", "agentmem rules drop 4k2m9xqa",

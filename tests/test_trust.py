@@ -150,3 +150,31 @@ def test_a_dropped_proposal_is_not_proposed_again_and_auto_rules_promotes(tmp_pa
     assert "pull request" in said["text"]
     told = am("inject", "--format", "text", cwd=repo, env={"AGENTMEM_AUTO_RULES": "1"}).stdout
     assert "## Rules" in told and "pull request" in told.split("## Rules")[1].split("##")[0]
+
+
+def test_scan_reads_decision_records_and_agent_files_and_follows_their_changes(tmp_path, monkeypatch):
+    monkeypatch.delenv("AGENTMEM_DIR")
+    repo = tmp_path / "repo"
+    (repo / "docs" / "adr").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "docs" / "adr" / "0001-orders-db.md").write_text(
+        "# 1. Use PostgreSQL for orders\n\n## Status\n\nAccepted\n\n## Context\n\nWe need JSONB.\n\n"
+        "## Decision\n\nWe will use PostgreSQL 16 for the orders service.\n")
+    (repo / "docs" / "adr" / "0002-events.md").write_text(
+        "# 2. Use MongoDB for events\n\n## Status\n\nSuperseded by ADR 3\n\n## Decision\n\nStore events in MongoDB.\n")
+    (repo / "AGENTS.md").write_text("# Agents\n\n## Testing\n\nRun make test before every commit, with docker up.\n\n"
+                                    "## Style\n\nHandlers stay under 15 lines; logic lives in services/.\n")
+    counts = json.loads(am("scan", "--json", cwd=repo, check=0).stdout)
+    assert counts == {"added": 4, "updated": 0, "removed": 0, "sources": 3}
+    hit = json.loads(am("recall", "which database do orders use", "--json", cwd=repo).stdout)[0]
+    assert "PostgreSQL 16" in hit["text"] and hit["type"] == "decision" and hit["confidence"] >= 0.9
+    assert hit["source"] == "scan:docs/adr/0001-orders-db.md" and hit["files"] == ["docs/adr/0001-orders-db.md"]
+    [events] = [h for h in json.loads(am("recall", "MongoDB events", "--json", cwd=repo).stdout)
+                if "MongoDB" in h["text"]]
+    assert events["superseded_by"]                                   # the record says so
+    assert json.loads(am("scan", "--json", cwd=repo).stdout)["added"] == 0      # nothing changed
+    (repo / "AGENTS.md").write_text("# Agents\n\n## Style\n\nHandlers stay under 20 lines; logic lives in services/.\n")
+    assert json.loads(am("scan", "--json", cwd=repo).stdout) == {"added": 0, "updated": 1, "removed": 1, "sources": 3}
+    style = json.loads(am("recall", "handler length style", "--json", cwd=repo).stdout)[0]
+    assert "20 lines" in style["text"] and style["stale"] is False
+    assert "make test before every commit" not in am("list", cwd=repo).stdout
