@@ -3942,8 +3942,8 @@ def _scan_file(root, rel, kind):
                   for h, b in sections if len(b) >= 20]
         chunks = [(h or name, t, k) for h, t, k in chunks]
     out, ids = [], set()
-    for heading, body, mtype in chunks:
-        body = " ".join(body.split()) if len(body) > _SCAN_MAX_CHARS else body.strip()
+    for heading, section, mtype in chunks:
+        body = " ".join(section.split()) if len(section) > _SCAN_MAX_CHARS else section.strip()
         ident, n = _derived_id("scan", rel, heading), 1
         while ident in ids:                         # two sections under one heading
             n += 1
