@@ -84,6 +84,9 @@ _DUPLICATE_JACCARD = 0.85
 _NEAR_CANDIDATES = 32                   # near-duplicate candidates compared per sketch key
 _SHINGLE_WORDS = 2
 _SKETCH_SIZE = 4
+_LINK_KINDS = ("supersedes", "caused-by", "fixes", "context")    # agentmem relate A B --as ...
+_LINK_WEIGHT = 0.5        # a memory one link from a hit, against the hit's own score
+_LINKED_MAX = 3           # linked memories recall adds to its hits
 _SUPERSEDE_BATCH = 200    # adds up to this size look for the older decision each one replaces
 _SUPERSEDED_WEIGHT = 0.7  # a replaced decision still answers "what did we decide before?"
 _TWO_VERSIONS_JACCARD = 0.3  # two halves of a text this alike are two versions of one statement
@@ -3383,8 +3386,48 @@ class Store:
             if not _query_terms(query or ""):
                 raise AgentmemError("the query has no words to search for: %r" % (query or "")[:80])
             return []
-        return self.index().search(query, limit=limit, types=types, files=files,
+        hits = self.index().search(query, limit=limit, types=types, files=files,
                                    min_confidence=min_confidence)
+        return self._linked(hits, types)
+
+    def _linked(self, hits, types=None):
+        """Hits, plus up to _LINKED_MAX memories one link away from the best three (a decision
+        brings its reason and the bug it fixed; a replaced one the one that replaced it),
+        scored _LINK_WEIGHT times the hit they hang on."""
+        have, extra = {h.memory.id for h in hits}, []
+        for h in hits[:3]:
+            m = h.memory
+            links = m.extra.get("links") if isinstance(m.extra.get("links"), dict) else {}
+            targets = [(str(t), kind) for kind, ids in sorted(links.items())
+                       for t in (ids if isinstance(ids, list) else [ids])]
+            if _ID_REGEX.match(str(m.extra.get("superseded_by") or "")):
+                targets.insert(0, (m.extra["superseded_by"], "superseded-by"))
+            for ident, kind in targets:
+                found = self.index().find(ident, prefix=False) if ident not in have else []
+                if not found or (types and found[0].type not in types) or \
+                        len(extra) >= _LINKED_MAX:
+                    continue
+                have.add(ident)
+                found[0].extra["linked"] = "%s of %s" % (kind, m.id)
+                extra.append(Hit(found[0], h.score * _LINK_WEIGHT, {"link": 0},
+                                 self.stale(found[0])))
+        return sorted(hits + extra, key=lambda h: -h.score) if extra else hits
+
+    def relate(self, a, b, kind):
+        """Record that memory `a` stands to `b` as `kind` (supersedes, caused-by, fixes or
+        context), in a's metadata; `supersedes` also marks b superseded by a."""
+        if kind not in _LINK_KINDS:
+            raise AgentmemError("--as must be one of %s, not %r" % (", ".join(_LINK_KINDS), kind))
+        ma, mb = self.get(a), self.get(b)
+        if ma.id == mb.id:
+            raise AgentmemError("a memory cannot be related to itself")
+        links = ma.extra.get("links") if isinstance(ma.extra.get("links"), dict) else {}
+        links[kind] = _dedupe(list(links.get(kind) or []) + [mb.id])
+        ma.extra["links"] = links
+        if kind == "supersedes":
+            ma.extra["supersedes"], mb.extra["superseded_by"] = mb.id, ma.id
+            self.update(mb)
+        return self.update(ma), mb
 
     def hash_cache(self):
         """The project's file hashes by size and mtime (local/file-hashes.json)."""
@@ -6573,6 +6616,8 @@ def _describe(m, score=None, stale=()):
         head += " · STALE: %s changed since" % ", ".join(stale[:3])
     if m.extra.get("superseded_by"):
         head += " · SUPERSEDED by %s" % m.extra["superseded_by"]
+    if m.extra.get("linked"):
+        head += " · linked: %s" % m.extra["linked"]
     lines = [head] + ["    " + ln for ln in m.text.split("\n")[:12]]
     extra = []
     if m.files:
@@ -6844,6 +6889,16 @@ def _cmd_inject(args):
             _atomic_write(os.path.join(store.local, "last-inject.md"), context, durable=False)
         except OSError:
             pass
+
+
+def _cmd_relate(args):
+    store = _store(args)
+    a, b = store.relate(args.a, args.b, args.kind)
+    if args.json:
+        _json_out(a.to_dict())
+    else:
+        _out("%s %s %s: %s → %s" % (a.id, args.kind, b.id, _short(a.text, 40), _short(b.text, 40)))
+    return 0
 
 
 def _cmd_scan(args):
@@ -7312,6 +7367,14 @@ def _args_doctor(p):
     p.add_argument("--json", action="store_true", help="print the checks as JSON")
 
 
+def _args_relate(p):
+    p.add_argument("a", help="the memory that holds the link (id or its first 4+ characters)")
+    p.add_argument("b", help="the memory it points to")
+    p.add_argument("--as", dest="kind", required=True, choices=_LINK_KINDS,
+                   help="how a stands to b")
+    _args_json(p)
+
+
 def _args_scan(p):
     p.add_argument("--project", help="the repository to scan (default: this one)")
     _args_json(p)
@@ -7489,6 +7552,13 @@ _command("doctor", _cmd_doctor, _args_doctor,
 _command("promote", _cmd_promote, _args_promote,
          "make a memory a rule (injected first, always)",
          ["agentmem promote 4k2m9xqa", "agentmem promote 4k2m9xqa --type convention"])
+_command("relate", _cmd_relate, _args_relate,
+         "link two memories: supersedes, caused-by, fixes or context",
+         ["agentmem relate 4k2m9xqa 7g1kwghg --as fixes",
+          "agentmem relate 9pq2 3xk1 --as supersedes"],
+         "Record in the first memory's metadata how it stands to the second. recall then brings "
+         "a hit's linked memories along (one hop, at half its score); `supersedes` also marks "
+         "the second memory superseded, so it is no longer injected.")
 _command("scan", _cmd_scan, _args_scan,
          "index the repository's ADRs, CLAUDE.md, AGENTS.md and similar as read-only memories",
          ["agentmem scan", "agentmem scan --json"],

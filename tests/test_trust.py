@@ -178,3 +178,22 @@ def test_scan_reads_decision_records_and_agent_files_and_follows_their_changes(t
     style = json.loads(am("recall", "handler length style", "--json", cwd=repo).stdout)[0]
     assert "20 lines" in style["text"] and style["stale"] is False
     assert "make test before every commit" not in am("list", cwd=repo).stdout
+
+
+def test_related_memories_come_along_one_hop(store):
+    decision = am_id("remember", "We pin urllib3 below 2.0 in requirements.txt", "--type", "decision")
+    bug = am_id("remember", "TLS handshakes failed on the old OpenSSL of the build image", "--type", "bug")
+    other = am_id("remember", "Release notes are written in CHANGELOG.md", "--type", "convention")
+    p = am("relate", decision, bug, "--as", "caused-by")
+    assert p.returncode == 0 and "caused-by" in p.stdout
+    hits = json.loads(am("recall", "why pin urllib3", "--json").stdout)
+    assert [h["id"] for h in hits][:2] == [decision, bug] and hits[1]["linked"] == "caused-by of %s" % decision
+    assert am("relate", decision, other, "--as", "blames").returncode == 2
+    am("relate", other, decision, "--as", "supersedes", check=0)
+    told = am("inject", "--format", "text").stdout
+    assert "urllib3" not in told and "CHANGELOG" in told
+    assert "SUPERSEDED by %s" % other in am("recall", "urllib3 pin").stdout
+
+
+def am_id(*args):
+    return json.loads(am(*(list(args) + ["--json"]), check=0).stdout)["id"]
