@@ -57,7 +57,7 @@ _DEFAULT_LIMIT = 5
 _DEFAULT_BACKEND = "auto"                # auto | fts5 | python (AGENTMEM_BACKEND)
 _TRANSCRIPT_FORMATS = ("claude", "codex", "gemini", "text")
 _AGENTS = ("claude-code", "codex", "gemini", "cursor")
-_INDEX_VERSION = 17                      # bump when tokens or tables change: the index rebuilds
+_INDEX_VERSION = 18                      # bump when tokens or tables change: the index rebuilds
 
 # Ranking. See docs/ranking.md; every number here is used in exactly one place.
 _BM25_K1 = 1.2
@@ -84,6 +84,9 @@ _DUPLICATE_JACCARD = 0.85
 _NEAR_CANDIDATES = 32                   # near-duplicate candidates compared per sketch key
 _SHINGLE_WORDS = 2
 _SKETCH_SIZE = 4
+_ARCHIVE_AFTER_DAYS = 180   # gc archives memories nobody created, changed or used for this long
+_PURGE_AFTER_DAYS = 365     # gc --purge deletes memories archived longer ago than this
+_USED_KEPT = 20000          # memories whose last use local/used.json remembers
 _LINK_KINDS = ("supersedes", "caused-by", "fixes", "context")    # agentmem relate A B --as ...
 _LINK_WEIGHT = 0.5        # a memory one link from a hit, against the hit's own score
 _LINKED_MAX = 3           # linked memories recall adds to its hits
@@ -3380,14 +3383,16 @@ class Store:
             return []
         return self.index().all(types)
 
-    def recall(self, query, limit=_DEFAULT_LIMIT, types=None, files=None, min_confidence=None):
-        """Memories that answer `query`, best first (see _Index.search)."""
+    def recall(self, query, limit=_DEFAULT_LIMIT, types=None, files=None, min_confidence=None,
+               archived=False):
+        """Memories that answer `query`, best first (see _Index.search); archived ones too
+        with `archived`."""
         if not self.exists():
             if not _query_terms(query or ""):
                 raise AgentmemError("the query has no words to search for: %r" % (query or "")[:80])
             return []
         hits = self.index().search(query, limit=limit, types=types, files=files,
-                                   min_confidence=min_confidence)
+                                   min_confidence=min_confidence, archived=archived)
         return self._linked(hits, types)
 
     def _linked(self, hits, types=None):
@@ -3710,6 +3715,72 @@ class Store:
                                     % m.id)
             self.index().refresh()
         return m
+
+    # -- use and age -----------------------------------------------------------
+
+    def used_times(self):
+        """{memory id: epoch seconds} of the last time recall gave it to an agent or a person
+        (local/used.json: this machine's, derived, safe to lose)."""
+        try:
+            with open(os.path.join(self.local, "used.json"), encoding="utf-8") as f:
+                used = json.load(f)
+            return {k: float(v) for k, v in used.items() if isinstance(v, (int, float))} \
+                if isinstance(used, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def mark_used(self, ids):
+        """Remember that these memories were just used (recall results)."""
+        used, now = self.used_times(), round(time.time())
+        used.update((i, now) for i in ids)
+        if len(used) > _USED_KEPT:
+            used = dict(sorted(used.items(), key=lambda kv: kv[1])[-_USED_KEPT:])
+        try:
+            self.ensure()
+            _atomic_write(os.path.join(self.local, "used.json"), json.dumps(used), durable=False)
+        except OSError:
+            pass
+
+    def last_active(self, m, used=None):
+        """Epoch seconds a memory was last created, changed, confirmed or used."""
+        used = self.used_times() if used is None else used
+        times = [_parse_time(m.created) or 0, _parse_time(m.updated) or 0,
+                 _parse_time(str(m.extra.get("reviewed") or "")) or 0, used.get(m.id, 0)]
+        return max(times)
+
+    def gc(self, days=_ARCHIVE_AFTER_DAYS, purge=False, dry_run=False):
+        """Archive memories unused for `days` (out of recall and inject, kept in their file);
+        with `purge`, delete archived ones archived over _PURGE_AFTER_DAYS ago. Rules,
+        memories a person wrote and scanned ones are never archived. Returns (archived,
+        purged) lists of Memory."""
+        now, used = time.time(), self.used_times()
+        archive, purged = [], []
+        for m in self.memories():
+            if m.extra.get("archived"):
+                since = _parse_time(str(m.extra["archived"])) or now
+                if purge and now - since > _PURGE_AFTER_DAYS * 86400:
+                    purged.append(m)
+                continue
+            if m.type == "rule" or m.source in ("", "cli") or m.extra.get("scanned"):
+                continue
+            if now - self.last_active(m, used) > days * 86400:
+                archive.append(m)
+        if dry_run:
+            return archive, purged
+        with self.lock():
+            for m in archive:
+                m.extra["archived"] = _now_iso()[:10]
+            for rel in sorted({m.path for m in archive}):
+                self._write_file(rel, [], {m.id: m for m in archive if m.path == rel}, None)
+            for rel in sorted({m.path for m in purged}):
+                gone = {m.id for m in purged if m.path == rel}
+                lines = self.read(rel).split("\n")
+                for old in sorted(_parse_memories("\n".join(lines), rel), key=lambda x: -x.line):
+                    if old.id in gone:
+                        del lines[old.line - 1:old.end - 1]
+                _atomic_write(self.inside(rel), "\n".join(lines))
+            self.index().refresh()
+        return archive, purged
 
     # -- knowledge the repository already holds --------------------------------
 
@@ -4184,12 +4255,13 @@ class _Index:
                     size INTEGER, ino INTEGER);
                 CREATE TABLE IF NOT EXISTS memories(rowid INTEGER PRIMARY KEY, id TEXT, path TEXT,
                     line INTEGER, type TEXT, confidence REAL, ts REAL, session TEXT, files TEXT,
-                    script TEXT, data TEXT, toks TEXT);
+                    script TEXT, data TEXT, toks TEXT, archived INTEGER);
                 CREATE INDEX IF NOT EXISTS memories_id ON memories(id);
                 CREATE INDEX IF NOT EXISTS memories_path ON memories(path);
                 CREATE INDEX IF NOT EXISTS memories_session ON memories(session);
                 CREATE INDEX IF NOT EXISTS memories_type ON memories(type, confidence, ts);
                 CREATE INDEX IF NOT EXISTS memories_type_ts ON memories(type, ts);
+                CREATE INDEX IF NOT EXISTS memories_archived ON memories(archived);
                 CREATE TABLE IF NOT EXISTS passages(rowid INTEGER PRIMARY KEY, mem INTEGER,
                     toks TEXT);
                 CREATE INDEX IF NOT EXISTS passages_mem ON passages(mem);
@@ -4307,7 +4379,8 @@ class _Index:
             rows.append((rowid, m.id, m.path, m.line, m.type, m.confidence,
                          _parse_time(m.updated or m.created) or now, m.session, "\n".join(m.files),
                          _script_of(m.text), json.dumps(d, ensure_ascii=False),
-                         "\t".join(" ".join(f) for f in fields)))
+                         "\t".join(" ".join(f) for f in fields),
+                         1 if m.extra.get("archived") else 0))
             mem_docs.append((rowid, fields))
             if len(ptoks) > 1:                      # the whole memory is a passage too: a query
                 ptoks, pforms = ptoks + [body], pforms + [fields[3]]    # may span all of it
@@ -4321,7 +4394,7 @@ class _Index:
                 psg_docs.append((prow, rowid, [meta, toks, forms]))
             sketch_rows.extend((k, rowid) for k in _fingerprint(m.text)[0])
             vocab.update(t for t in body if t.isalpha() and len(t) >= 3)
-        db.executemany("INSERT INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        db.executemany("INSERT INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         db.executemany("INSERT INTO passages VALUES (?,?,?)", psg_rows)
         db.executemany("INSERT INTO sketch VALUES (?,?)", sketch_rows)
         db.executemany("INSERT OR IGNORE INTO terms VALUES (?)", ((t,) for t in vocab))
@@ -4623,8 +4696,9 @@ class _Index:
 
     # -- searching -----------------------------------------------------------
 
-    def search(self, query, limit=_DEFAULT_LIMIT, types=None, files=None, min_confidence=None):
-        """Memories for a query, best first, as [Hit].
+    def search(self, query, limit=_DEFAULT_LIMIT, types=None, files=None, min_confidence=None,
+               archived=False):
+        """Memories for a query, best first, as [Hit]; archived ones only with `archived`.
 
         Rankers: BM25 over whole memories ('memory'), over their passages
         ('passage'), over the close known terms that stand in for unknown
@@ -4644,7 +4718,7 @@ class _Index:
         if len(known) > _MAX_QUERY_TERMS:            # a pasted prompt: keep the rarest terms
             keep = set(sorted(known, key=lambda t: (df[t], t))[:_MAX_QUERY_TERMS])
             known = [t for t in known if t in keep]
-        filt = self._filter(types, files, min_confidence)
+        filt = self._filter(types, files, min_confidence, archived)
         groups = _query_groups(query or "")
         rankings = {}
         if known:
@@ -4687,8 +4761,11 @@ class _Index:
             asked_in if asked_in != "latin" else "",
         )
 
-    def _filter(self, types, files, min_confidence):
+    def _filter(self, types, files, min_confidence, archived=False):
         clauses, params = [], []
+        if not archived and self.db.execute(          # no clause, no join, when none is archived
+                "SELECT 1 FROM memories WHERE archived = 1 LIMIT 1").fetchone():
+            clauses.append("m.archived = 0")
         if types:
             clauses.append("m.type IN (%s)" % ",".join("?" * len(types)))
             params += list(types)
@@ -4707,7 +4784,7 @@ class _Index:
             for r, (_doc, mem, s) in enumerate(ranking):
                 ranks.setdefault(mem, {})[name] = r
                 strength[mem] = strength.get(mem, 0.0) + _RANKER_WEIGHTS[name] * s / best
-        now = time.time()
+        now, used = time.time(), self.store.used_times()
         scored = []
         for chunk in _chunks(ranks):
             for rowid, ident, conf, ts, session, mtype, script in self.db.execute(
@@ -4721,7 +4798,8 @@ class _Index:
                 affinity = intent.get(mtype, _TYPE_AFFINITY.get(mtype, 1.0)) * (
                     _SAME_SCRIPT_AFFINITY if script == asked_in else 1.0
                 )
-                scored.append((_fused_score(r, conf, ts, now, affinity), ident, rowid, r))
+                last = max(ts, used.get(ident, 0))          # used lately: young again
+                scored.append((_fused_score(r, conf, last, now, affinity), ident, rowid, r))
 
         # equal fused scores (ranks 4 + 5 = 5 + 4): stronger raw scores first
         def order(score, rowid, ident):
@@ -4781,7 +4859,7 @@ class _Index:
         rows = []
         for t in types:  # one indexed query a type: no scan, no sort
             rows += self.db.execute(
-                "SELECT ts, data FROM memories WHERE type = ? AND confidence >= ? "
+                "SELECT ts, data FROM memories WHERE type = ? AND confidence >= ? AND archived = 0 "
                 "ORDER BY %s LIMIT ?" % order,
                 (t, min_confidence, limit),
             ).fetchall()
@@ -5769,6 +5847,18 @@ def _fence_for(texts):
     return "`" * (longest + 1)
 
 
+def _flags(m, stale=()):
+    """What a reader must know before trusting a memory, as short words for its note line."""
+    out = ["stale: %s changed since" % ", ".join(stale[:2])] if stale else []
+    if m.extra.get("superseded_by"):
+        out.append("superseded by %s" % m.extra["superseded_by"])
+    if m.extra.get("conflict"):
+        out.append("two versions")
+    if m.confidence < _UNSURE_CONFIDENCE:
+        out.append("unsure")
+    return out
+
+
 def _note_line(m, flags=()):
     """One memory as one quoted line: provenance first, then its text on a single line."""
     where = " · ".join(m.files[:3]) if m.files else ""
@@ -6076,11 +6166,9 @@ class _MCPServer:
         )
         if not hits:
             return "No memories match %r." % query, {"note": _MCP_NOTE, "results": []}
+        self.store().mark_used(h.memory.id for h in hits)   # what the agent used stays young
         lines = [_MCP_NOTE + ":"]
-        lines += [
-            _note_line(h.memory, ["unsure"] if h.memory.confidence < _UNSURE_CONFIDENCE else [])
-            for h in hits
-        ]
+        lines += [_note_line(h.memory, _flags(h.memory, h.stale)) for h in hits]
         # clients that hand the model only the structured result (Codex) see the note too
         return "\n".join(lines), {"note": _MCP_NOTE, "results": [h.to_dict() for h in hits]}
 
@@ -6657,7 +6745,10 @@ def _cmd_recall(args):
     store = _store(args)
     limit = max(1, args.limit)
     hits = store.recall(args.query, limit=limit, types=_split_csv(args.type) or None,
-                        files=args.files or None, min_confidence=args.min_confidence)
+                        files=args.files or None, min_confidence=args.min_confidence,
+                        archived=args.archived)
+    if hits:
+        store.mark_used(h.memory.id for h in hits)
     if args.json:
         _json_out([h.to_dict() for h in hits])
         return 0
@@ -6889,6 +6980,23 @@ def _cmd_inject(args):
             _atomic_write(os.path.join(store.local, "last-inject.md"), context, durable=False)
         except OSError:
             pass
+
+
+def _cmd_gc(args):
+    store = _store(args)
+    archived, purged = store.gc(args.days, purge=args.purge, dry_run=args.dry_run) \
+        if store.exists() else ([], [])
+    if args.json:
+        _json_out({"archived": [m.id for m in archived], "purged": [m.id for m in purged],
+                   "dry_run": args.dry_run})
+        return 0
+    verb = "would " if args.dry_run else ""
+    _out("%sarchive %d memories unused for %d days%s" % (
+        verb, len(archived), args.days,
+        "" if not args.purge else "; %sdelete %d archived over a year ago" % (verb, len(purged))))
+    for m in archived[:20]:
+        _out("  %s  %s · %s" % (m.id, m.type, _short(m.text, 80)))
+    return 0
 
 
 def _cmd_relate(args):
@@ -7270,6 +7378,8 @@ def _args_recall(p):
     p.add_argument(
         "--min-confidence", type=float, metavar="X", help="only memories at least this sure"
     )
+    p.add_argument("--archived", action="store_true",
+                   help="search archived memories too (see agentmem gc)")
     p.add_argument("--json", action="store_true", help="print a JSON array")
 
 
@@ -7365,6 +7475,15 @@ def _args_doctor(p):
         "--project", metavar="DIR", help="the project (default: the git root of the current folder)"
     )
     p.add_argument("--json", action="store_true", help="print the checks as JSON")
+
+
+def _args_gc(p):
+    p.add_argument("--days", type=int, default=_ARCHIVE_AFTER_DAYS, metavar="N",
+                   help="archive memories unused for N days (default: %(default)s)")
+    p.add_argument("--purge", action="store_true",
+                   help="also delete memories archived more than a year ago")
+    p.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")
+    _args_json(p)
 
 
 def _args_relate(p):
@@ -7552,6 +7671,14 @@ _command("doctor", _cmd_doctor, _args_doctor,
 _command("promote", _cmd_promote, _args_promote,
          "make a memory a rule (injected first, always)",
          ["agentmem promote 4k2m9xqa", "agentmem promote 4k2m9xqa --type convention"])
+_command("gc", _cmd_gc, _args_gc,
+         "archive memories nobody used for 180 days (--purge deletes old archived ones)",
+         ["agentmem gc --dry-run", "agentmem gc", "agentmem gc --days 365 --purge"],
+         "A memory not created, changed, confirmed or recalled for --days is archived: it stays "
+         "in its file (and in git) with \"archived\" in its metadata, leaves recall and inject, "
+         "and `recall --archived` still finds it. Rules, memories a person wrote and scanned ones "
+         "are never archived. Nothing is deleted without --purge, which removes memories "
+         "archived more than a year ago.")
 _command("relate", _cmd_relate, _args_relate,
          "link two memories: supersedes, caused-by, fixes or context",
          ["agentmem relate 4k2m9xqa 7g1kwghg --as fixes",

@@ -197,3 +197,33 @@ def test_related_memories_come_along_one_hop(store):
 
 def am_id(*args):
     return json.loads(am(*(list(args) + ["--json"]), check=0).stdout)["id"]
+
+
+def test_gc_archives_what_nobody_used_and_purges_only_when_asked(store, tmp_path):
+    old = "2026-01-05T10:00:00Z"
+    lines = [{"text": "The staging cluster runs on three m5.large nodes", "type": "fact", "created": old,
+              "source": "claude-code:s1"},
+             {"text": "Feature flags live in LaunchDarkly, not in env vars", "type": "decision", "created": old,
+              "source": "claude-code:s1"},
+             {"text": "Never deploy on Fridays", "type": "rule", "created": old, "source": "claude-code:s1"},
+             {"text": "Ask Dana before touching billing", "type": "convention", "created": old, "source": "cli"}]
+    (tmp_path / "old.jsonl").write_text("\n".join(json.dumps(x) for x in lines))
+    am("import", tmp_path / "old.jsonl", check=0)
+    am("recall", "feature flags LaunchDarkly", check=0)                 # used today: stays young
+    plan = json.loads(am("gc", "--dry-run", "--json", check=0).stdout)
+    [staging] = plan["archived"]
+    assert plan["purged"] == [] and "archived" not in am("show", staging, "--json").stdout   # a dry run
+    am("gc", check=0)
+    assert staging not in am("recall", "staging cluster nodes", "--json").stdout
+    assert "m5.large" not in am("inject", "--format", "text").stdout
+    assert staging in am("recall", "staging cluster nodes", "--archived", "--json").stdout
+    files = list((store / "imports").glob("*.md"))
+    text = "".join(f.read_text() for f in files)
+    assert "m5.large" in text and '"archived": "' in text                        # still in its file
+    assert json.loads(am("gc", "--purge", "--json").stdout)["purged"] == []      # archived today
+    for f in files:
+        f.write_text(f.read_text().replace('"archived": "%s"' % text.split('"archived": "')[1][:10],
+                                           '"archived": "2025-01-01"'))
+    assert json.loads(am("gc", "--purge", "--json").stdout)["purged"] == [staging]
+    left = "".join(f.read_text() for f in files)
+    assert "m5.large" not in left and "Never deploy on Fridays" in left and "Ask Dana" in left
