@@ -3716,6 +3716,37 @@ class Store:
             self.index().refresh()
         return m
 
+    # -- review ----------------------------------------------------------------
+
+    def review_queue(self):
+        """[(Memory, reason)] a person should look at, most urgent first: two versions a merge
+        joined, stale ones, unsure ones, then automatic ones nobody reviewed (newest first)."""
+        order = {"two versions": 0, "stale": 1, "unsure": 2, "unreviewed": 3}
+        out = []
+        for m in self.memories():
+            if m.extra.get("archived") or m.extra.get("superseded_by") or m.type == "episode":
+                continue
+            stale = self.stale(m)
+            if m.extra.get("conflict"):
+                reason = "two versions"
+            elif stale:
+                reason = "stale"
+            elif m.confidence < _UNSURE_CONFIDENCE:
+                reason = "unsure"
+            elif m.source not in ("", "cli") and not m.extra.get("reviewed") and \
+                    not m.extra.get("scanned"):
+                reason = "unreviewed"
+            else:
+                continue
+            detail = {"stale": "%s changed since" % ", ".join(stale),
+                      "two versions": str(m.extra.get("conflict")),
+                      "unsure": "confidence %.2f" % m.confidence,
+                      "unreviewed": "captured from %s" % m.source}[reason]
+            out.append((m, reason, detail))
+        self.hash_cache().save()
+        out.sort(key=lambda x: (order[x[1]], -(_parse_time(x[0].updated or x[0].created) or 0)))
+        return out
+
     # -- use and age -----------------------------------------------------------
 
     def used_times(self):
@@ -6982,6 +7013,41 @@ def _cmd_inject(args):
             pass
 
 
+def _cmd_review(args):
+    store = _store(args)
+    queue = store.review_queue()[:args.limit] if store.exists() else []
+    if args.json:
+        _json_out([dict(reason=r, detail=d, memory=m.to_dict()) for m, r, d in queue])
+        return 0
+    if not queue:
+        _out("nothing to review in %s" % store.root)
+        return 0
+    done = {"confirmed": 0, "forgotten": 0, "skipped": 0}
+    for i, (m, reason, detail) in enumerate(queue, 1):
+        _out("\n[%d/%d] %s: %s" % (i, len(queue), reason, detail))
+        _out(_describe(m))
+        while True:
+            sys.stdout.write("confirm, forget, skip or quit? [c/f/s/q] ")
+            sys.stdout.flush()
+            answer = sys.stdin.readline()
+            choice = answer.strip().lower()[:1] if answer else "q"
+            if choice in ("c", "f", "s", "q"):
+                break
+        if choice == "q":
+            break
+        if choice == "c":
+            store.confirm(m.id)
+            done["confirmed"] += 1
+        elif choice == "f":
+            store.forget(m.id)
+            done["forgotten"] += 1
+        else:
+            done["skipped"] += 1
+    _out("\n%d confirmed, %d forgotten, %d skipped" % (done["confirmed"], done["forgotten"],
+                                                      done["skipped"]))
+    return 0
+
+
 def _cmd_gc(args):
     store = _store(args)
     archived, purged = store.gc(args.days, purge=args.purge, dry_run=args.dry_run) \
@@ -7477,6 +7543,13 @@ def _args_doctor(p):
     p.add_argument("--json", action="store_true", help="print the checks as JSON")
 
 
+def _args_review(p):
+    p.add_argument("--limit", "-n", type=int, default=20, metavar="N",
+                   help="at most N memories this time (default: %(default)s)")
+    p.add_argument("--json", action="store_true",
+                   help="print what needs review as JSON and ask nothing (for tools)")
+
+
 def _args_gc(p):
     p.add_argument("--days", type=int, default=_ARCHIVE_AFTER_DAYS, metavar="N",
                    help="archive memories unused for N days (default: %(default)s)")
@@ -7671,6 +7744,13 @@ _command("doctor", _cmd_doctor, _args_doctor,
 _command("promote", _cmd_promote, _args_promote,
          "make a memory a rule (injected first, always)",
          ["agentmem promote 4k2m9xqa", "agentmem promote 4k2m9xqa --type convention"])
+_command("review", _cmd_review, _args_review,
+         "walk through memories that need a person: stale, unsure, unreviewed",
+         ["agentmem review", "agentmem review --limit 5", "agentmem review --json"],
+         "One memory at a time, most urgent first (two versions a git merge joined, stale, "
+         "unsure, then automatic memories nobody reviewed): answer c to confirm it (fresh, "
+         "surer, reviewed), f to forget it, s to skip, q to stop. --json lists the same queue "
+         "for a tool, which then calls `agentmem confirm` or `agentmem forget`.")
 _command("gc", _cmd_gc, _args_gc,
          "archive memories nobody used for 180 days (--purge deletes old archived ones)",
          ["agentmem gc --dry-run", "agentmem gc", "agentmem gc --days 365 --purge"],

@@ -227,3 +227,18 @@ def test_gc_archives_what_nobody_used_and_purges_only_when_asked(store, tmp_path
     assert json.loads(am("gc", "--purge", "--json").stdout)["purged"] == [staging]
     left = "".join(f.read_text() for f in files)
     assert "m5.large" not in left and "Never deploy on Fridays" in left and "Ask Dana" in left
+
+
+def test_review_walks_through_what_needs_a_person(tmp_path, monkeypatch):
+    repo = captured_project(tmp_path, monkeypatch)
+    am("remember", "Maybe the cache TTL is 60 seconds", "--type", "fact", "--confidence", "0.4", cwd=repo, check=0)
+    am("remember", "Handlers stay under 15 lines", "--type", "convention", cwd=repo, check=0)
+    (repo / "src" / "a.py").write_text("changed\n")
+    queue = json.loads(am("review", "--json", cwd=repo, check=0).stdout)
+    reasons = [q["reason"] for q in queue]
+    assert reasons[:2] == ["stale", "unsure"] and "Handlers stay" not in json.dumps(queue)
+    assert all(r == "unreviewed" for r in reasons[2:])
+    p = am("review", cwd=repo, input="c\nf\nq\n")
+    assert p.returncode == 0 and "1 confirmed, 1 forgotten, 0 skipped" in p.stdout
+    after = json.loads(am("review", "--json", cwd=repo).stdout)
+    assert "stale" not in [q["reason"] for q in after] and "cache TTL" not in json.dumps(after)
