@@ -87,6 +87,7 @@ _SKETCH_SIZE = 4
 _ARCHIVE_AFTER_DAYS = 180   # gc archives memories nobody created, changed or used for this long
 _PURGE_AFTER_DAYS = 365     # gc --purge deletes memories archived longer ago than this
 _USED_KEPT = 20000          # memories whose last use local/used.json remembers
+_UNMERGED_WEIGHT = 0.8    # a memory from a branch not merged into the one checked out
 _LINK_KINDS = ("supersedes", "caused-by", "fixes", "context")    # agentmem relate A B --as ...
 _LINK_WEIGHT = 0.5        # a memory one link from a hit, against the hit's own score
 _LINKED_MAX = 3           # linked memories recall adds to its hits
@@ -435,6 +436,19 @@ def _file_hash(path, root=None):
             return hashlib.sha1(f.read(8 * 1024 * 1024)).hexdigest()[:12]
     except OSError:
         return ""
+
+
+def _git_is_ancestor(root, commit):
+    """True when `commit` is in the history of HEAD at `root`, False when it is not (or git
+    does not know it: a branch never merged or pushed here), None without git."""
+    import subprocess
+    try:
+        p = subprocess.run(["git", "-C", root, "merge-base", "--is-ancestor", commit, "HEAD"],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {0: True, 1: False, 128: False}.get(p.returncode)
 
 
 def _file_hash_allowed(path, root):
@@ -3240,6 +3254,7 @@ class Store:
         self._index = None
         self._config = None
         self._hashes = None
+        self._ancestry = None
 
     def __repr__(self):
         return "Store(%r)" % self.root
@@ -3446,6 +3461,34 @@ class Store:
         root = root or self.project_root()
         hashes = m.extra.get("hashes")
         return _stale_files(hashes, root, self.hash_cache()) if root and hashes else []
+
+    def unmerged(self, m, root=None):
+        """The branch a memory was captured on when that work is not in this checkout's
+        history (a branch not merged here), else ''. Answers are kept per HEAD commit in
+        local/ancestry.json, so git runs once per commit and HEAD."""
+        commit, branch = str(m.extra.get("commit") or ""), str(m.extra.get("branch") or "")
+        root = root or self.project_root()
+        if not commit or not root:
+            return ""
+        here = _git_info(root)
+        if not here.get("commit") or (branch and branch == here.get("branch")):
+            return ""
+        if self._ancestry is None:
+            try:
+                with open(os.path.join(self.local, "ancestry.json"), encoding="utf-8") as f:
+                    self._ancestry = json.load(f)
+            except (OSError, ValueError):
+                self._ancestry = {}
+        known = self._ancestry.setdefault(here["commit"], {})
+        if commit not in known:
+            known[commit] = _git_is_ancestor(root, commit)
+            try:
+                keep = {here["commit"]: known}              # one HEAD's answers are enough
+                _atomic_write(os.path.join(self.local, "ancestry.json"), json.dumps(keep),
+                              durable=False)
+            except OSError:
+                pass
+        return (branch or commit[:8]) if known[commit] is False else ""
 
     def update(self, m):
         """Write a changed memory (text or metadata) back in place in its file."""
@@ -4848,6 +4891,10 @@ class _Index:
                 r["stale"] = 1
             if m.extra.get("superseded_by"):
                 score *= _SUPERSEDED_WEIGHT
+            elsewhere = self.store.unmerged(m)
+            if elsewhere:                               # work not in this checkout's history
+                score *= _UNMERGED_WEIGHT
+                m.extra["unmerged"] = elsewhere
             hits.append((order(score, rowid, m.id), Hit(m, score, r, stale)))
         self.store.hash_cache().save()
         hits.sort(key=lambda x: x[0])
@@ -5881,6 +5928,8 @@ def _fence_for(texts):
 def _flags(m, stale=()):
     """What a reader must know before trusting a memory, as short words for its note line."""
     out = ["stale: %s changed since" % ", ".join(stale[:2])] if stale else []
+    if m.extra.get("unmerged"):
+        out.append("from branch %s, not merged here" % m.extra["unmerged"])
     if m.extra.get("superseded_by"):
         out.append("superseded by %s" % m.extra["superseded_by"])
     if m.extra.get("conflict"):
@@ -5923,6 +5972,9 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
             stale = store.stale(m, root) if flag_stale else []
             if stale:
                 flags.append("stale: %s changed since" % ", ".join(stale[:2]))
+            elsewhere = store.unmerged(m, root) if flag_stale else ""
+            if elsewhere:
+                flags.append("from branch %s, not merged here" % elsewhere)
             if m.confidence < _UNSURE_CONFIDENCE:
                 flags.append("unsure")
             if flags and not low:
@@ -6737,6 +6789,8 @@ def _describe(m, score=None, stale=()):
         head += " · SUPERSEDED by %s" % m.extra["superseded_by"]
     if m.extra.get("linked"):
         head += " · linked: %s" % m.extra["linked"]
+    if m.extra.get("unmerged"):
+        head += " · from branch %s, not merged here" % m.extra["unmerged"]
     lines = [head] + ["    " + ln for ln in m.text.split("\n")[:12]]
     extra = []
     if m.files:

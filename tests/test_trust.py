@@ -79,7 +79,7 @@ def test_the_staleness_check_reads_a_file_again_only_when_it_changed(tmp_path, m
 
 def capture(repo, tmp_path, session, steps):
     path = tmp_path / (session + ".jsonl")
-    path.write_text(render_claude(steps, session, cwd=str(repo)))
+    path.write_text(render_claude(steps, session, cwd=str(repo)).replace('"gitBranch": "main", ', ""))
     am("capture", "--sync", input=hook_json(session, path, cwd=str(repo)), cwd=repo, check=0)
 
 
@@ -242,3 +242,22 @@ def test_review_walks_through_what_needs_a_person(tmp_path, monkeypatch):
     assert p.returncode == 0 and "1 confirmed, 1 forgotten, 0 skipped" in p.stdout
     after = json.loads(am("review", "--json", cwd=repo).stdout)
     assert "stale" not in [q["reason"] for q in after] and "cache TTL" not in json.dumps(after)
+
+
+def test_a_memory_from_a_branch_not_merged_here_is_marked_until_it_is_merged(tmp_path, monkeypatch):
+    repo = captured_project(tmp_path, monkeypatch)
+    git(repo, "checkout", "-q", "-b", "feature/queue")
+    (repo / "src" / "queue.py").write_text("QUEUE = 'nats'\n")
+    git(repo, "add", "src")
+    git(repo, "commit", "-qm", "queue")
+    capture(repo, tmp_path, "sess-branch", [
+        ("user", "We decided to use NATS JetStream for the job queue because Redis lost jobs on failover.")])
+    hit = lambda: next(h for h in json.loads(am("recall", "job queue NATS", "--json", cwd=repo).stdout)
+                       if "NATS" in h["text"])
+    assert hit()["branch"] == "feature/queue" and "unmerged" not in hit()       # on its own branch
+    git(repo, "checkout", "-q", "-")
+    assert hit()["unmerged"] == "feature/queue"
+    assert "from branch feature/queue, not merged here" in am("recall", "job queue NATS", cwd=repo).stdout
+    assert "not merged here" in am("inject", "--format", "text", "--query", "job queue", cwd=repo).stdout
+    git(repo, "merge", "-q", "--no-edit", "feature/queue")
+    assert "unmerged" not in hit()
