@@ -252,8 +252,10 @@ def test_a_memory_from_a_branch_not_merged_here_is_marked_until_it_is_merged(tmp
     git(repo, "commit", "-qm", "queue")
     capture(repo, tmp_path, "sess-branch", [
         ("user", "We decided to use NATS JetStream for the job queue because Redis lost jobs on failover.")])
-    hit = lambda: next(h for h in json.loads(am("recall", "job queue NATS", "--json", cwd=repo).stdout)
-                       if "NATS" in h["text"])
+
+    def hit():
+        return next(h for h in json.loads(am("recall", "job queue NATS", "--json", cwd=repo).stdout)
+                    if "NATS" in h["text"])
     assert hit()["branch"] == "feature/queue" and "unmerged" not in hit()       # on its own branch
     git(repo, "checkout", "-q", "-")
     assert hit()["unmerged"] == "feature/queue"
