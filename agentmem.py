@@ -5402,7 +5402,8 @@ def _compress_llm(store, cfg, events, log=None):
         )
     out = []
     try:
-        for chunk in _transcript_for_llm(events):
+        for raw in _transcript_for_llm(events):
+            chunk = store.clean(raw)            # no secret leaves the machine either
             if usage.over_budget(cfg, len(chunk) // 4 + 2048):
                 if not usage.data.get("budget_notice") and log:
                     log(
@@ -5773,6 +5774,7 @@ class _Capture:
                     self.enqueue_llm(session, fresh, job)
         ts["seen"] = (list(seen) + [e.key for e in fresh])[-_SEEN_KEYS_KEPT:]
         ts["session"] = session
+        ts["context"] = self.store._clean_value(context)     # the person's words, on disk
         state["last_capture"] = _now_iso()
         with self.store.lock():
             _atomic_write(self.state_path, json.dumps(state, ensure_ascii=False))
@@ -5802,8 +5804,8 @@ class _Capture:
 
     def enqueue_llm(self, session, events, job):
         """Keep the prose of a chunk for a later LLM pass (the heuristic facts are stored)."""
-        keep = [{"role": e.role, "text": e.text[:4000], "tool": e.tool} for e in events
-                if e.role in ("user", "assistant", "summary")]
+        keep = [{"role": e.role, "text": self.store.clean(e.text[:4000]), "tool": e.tool}
+                for e in events if e.role in ("user", "assistant", "summary")]
         if keep:
             path = self.enqueue(
                 {

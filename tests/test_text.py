@@ -243,3 +243,16 @@ def test_metadata_and_the_hook_text_are_redacted_too(store, tmp_path):
 def test_plain_words_after_basic_or_token_stay():
     assert agentmem.redact("Let me show you some basic exercises.") == "Let me show you some basic exercises."
     assert agentmem.redact("Authorization: Basic dXNlcjpwYXNz") == "Authorization: Basic [REDACTED]"
+
+
+def test_a_secret_the_person_pastes_reaches_no_file_of_the_store(store, tmp_path):
+    from sessions import hook_json, render_claude
+    key = "sk_live_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2"
+    steps = [("user", "Deploy with STRIPE_KEY=%s and tell me why the webhook fails." % key),
+             ("assistant", "The webhook failed because the signing secret was rotated; fixed by reading it "
+                           "from the vault in billing/webhooks.py.")]
+    path = tmp_path / "t.jsonl"
+    path.write_text(render_claude(steps, "sess-key"))
+    am("capture", "--sync", input=hook_json("sess-key", path), check=0)
+    everything = b"".join(f.read_bytes() for f in store.rglob("*") if f.is_file())
+    assert key.encode() not in everything and b"signing secret was rotated" in everything
