@@ -3793,7 +3793,7 @@ class Store:
     # -- use and age -----------------------------------------------------------
 
     def used_times(self):
-        """{memory id: epoch seconds} of the last time recall gave it to an agent or a person
+        """{memory id: epoch seconds} of the last time MCP recall gave it to an agent
         (local/used.json: this machine's, derived, safe to lose)."""
         try:
             with open(os.path.join(self.local, "used.json"), encoding="utf-8") as f:
@@ -6834,8 +6834,6 @@ def _cmd_recall(args):
     hits = store.recall(args.query, limit=limit, types=_split_csv(args.type) or None,
                         files=args.files or None, min_confidence=args.min_confidence,
                         archived=args.archived)
-    if hits:
-        store.mark_used(h.memory.id for h in hits)
     if args.json:
         _json_out([h.to_dict() for h in hits])
         return 0

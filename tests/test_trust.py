@@ -209,7 +209,12 @@ def test_gc_archives_what_nobody_used_and_purges_only_when_asked(store, tmp_path
              {"text": "Ask Dana before touching billing", "type": "convention", "created": old, "source": "cli"}]
     (tmp_path / "old.jsonl").write_text("\n".join(json.dumps(x) for x in lines))
     am("import", tmp_path / "old.jsonl", check=0)
-    am("recall", "feature flags LaunchDarkly", check=0)                 # used today: stays young
+    calls = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                  "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                  "name": "recall", "arguments": {"query": "feature flags LaunchDarkly"}}}]
+    p = am("mcp", input="\n".join(json.dumps(c) for c in calls) + "\n")       # an agent used it today
+    assert "LaunchDarkly" in p.stdout
     plan = json.loads(am("gc", "--dry-run", "--json", check=0).stdout)
     [staging] = plan["archived"]
     assert plan["purged"] == [] and "archived" not in am("show", staging, "--json").stdout   # a dry run
