@@ -3863,13 +3863,15 @@ class Store:
         memories, one file under scanned/ per source; a source's file is rewritten whole, so
         changed sections update and removed ones go. Returns {added, updated, removed,
         sources}."""
-        self.ensure()
         counts = {"added": 0, "updated": 0, "removed": 0, "sources": 0}
         found = {}
         for rel, kind in _scan_sources(root):
             mems = _scan_file(root, rel, kind)
             if mems:
                 found["scanned/%s.md" % _slug(rel.replace("/", "-"), 80)] = (rel, mems)
+        if not found and not os.path.isdir(os.path.join(self.root, "scanned")):
+            return counts                                   # nothing to scan, nothing created
+        self.ensure()
         with self.lock():
             before = {m.id: m for m in self.memories() if m.path.startswith("scanned/")}
             for path, (rel, mems) in sorted(found.items()):
@@ -7104,6 +7106,8 @@ def _cmd_review(args):
 
 def _cmd_gc(args):
     store = _store(args)
+    if args.days < 1:
+        raise AgentmemError("--days must be 1 or more, not %d" % args.days)
     archived, purged = store.gc(args.days, purge=args.purge, dry_run=args.dry_run) \
         if store.exists() else ([], [])
     if args.json:
