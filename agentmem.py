@@ -93,6 +93,7 @@ _LINK_WEIGHT = 0.5        # a memory one link from a hit, against the hit's own 
 _LINKED_MAX = 3           # linked memories recall adds to its hits
 _SUPERSEDE_BATCH = 200    # adds up to this size look for the older decision each one replaces
 _SUPERSEDED_WEIGHT = 0.7  # a replaced decision still answers "what did we decide before?"
+_MERGE_CHECK_LINES = 20      # texts longer than this are not checked for merged versions
 _TWO_VERSIONS_JACCARD = 0.3  # two halves of a text this alike are two versions of one statement
 _SIGNATURE_SIZE = 16  # bottom-k hashes kept per text to estimate Jaccard similarity
 
@@ -3128,6 +3129,8 @@ def _merge_damage(lines, written_sum):
     if not written_sum or _text_sum("\n".join(lines)) == written_sum:
         return ""
     lines = [ln for ln in lines if ln.strip()]
+    if len(lines) > _MERGE_CHECK_LINES:         # a long hand-written text: not a merged memory
+        return ""
     for i in range(1, len(lines)):
         first, second = "\n".join(lines[:i]), "\n".join(lines[i:])
         if written_sum in (_text_sum(first), _text_sum(second)):
@@ -3185,7 +3188,8 @@ def _parse_memories(text, path=""):
             damage = _merge_damage(body_lines, written_sum)
             if damage:
                 meta["conflict"] = "a git merge joined two versions: " + damage
-            elif written_sum and sum(1 for ln in body_lines if ln.strip()) > 1 and \
+            elif written_sum and 1 < sum(1 for ln in body_lines if ln.strip()) <= \
+                    _MERGE_CHECK_LINES and \
                     _text_sum("\n".join(body_lines)) != written_sum:
                 suspects.append((len(out), [ln for ln in body_lines if ln.strip()]))
         body = "\n".join(body_lines).strip()
@@ -3201,10 +3205,10 @@ def _parse_memories(text, path=""):
         out.append(_memory_from_dict(dict(meta, text=body, type=mtype, id=ident, path=path,
                                           line=start + 1, end=stop + 1)))
     for k, body_lines in suspects:  # a merge may move a line of one memory into its neighbour
-        m = out[k]
-        for other in out:
-            if other is not m and any(_jaccard(_shingles(ln), _shingles(other.text)) >= 0.5
-                                      for ln in body_lines):
+        m, lines_sh = out[k], [_shingles(ln) for ln in body_lines]
+        for other in out[max(0, k - 2):k + 3]:    # union merges mix adjacent hunks only
+            other_sh = _shingles(other.text)
+            if other is not m and any(_jaccard(sh, other_sh) >= 0.5 for sh in lines_sh):
                 m.extra["conflict"] = ("a git merge joined two versions: its text holds a "
                                        "version of %s" % other.id)
                 break

@@ -408,3 +408,13 @@ def test_check_finds_secrets_stored_before_an_upgrade_and_masks_them(store):
     text = (store / "memories" / "old.md").read_text()
     assert key not in text and "Tabs, not spaces." in text and "[REDACTED" in text
     assert am("check").returncode == 0
+
+
+def test_checking_hand_edited_files_for_merged_versions_stays_linear(monkeypatch):
+    calls = []
+    real = agentmem._jaccard
+    monkeypatch.setattr(agentmem, "_jaccard", lambda a, b: calls.append(1) or real(a, b))
+    text = "".join("## fact · x%07d\n<!-- {\"sum\": \"00000000\"} -->\nThe text %d\nsecond line %d\n\n" % (i, i, i)
+                   for i in range(2000))
+    assert len(agentmem._parse_memories(text, "hand.md")) == 2000
+    assert len(calls) <= 2000 * (1 + 2 * 5)                     # the neighbours only, not 2000 * 2000
