@@ -57,7 +57,7 @@ _DEFAULT_LIMIT = 5
 _DEFAULT_BACKEND = "auto"                # auto | fts5 | python (AGENTMEM_BACKEND)
 _TRANSCRIPT_FORMATS = ("claude", "codex", "gemini", "text")
 _AGENTS = ("claude-code", "codex", "gemini", "cursor")
-_INDEX_VERSION = 18                      # bump when tokens or tables change: the index rebuilds
+_INDEX_VERSION = 19                      # bump when tokens or tables change: the index rebuilds
 
 # Ranking. See docs/ranking.md; every number here is used in exactly one place.
 _BM25_K1 = 1.2
@@ -229,7 +229,7 @@ def _new_id(taken=()):
 def _derived_id(*parts):
     """A stable id for a memory written by hand without one (changes when its text does)."""
     import hashlib
-    return _encode_id(hashlib.sha1("\x00".join(parts).encode("utf-8")).digest())
+    return _encode_id(hashlib.sha1("\x00".join(parts).encode("utf-8", "surrogatepass")).digest())
 
 
 def _check_id(ident):
@@ -3116,7 +3116,7 @@ def _render_memory(m):
 def _text_sum(text):
     """A short checksum of a memory's words, written in its metadata (`sum`): a text that no
     longer matches it was changed outside agentmem, by hand or by a git merge."""
-    return "%08x" % zlib.crc32(" ".join(text.split()).encode("utf-8"))
+    return "%08x" % zlib.crc32(" ".join(text.split()).encode("utf-8", "surrogatepass"))
 
 
 def _merge_damage(lines, written_sum):
@@ -3169,6 +3169,9 @@ def _parse_memories(text, path=""):
                 meta = json.loads(raw)
                 if not isinstance(meta, dict):
                     meta = {}
+                elif "\\u" in raw and re.search(r"\\u[dD][89a-fA-F]", raw):    # \ud800 escapes
+                    meta = json.loads(json.dumps(meta, ensure_ascii=False).encode(
+                        "utf-8", "replace").decode("utf-8"))
             except (ValueError, RecursionError):    # a hand edit broke the JSON: keep what reads
                 meta = {}
                 for key, val in _LOOSE_FIELD_REGEX.findall(raw[:100000]):
@@ -3973,6 +3976,9 @@ class Store:
                 findings.append(("stale", m, "%s changed, moved or vanished since it was captured"
                                  % ", ".join(stale)))
         self.hash_cache().save()
+        for rel, error in self.index().bad():
+            m = Memory("(the whole file)", type="file", id="-", path=rel, line=1)
+            findings.append(("unreadable", m, "%s; every other file works" % error))
         for ident, same in by_id.items():
             for m in same[1:]:
                 findings.append(("duplicate-id", m, "id %s is also at %s:%d"
@@ -4351,6 +4357,7 @@ class _Index:
                 CREATE INDEX IF NOT EXISTS sketch_key ON sketch(key, mem);
                 CREATE INDEX IF NOT EXISTS sketch_mem ON sketch(mem);
                 CREATE TABLE IF NOT EXISTS stats(level TEXT PRIMARY KEY, n INTEGER, total INTEGER);
+                CREATE TABLE IF NOT EXISTS bad(path TEXT PRIMARY KEY, error TEXT);
                 CREATE TABLE IF NOT EXISTS terms(term TEXT PRIMARY KEY) WITHOUT ROWID;
             """.split(";"):
                 if statement.strip():
@@ -4388,8 +4395,10 @@ class _Index:
 
         Cheap when nothing changed: one scandir of the store and one query.
         Runs in an IMMEDIATE transaction, so parallel refreshes serialise and
-        the second finds nothing left to do.
+        the second finds nothing left to do. A file that cannot be indexed is
+        skipped and named in the `bad` table (`agentmem check` lists it).
         """
+        import sqlite3
         db = self.connect()
         disk = self.store.md_files()
         known = {
@@ -4409,12 +4418,22 @@ class _Index:
             for p in removed + changed:
                 sessions |= self._remove_path(p)
                 db.execute("DELETE FROM files WHERE path=?", (p,))
+                db.execute("DELETE FROM bad WHERE path=?", (p,))
             for p in changed:
                 try:
                     text = self.store.read(p)
                 except OSError:
                     continue                        # vanished meanwhile: the next refresh sees it
-                sessions |= self._insert(_parse_memories(text, p))
+                db.execute("SAVEPOINT one_file")
+                try:
+                    sessions |= self._insert(_parse_memories(text, p))
+                    db.execute("RELEASE one_file")
+                except (ValueError, RecursionError, sqlite3.Error) as e:
+                    # one file that cannot be indexed hides nothing else; `check` names it
+                    db.execute("ROLLBACK TO one_file")
+                    db.execute("RELEASE one_file")
+                    db.execute("INSERT OR REPLACE INTO bad VALUES (?, ?)",
+                               (p, ("%s: %s" % (type(e).__name__, e))[:300]))
                 db.execute("INSERT INTO files VALUES (?, ?, ?, ?)", (p,) + disk[p])
             for s in sorted(sessions):
                 self._rebuild_session(s)
@@ -4908,6 +4927,11 @@ class _Index:
         return hits[:max(1, limit)]
 
     # -- lookups ---------------------------------------------------------------
+
+    def bad(self):
+        """[(path, error)] of the files the index could not read."""
+        self.refresh()
+        return self.db.execute("SELECT path, error FROM bad ORDER BY path").fetchall()
 
     def find(self, ident, prefix=True):
         """Memories whose id is `ident`, else (with `prefix`) starts with it (4+ characters)."""

@@ -418,3 +418,19 @@ def test_checking_hand_edited_files_for_merged_versions_stays_linear(monkeypatch
                    for i in range(2000))
     assert len(agentmem._parse_memories(text, "hand.md")) == 2000
     assert len(calls) <= 2000 * (1 + 2 * 5)                     # the neighbours only, not 2000 * 2000
+
+
+def test_a_file_the_index_cannot_take_hides_nothing_else_and_check_names_it(store, monkeypatch):
+    (store / "memories").mkdir(parents=True)
+    (store / "memories" / "a.md").write_text('## fact · abcd2345\n<!-- {"source": "\\ud800x", "tags": ["\\udfff"]} -->\n'
+                                            "Escaped lone surrogates in metadata\n")
+    (store / "memories" / "b.md").write_text("## fact\nThe queue is NATS JetStream\n")
+    p = am("list", "--json")
+    assert p.returncode == 0 and len(json.loads(p.stdout)) == 2, p.stderr
+    s = agentmem.open_store()
+    real = agentmem._Index._insert
+    monkeypatch.setattr(agentmem._Index, "_insert", lambda self, mems: real(self, mems) if not any(
+        m.path == "memories/b.md" for m in mems) else (_ for _ in ()).throw(ValueError("cannot index")))
+    s.index().rebuild()
+    assert [m.path for m in s.memories()] == ["memories/a.md"]
+    assert [(k, m.path) for k, m, _d in s.check() if k == "unreadable"] == [("unreadable", "memories/b.md")]
