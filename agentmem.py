@@ -6918,13 +6918,16 @@ def _cmd_check(args):
 
 
 def _cmd_confirm(args):
-    store = _store(args)
-    m = store.confirm(args.id)
+    return _said_of_one(args, _store(args).confirm(args.id), "confirmed")
+
+
+def _said_of_one(args, m, done):
+    """What a command that changed one memory prints: the memory as JSON, or one line."""
     if args.json:
         _json_out(m.to_dict())
     else:
-        _out("confirmed %s (%s, confidence %.2f): %s" % (m.id, m.type, m.confidence,
-                                                       _short(m.text, 70)))
+        _out("%s %s (%s, confidence %.2f): %s" % (done, m.id, m.type, m.confidence,
+                                                _short(m.text, 70)))
     return 0
 
 
@@ -6933,13 +6936,7 @@ def _place(store, m):
 
 
 def _cmd_forget(args):
-    store = _store(args)
-    m = store.forget(args.id)
-    if args.json:
-        _json_out(m.to_dict())
-    else:
-        _out("forgot %s (%s: %s)" % (m.id, m.type, _short(m.text, 70)))
-    return 0
+    return _said_of_one(args, _store(args).forget(args.id), "forgot")
 
 
 def _cmd_list(args):

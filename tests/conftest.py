@@ -117,3 +117,34 @@ def wait_for_session_files(project, words, timeout=30):
         if words in text or time.time() > deadline:
             return text
         time.sleep(0.2)
+
+
+# End-to-end tests (tests/test_e2e_*.py): what a fake model does when the person's prompt
+# holds a keyword: the agentmem MCP tool calls it makes, in order, before it answers in text.
+E2E_SCRIPTS = {
+    "TOOLS_TEST": [("remember", {"text": "Deploys go through the blue-green script because "
+                                         "rollbacks must take seconds", "type": "decision"}),
+                   ("recall", {"query": "how long may a handler be"})],
+}
+
+
+def e2e_script(said):
+    """The scripted tool calls for a request whose person's words are `said` (JSON text)."""
+    return next((calls for key, calls in E2E_SCRIPTS.items() if key in said), [])
+
+
+def e2e_project(tmp_path, monkeypatch):
+    """A fresh git project and HOME for a real agent CLI: (project, home)."""
+    monkeypatch.delenv("AGENTMEM_DIR")
+    proj, home = tmp_path / "proj", tmp_path / "home"
+    proj.mkdir()
+    home.mkdir(exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(proj)], check=True)
+    monkeypatch.setenv("HOME", str(home))
+    return proj, home
+
+
+def e2e_install(proj, agent):
+    """One convention remembered, then `agentmem install AGENT` as a user would run it."""
+    am("remember", "Handlers must stay under 15 lines", "--type", "convention", cwd=proj, check=0)
+    am("install", agent, "--project", proj, check=0)

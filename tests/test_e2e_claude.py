@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from conftest import AGENTMEM, LocalServer, am, wait_for_session_files
+from conftest import AGENTMEM, LocalServer, e2e_install, e2e_project, wait_for_session_files
 
 CLAUDE = os.environ.get("AGENTMEM_CLAUDE_BIN") or shutil.which("claude")
 pytestmark = pytest.mark.skipif(not CLAUDE, reason="no Claude Code CLI (set AGENTMEM_CLAUDE_BIN)")
@@ -52,15 +52,9 @@ class FakeAnthropic(LocalServer):
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    monkeypatch.delenv("AGENTMEM_DIR")
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    subprocess.run(["git", "init", "-q", str(proj)], check=True)
-    home = tmp_path / "home"
+    proj, home = e2e_project(tmp_path, monkeypatch)
     (home / ".claude.json").write_text(json.dumps({"projects": {str(proj): {"hasTrustDialogAccepted": True}}}))
-    monkeypatch.setenv("HOME", str(home))
-    am("remember", "Handlers must stay under 15 lines", "--type", "convention", cwd=proj, check=0)
-    am("install", "claude-code", "--project", proj, check=0)
+    e2e_install(proj, "claude-code")
     return proj
 
 

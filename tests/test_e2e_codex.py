@@ -19,19 +19,10 @@ import subprocess
 
 import pytest
 
-from conftest import LocalServer, am, wait_for_session_files
+from conftest import LocalServer, am, e2e_install, e2e_project, e2e_script, wait_for_session_files
 
 CODEX = os.environ.get("AGENTMEM_CODEX_BIN") or shutil.which("codex")
 pytestmark = pytest.mark.skipif(not CODEX, reason="no Codex CLI (set AGENTMEM_CODEX_BIN)")
-
-# What the fake model does when the person's prompt holds a keyword: the tool calls it makes,
-# in order, before it answers in text.
-SCRIPTS = {
-    "TOOLS_TEST": [("remember", {"text": "Deploys go through the blue-green script because "
-                                         "rollbacks must take seconds", "type": "decision"}),
-                   ("recall", {"query": "how long may a handler be"})],
-}
-
 
 class FakeResponses(LocalServer):
     """The OpenAI Responses API, streamed: a scripted MCP tool call, or one line of text."""
@@ -40,7 +31,7 @@ class FakeResponses(LocalServer):
         items = body.get("input") or []
         said = json.dumps([i for i in items if i.get("role") == "user"])
         outputs = [i for i in items if i.get("type") == "function_call_output"]
-        script = next((calls for key, calls in SCRIPTS.items() if key in said), [])
+        script = e2e_script(said)
         if len(outputs) < len(script):
             name, args = script[len(outputs)]
             item = {"type": "function_call", "id": "fc_%d" % len(outputs), "name": name,
@@ -61,12 +52,7 @@ class FakeResponses(LocalServer):
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    monkeypatch.delenv("AGENTMEM_DIR")
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    subprocess.run(["git", "init", "-q", str(proj)], check=True)
-    home = tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
+    proj, home = e2e_project(tmp_path, monkeypatch)
     fake = FakeResponses()
     (home / ".codex").mkdir(parents=True)
     (home / ".codex" / "config.toml").write_text(
@@ -74,8 +60,7 @@ def project(tmp_path, monkeypatch):
         '[model_providers.fake]\nname = "fake"\nbase_url = "%s/v1"\nwire_api = "responses"\n'
         'env_key = "FAKE_OPENAI_KEY"\n[projects.%s]\ntrust_level = "trusted"\n'
         % (fake.url, json.dumps(str(proj))))
-    am("remember", "Handlers must stay under 15 lines", "--type", "convention", cwd=proj, check=0)
-    am("install", "codex", "--project", proj, check=0)
+    e2e_install(proj, "codex")
     yield proj, fake
     fake.close()
 

@@ -18,18 +18,11 @@ import time
 
 import pytest
 
-from conftest import LocalServer, am, wait_for_session_files
+from conftest import LocalServer, am, e2e_install, e2e_project, e2e_script, wait_for_session_files
 
 GEMINI = os.environ.get("AGENTMEM_GEMINI_BIN") or shutil.which("gemini")
 pytestmark = pytest.mark.skipif(not GEMINI, reason="no Gemini CLI (set AGENTMEM_GEMINI_BIN)")
 MODEL = "gemini-2.5-pro"     # named, so the CLI does not first ask a router model
-
-SCRIPTS = {
-    "TOOLS_TEST": [("remember", {"text": "Deploys go through the blue-green script because "
-                                         "rollbacks must take seconds", "type": "decision"}),
-                   ("recall", {"query": "how long may a handler be"})],
-}
-
 
 class FakeGemini(LocalServer):
     """generateContent, streamed or not: a scripted MCP tool call, or one line of text."""
@@ -38,7 +31,7 @@ class FakeGemini(LocalServer):
         contents = body.get("contents") or []
         said = json.dumps([c for c in contents if c.get("role") == "user"])
         answered = json.dumps(contents).count('"functionResponse"')
-        script = next((calls for key, calls in SCRIPTS.items() if key in said), [])
+        script = e2e_script(said)
         if len(script) > answered:
             name, args = script[answered]
             parts = [{"functionCall": {"name": "mcp_agentmem_" + name, "args": args}}]
@@ -62,18 +55,12 @@ class FakeGemini(LocalServer):
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    monkeypatch.delenv("AGENTMEM_DIR")
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    subprocess.run(["git", "init", "-q", str(proj)], check=True)
-    home = tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
+    proj, home = e2e_project(tmp_path, monkeypatch)
     (home / ".gemini").mkdir(parents=True)
     (home / ".gemini" / "settings.json").write_text(
         json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
     (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(proj): "TRUST_FOLDER"}))
-    am("remember", "Handlers must stay under 15 lines", "--type", "convention", cwd=proj, check=0)
-    am("install", "gemini", "--project", proj, check=0)
+    e2e_install(proj, "gemini")
     fake = FakeGemini()
     yield proj, fake
     fake.close()
