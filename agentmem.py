@@ -3973,8 +3973,10 @@ class Store:
                 leaky.append(clean)
             stale = self.stale(m)
             if stale:
-                findings.append(("stale", m, "%s changed, moved or vanished since it was captured"
-                                 % ", ".join(stale)))
+                root = self.project_root() or ""
+                findings.append(("stale", m, "since it was captured: " + ", ".join(
+                    "%s %s" % (f, "changed" if os.path.isfile(os.path.join(root, f))
+                               else "moved or deleted") for f in stale)))
         self.hash_cache().save()
         for rel, error in self.index().bad():
             m = Memory("(the whole file)", type="file", id="-", path=rel, line=1)

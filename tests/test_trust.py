@@ -52,6 +52,7 @@ def test_a_memory_goes_stale_when_its_file_changes_or_moves_and_confirm_makes_it
     assert "STALE: src/a.py" in am("recall", "rounding invoice totals", cwd=repo).stdout
     p = am("check", "--json", cwd=repo)
     assert p.returncode == 1 and [f["kind"] for f in json.loads(p.stdout)] == ["stale"]
+    assert "src/a.py changed" in json.loads(p.stdout)[0]["detail"]
 
     am("confirm", bug["id"], cwd=repo, check=0)
     bug2 = recall(repo, "rounding invoice totals")
@@ -60,6 +61,7 @@ def test_a_memory_goes_stale_when_its_file_changes_or_moves_and_confirm_makes_it
 
     git(repo, "mv", "src/a.py", "src/b.py")
     assert recall(repo, "rounding invoice totals")["stale"] is True
+    assert "src/a.py moved or deleted" in am("check", cwd=repo).stdout
     assert "stale" in am("inject", "--format", "text", "--query", "rounding invoice", cwd=repo).stdout
 
 
