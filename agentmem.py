@@ -6890,6 +6890,10 @@ def _cmd_show(args):
         _json_out(d)
         return 0
     _out(_describe(m, stale=stale))
+    _out("    created: %s%s" % (m.created or "-", " (when it was said in the session)"
+                              if m.session else ""))
+    if m.updated and m.updated != m.created:
+        _out("    updated: %s" % m.updated)
     _out("    source: %s" % (", ".join(m.sources) or "-"))
     if m.session:
         _out("    session: %s" % m.session)
