@@ -88,6 +88,7 @@ _ARCHIVE_AFTER_DAYS = 180   # gc archives memories nobody created, changed or us
 _PURGE_AFTER_DAYS = 365     # gc --purge deletes memories archived longer ago than this
 _USED_KEPT = 20000          # memories whose last use local/used.json remembers
 _UNMERGED_WEIGHT = 0.8    # a memory from a branch not merged into the one checked out
+_ANCESTRY_CALLS = 12      # git runs one command may spend learning which commits are merged
 _LINK_KINDS = ("supersedes", "caused-by", "fixes", "context")    # agentmem relate A B --as ...
 _LINK_WEIGHT = 0.5        # a memory one link from a hit, against the hit's own score
 _LINKED_MAX = 3           # linked memories recall adds to its hits
@@ -3262,6 +3263,7 @@ class Store:
         self._config = None
         self._hashes = None
         self._ancestry = None
+        self._git_calls = 0
 
     def __repr__(self):
         return "Store(%r)" % self.root
@@ -3488,6 +3490,9 @@ class Store:
                 self._ancestry = {}
         known = self._ancestry.setdefault(here["commit"], {})
         if commit not in known:
+            self._git_calls += 1
+            if self._git_calls > _ANCESTRY_CALLS:
+                return ""                   # a hook stays fast; the next call learns more
             known[commit] = _git_is_ancestor(root, commit)
             try:
                 keep = {here["commit"]: known}              # one HEAD's answers are enough
