@@ -17,6 +17,8 @@ Public API (``__all__``; everything else has a leading underscore):
     Store.recall(query, limit=5, ...) -> [Hit(memory, score)]
         BM25 over memories, passages and sessions, typo tolerant (docs/ranking.md)
     Store.get, forget, memories, stats, import_jsonl, export_jsonl
+    Store.check(), confirm(id), stale(m), review_queue(), relate(a, b, kind),
+        rules(), scan(root), gc(days)        keeping memory honest (docs/trust.md)
     read_transcript(path) -> (events, info, offset)   Claude, Codex, Gemini, text
     compress_heuristic(events) -> [Memory]   what a session learned (docs/capture.md)
     Memory, Event, tokenize(text), redact(text), main(argv=None) -> exit code
@@ -5988,11 +5990,12 @@ def _note_line(m, flags=()):
 def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", source="startup"):
     """The markdown notes block inject prints, or '' when there is nothing to say.
 
-    In this order, while the budget lasts: rules (type rule; with
-    AGENTMEM_AUTO_RULES=1 proposed rules are promoted first); high-confidence
-    conventions and decisions; open
-    todos and the last session's summary; memories related to the current
-    branch, changed files or `query`; then less certain or stale ones, marked.
+    In this order, while the budget lasts: rules (with AGENTMEM_AUTO_RULES=1,
+    proposed rules are promoted first); high-confidence conventions and
+    decisions; open todos and the last session's summary; memories related to
+    the current branch, changed files or `query`; then less certain, stale or
+    unmerged ones, marked. Never a superseded memory, one a merge joined with
+    another version, an archived one, or (outside "related") a scanned one.
     Everything sits in one fenced block no stored text can close.
     """
     if not store.exists():
