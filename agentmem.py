@@ -3123,17 +3123,13 @@ def _text_sum(text):
 
 
 def _merge_damage(lines, written_sum):
-    """Why a block's text looks like two versions joined by a git union merge, or ''.
+    """Why the non-blank `lines` of a block whose text no longer matches its `sum` look like
+    two versions joined by a git union merge, or ''.
 
     A hand edit changes the text and leaves `sum` behind: that alone is no damage. A union
     merge of two edits of one memory keeps both sides' lines, so the text then holds the
     version agentmem wrote plus other lines, or two look-alike halves.
     """
-    if not written_sum or _text_sum("\n".join(lines)) == written_sum:
-        return ""
-    lines = [ln for ln in lines if ln.strip()]
-    if len(lines) > _MERGE_CHECK_LINES:         # a long hand-written text: not a merged memory
-        return ""
     for i in range(1, len(lines)):
         first, second = "\n".join(lines[:i]), "\n".join(lines[i:])
         if written_sum in (_text_sum(first), _text_sum(second)):
@@ -3190,14 +3186,14 @@ def _parse_memories(text, path=""):
                       if ln not in extra_meta]
         if extra_meta:              # a union merge kept both sides' metadata: two versions
             meta["conflict"] = "a git merge joined two versions of its metadata and text"
-        elif not meta.get("conflict"):
-            damage = _merge_damage(body_lines, written_sum)
+        elif written_sum and not meta.get("conflict") and \
+                _text_sum("\n".join(body_lines)) != written_sum:     # changed outside agentmem
+            said = [ln for ln in body_lines if ln.strip()]
+            damage = _merge_damage(said, written_sum) if len(said) <= _MERGE_CHECK_LINES else ""
             if damage:
                 meta["conflict"] = "a git merge joined two versions: " + damage
-            elif written_sum and 1 < sum(1 for ln in body_lines if ln.strip()) <= \
-                    _MERGE_CHECK_LINES and \
-                    _text_sum("\n".join(body_lines)) != written_sum:
-                suspects.append((len(out), [ln for ln in body_lines if ln.strip()]))
+            elif 1 < len(said) <= _MERGE_CHECK_LINES:
+                suspects.append((len(out), said))
         body = "\n".join(body_lines).strip()
         typed = _TYPED_HEADING_REGEX.match(heading)
         if typed and (typed.group(2) or typed.group(1) in _MEMORY_TYPES or meta):
@@ -3265,6 +3261,7 @@ class Store:
         self._config = None
         self._hashes = None
         self._ancestry = None
+        self._head = None           # (root, when read, _git_info) for unmerged()
         self._git_calls = 0
 
     def __repr__(self):
@@ -3457,8 +3454,10 @@ class Store:
         ma.extra["links"] = links
         if kind == "supersedes":
             ma.extra["supersedes"], mb.extra["superseded_by"] = mb.id, ma.id
-            self.update(mb)
-        return self.update(ma), mb
+            self.update(ma, mb)
+        else:
+            self.update(ma)
+        return ma, mb
 
     def hash_cache(self):
         """The project's file hashes by size and mtime (local/file-hashes.json)."""
@@ -3481,7 +3480,9 @@ class Store:
         root = root or self.project_root()
         if not commit or not root:
             return ""
-        here = _git_info(root)
+        if self._head is None or self._head[0] != root or time.time() - self._head[1] > 1:
+            self._head = (root, time.time(), _git_info(root))   # HEAD moves; read it anew
+        here = self._head[2]
         if not here.get("commit") or (branch and branch == here.get("branch")):
             return ""
         if self._ancestry is None:
@@ -3504,14 +3505,18 @@ class Store:
                 pass
         return (branch or commit[:8]) if known[commit] is False else ""
 
-    def update(self, m):
-        """Write a changed memory (text or metadata) back in place in its file."""
+    def update(self, *mems):
+        """Write changed memories (text or metadata) back in place in their files, one
+        rewrite a file; returns the first."""
         with self.lock():
-            if not any(x.id == m.id for x in _parse_memories(self.read(m.path), m.path)):
-                raise AgentmemError("memory %s changed on disk meanwhile; try again" % m.id)
-            self._write_file(m.path, [], {m.id: m}, None)
+            for rel in sorted({m.path for m in mems}):
+                mine = {m.id: m for m in mems if m.path == rel}
+                missing = set(mine) - self._write_file(rel, [], mine, None)
+                if missing:
+                    raise AgentmemError("memory %s changed on disk meanwhile; try again"
+                                        % sorted(missing)[0])
             self.index().refresh()
-        return m
+        return mems[0] if mems else None
 
     def confirm(self, ident):
         """The person has checked a memory: it is fresh again (its files' hashes are taken
@@ -3551,7 +3556,7 @@ class Store:
         """Validate and clean a new memory in place; raise AgentmemError if it cannot be stored."""
         if not isinstance(m.text, str):
             raise AgentmemError("text must be a string")
-        m.text = self.clean(m.text)
+        self._clean_fields(m)                       # every field, before anything reaches disk
         if not m.text:
             raise AgentmemError("empty text: nothing to remember")
         m.type = (m.type or _DEFAULT_TYPE).strip().lower()
@@ -3572,12 +3577,21 @@ class Store:
             m.created = _now_iso(ts)
         else:
             m.created = _now_iso()
-        m.tags = _dedupe(self.clean(t).lower().replace(" ", "-") for t in m.tags)
-        m.files = _dedupe(_normalize_file(self.clean(str(f))) for f in m.files)
+        m.tags = _dedupe(t.lower().replace(" ", "-") for t in m.tags)
+        m.files = _dedupe(_normalize_file(f) for f in m.files)
+        m.sources = _dedupe(m.sources or [m.source])
+        return m
+
+    def _clean_fields(self, m):
+        """Mask secrets in every field of a memory, in place: text, tags, files, source,
+        sources, session (it names a file) and every other metadata key, however nested."""
+        m.text = self.clean(m.text)
+        m.tags = [self.clean(str(t)) for t in m.tags]
+        m.files = [self.clean(str(f)) for f in m.files]
         m.source = self.clean(str(m.source or ""))
-        m.sources = _dedupe(self.clean(str(s)) for s in (m.sources or [m.source]))
-        m.session = self.clean(str(m.session or ""))       # it names a file: never a secret
-        m.extra = {k: self._clean_value(v) for k, v in m.extra.items()}   # every field
+        m.sources = [self.clean(str(x)) for x in m.sources]
+        m.session = self.clean(str(m.session or ""))
+        m.extra = {k: self._clean_value(v) for k, v in m.extra.items()}
         return m
 
     def _clean_value(self, value, depth=0):
@@ -3725,18 +3739,22 @@ class Store:
                 return o
         return None
 
-    def _write_file(self, rel, new, changed, header):
-        """Rewrite one file: replace `changed` memories (by id) in place, append `new`."""
+    def _write_file(self, rel, new, changed, header, removed=()):
+        """Rewrite one file: replace `changed` memories (by id) in place, delete the blocks
+        of the ids in `removed`, append `new`; returns the ids it found to replace or delete."""
         path = self.inside(rel)
         if os.path.exists(path):
             text = self.read(rel)
         else:
             text = header(rel) if header else "%s\n\n" % _FILE_HELP
-        if changed:
+        found = set()
+        if changed or removed:
             lines = text.split("\n")
             for old in sorted(_parse_memories(text, rel), key=lambda x: -x.line):
-                if old.id in changed:
-                    block = _render_memory(changed[old.id]).split("\n")[:-1]
+                if old.id in changed or old.id in removed:
+                    found.add(old.id)
+                    block = _render_memory(changed[old.id]).split("\n")[:-1] \
+                        if old.id in changed else []
                     lines[old.line - 1:old.end - 1] = block
             text = "\n".join(lines)
         if new:
@@ -3744,6 +3762,7 @@ class Store:
                 text = text.rstrip("\n") + "\n\n"
             text += "".join(_render_memory(m) for m in new)
         _atomic_write(path, text)
+        return found
 
     def set_type(self, ident, mtype):
         """Change a memory's type in its file (promote a convention to a rule)."""
@@ -3760,49 +3779,11 @@ class Store:
         """Delete one memory from its markdown file; returns the Memory removed."""
         m = self.get(ident)
         with self.lock():
-            text = self.read(m.path)
-            for old in _parse_memories(text, m.path):
-                if old.id == m.id:
-                    lines = text.split("\n")
-                    del lines[old.line - 1:old.end - 1]
-                    _atomic_write(self.inside(m.path), "\n".join(lines))
-                    break
-            else:
+            if m.id not in self._write_file(m.path, [], {}, None, removed={m.id}):
                 raise AgentmemError("memory %s changed on disk while forgetting it; try again"
                                     % m.id)
             self.index().refresh()
         return m
-
-    # -- review ----------------------------------------------------------------
-
-    def review_queue(self):
-        """[(Memory, reason)] a person should look at, most urgent first: two versions a merge
-        joined, stale ones, unsure ones, then automatic ones nobody reviewed (newest first)."""
-        order = {"two versions": 0, "stale": 1, "unsure": 2, "unreviewed": 3}
-        out = []
-        for m in self.memories():
-            if m.extra.get("archived") or m.extra.get("superseded_by") or m.type == "episode":
-                continue
-            stale = self.stale(m)
-            if m.extra.get("conflict"):
-                reason = "two versions"
-            elif stale:
-                reason = "stale"
-            elif m.confidence < _UNSURE_CONFIDENCE:
-                reason = "unsure"
-            elif m.source not in ("", "cli") and not m.extra.get("reviewed") and \
-                    not m.extra.get("scanned"):
-                reason = "unreviewed"
-            else:
-                continue
-            detail = {"stale": "%s changed since" % ", ".join(stale),
-                      "two versions": str(m.extra.get("conflict")),
-                      "unsure": "confidence %.2f" % m.confidence,
-                      "unreviewed": "captured from %s" % m.source}[reason]
-            out.append((m, reason, detail))
-        self.hash_cache().save()
-        out.sort(key=lambda x: (order[x[1]], -(_parse_time(x[0].updated or x[0].created) or 0)))
-        return out
 
     # -- use and age -----------------------------------------------------------
 
@@ -3855,18 +3836,12 @@ class Store:
                 archive.append(m)
         if dry_run:
             return archive, purged
+        for m in archive:
+            m.extra["archived"] = _now_iso()[:10]
         with self.lock():
-            for m in archive:
-                m.extra["archived"] = _now_iso()[:10]
-            for rel in sorted({m.path for m in archive}):
-                self._write_file(rel, [], {m.id: m for m in archive if m.path == rel}, None)
-            for rel in sorted({m.path for m in purged}):
-                gone = {m.id for m in purged if m.path == rel}
-                lines = self.read(rel).split("\n")
-                for old in sorted(_parse_memories("\n".join(lines), rel), key=lambda x: -x.line):
-                    if old.id in gone:
-                        del lines[old.line - 1:old.end - 1]
-                _atomic_write(self.inside(rel), "\n".join(lines))
+            for rel in sorted({m.path for m in archive + purged}):
+                self._write_file(rel, [], {m.id: m for m in archive if m.path == rel}, None,
+                                 removed={m.id for m in purged if m.path == rel})
             self.index().refresh()
         return archive, purged
 
@@ -3955,6 +3930,42 @@ class Store:
 
     # -- review ----------------------------------------------------------------
 
+    def review_queue(self):
+        """[(Memory, reason)] a person should look at, most urgent first: two versions a merge
+        joined, stale ones, unsure ones, then automatic ones nobody reviewed (newest first)."""
+        order = {"two versions": 0, "stale": 1, "unsure": 2, "unreviewed": 3}
+        out = []
+        for m in self.memories():
+            if m.extra.get("archived") or m.extra.get("superseded_by") or m.type == "episode":
+                continue
+            stale = self.stale(m)
+            if m.extra.get("conflict"):
+                reason = "two versions"
+            elif stale:
+                reason = "stale"
+            elif m.confidence < _UNSURE_CONFIDENCE:
+                reason = "unsure"
+            elif m.source not in ("", "cli") and not m.extra.get("reviewed") and \
+                    not m.extra.get("scanned"):
+                reason = "unreviewed"
+            else:
+                continue
+            detail = {"stale": self._what_changed(stale),
+                      "two versions": str(m.extra.get("conflict")),
+                      "unsure": "confidence %.2f" % m.confidence,
+                      "unreviewed": "captured from %s" % m.source}[reason]
+            out.append((m, reason, detail))
+        self.hash_cache().save()
+        out.sort(key=lambda x: (order[x[1]], -(_parse_time(x[0].updated or x[0].created) or 0)))
+        return out
+
+    def _what_changed(self, stale):
+        """'since it was captured: a.py changed, b.py moved or deleted'."""
+        root = self.project_root() or ""
+        return "since it was captured: " + ", ".join(
+            "%s %s" % (f, "changed" if os.path.isfile(os.path.join(root, f)) else
+                       "moved or deleted") for f in stale)
+
     def check(self, fix_secrets=False):
         """What in the store needs a person's eye: [(kind, Memory, detail)], kind one of
         `conflict` (a git merge joined two versions of a memory), `duplicate-id` (one id in
@@ -3966,24 +3977,16 @@ class Store:
             by_id.setdefault(m.id, []).append(m)
             if m.extra.get("conflict"):
                 findings.append(("conflict", m, str(m.extra["conflict"])))
-            clean = _memory_from_dict(m.to_dict())
+            stored = m.to_dict()
+            clean = self._clean_fields(_memory_from_dict(stored))
             clean.path, clean.line = m.path, m.line
-            clean.text = self.clean(clean.text)
-            clean.tags = [self.clean(t) for t in clean.tags]
-            clean.files = [self.clean(f) for f in clean.files]
-            clean.source = self.clean(clean.source)
-            clean.sources = [self.clean(x) for x in clean.sources]
-            clean.extra = {k: self._clean_value(v) for k, v in clean.extra.items()}
-            fields = [k for k, v in clean.to_dict().items() if v != m.to_dict().get(k)]
+            fields = [k for k, v in clean.to_dict().items() if v != stored.get(k)]
             if fields:
                 findings.append(("secret", m, "a secret in its %s" % ", ".join(fields)))
                 leaky.append(clean)
             stale = self.stale(m)
             if stale:
-                root = self.project_root() or ""
-                findings.append(("stale", m, "since it was captured: " + ", ".join(
-                    "%s %s" % (f, "changed" if os.path.isfile(os.path.join(root, f))
-                               else "moved or deleted") for f in stale)))
+                findings.append(("stale", m, self._what_changed(stale)))
         self.hash_cache().save()
         for rel, error in self.index().bad():
             m = Memory("(the whole file)", type="file", id="-", path=rel, line=1)
@@ -3993,10 +3996,7 @@ class Store:
                 findings.append(("duplicate-id", m, "id %s is also at %s:%d"
                                  % (ident, same[0].path, same[0].line)))
         if fix_secrets and leaky:
-            with self.lock():
-                for rel in sorted({m.path for m in leaky}):
-                    self._write_file(rel, [], {m.id: m for m in leaky if m.path == rel}, None)
-                self.index().refresh()
+            self.update(*leaky)
         return findings
 
     # -- import and export ---------------------------------------------------
