@@ -53,7 +53,9 @@ def test_no_narration_no_tool_output_no_secret(captured, store):
 def test_one_summary_per_session_and_corrections_are_marked(captured):
     summaries = [m for m in captured if m["type"] == "summary"]
     assert sorted(m["session"] for m in summaries) == ["sess-en", "sess-ru"]
-    assert summaries[0]["text"].startswith("Session: ")
+    digest = {m["session"]: m["text"] for m in summaries}["sess-en"]
+    assert digest.startswith("Asked: The webhook tests fail randomly on CI")   # what was asked ...
+    assert "then: From now on, run make fmt before every commit" in digest      # ... and later
     [correction] = [m for m in captured if "correction" in m["tags"]]
     assert correction["type"] == "convention" and "docker postgres" in correction["text"]
 
@@ -117,7 +119,7 @@ def test_a_heading_on_top_of_the_first_request_names_the_session():
     assert agentmem._session_summary(mems, context, {}) is None           # nothing kept: no summary
     kept = [agentmem.Memory("Rename the binary too", type="todo")]
     assert agentmem._session_summary(kept, context, {}) == \
-        "Session: Task: rename the CLI to Vibe Code Tracker (recorded 1 todo)"
+        "Asked: Task: rename the CLI to Vibe Code Tracker."
 
 
 def test_private_spans_never_become_memories():

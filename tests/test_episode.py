@@ -87,7 +87,8 @@ def test_a_compaction_summary_is_read_by_sections_and_never_titles_the_session(t
     assert "pinned numpy<2" in episode and "cold start on Render" in episode
     assert "please deploy it" not in episode                      # repeated user messages are skipped
     [s] = [m for m in mems if m["type"] == "summary"]
-    assert s["text"].startswith("Session: Deploy the LLM Guard API") and "continued" not in s["text"]
+    assert s["text"] == ("Asked: Deploy the LLM Guard API to Render.\n"       # the digest, not the
+                         "Left: Measure the cold start on Render after the disk is mounted.")  # summary
 
 
 def test_answers_queued_messages_todos_plans_and_commits_are_read(tmp_path, store):
