@@ -1320,7 +1320,7 @@ _CODEX_LINE_TYPES = ("session_meta", "response_item", "event_msg", "turn_context
 _INJECTED_USER_REGEX = _LazyRegex(
     r"^\s*(<(environment_context|session_context|user_instructions|instructions|permissions|"
     r"system-reminder|local-command|command-name|command-message|user_shell_command|"
-    r"turn_aborted)|# AGENTS\.md|"
+    r"turn_aborted|task-notification|bash-input|bash-stdout|bash-stderr)|# AGENTS\.md|"
     r"\[Request interrupted|Caveat: The messages below|System: Please continue)", re.I)
 # blocks an agent adds to the person's message: its reminders, a hook's context (Gemini CLI
 # puts what SessionStart printed there), and agentmem's own notes
@@ -2954,10 +2954,13 @@ class _Episode:
             text = " ".join(text.split())
             return any(text in k for k in known)
 
+        asked = set()
         for t, turn in enumerate(self.turns):
             request = " ".join(_CODE_FENCE_REGEX.sub(" ", turn.request).split())
-            if len(request) >= _SHORT_REQUEST_CHARS and not said_already(request):
+            if len(request) >= _SHORT_REQUEST_CHARS and not said_already(request) and \
+                    request not in asked:                     # a request sent again is one
                 lines.append((5, (t, -1), "Asked: " + _clip(request, _EPISODE_REQUEST_CHARS)))
+            asked.add(request)
             for m, (text, by) in enumerate(turn.said):
                 last = m == len(turn.said) - 1
                 for s in map(_told, _prose_lines(text)):
@@ -2969,6 +2972,7 @@ class _Episode:
             lines += [
                 (value, (t, len(turn.said) + n), note) for n, (value, note) in enumerate(turn.notes)
             ]
+        lines = _without_overturned(lines)
         budget, chosen = _EPISODE_MAX_CHARS, set()
         floor = 2 if any(v >= 2 for v, _w, _s in lines) else 0
         for i in sorted(range(len(lines)), key=lambda i: (-lines[i][0], -i)):
@@ -2987,7 +2991,8 @@ class _Episode:
                 if request and len(request) < _SHORT_REQUEST_CHARS and lines[group[0]][1][1] >= 0:
                     lead = "Asked: %s — " % request.rstrip(".")  # "Polish": what the prose answers
                 packed = _pack([lines[j][2] for j in group], _EPISODE_ENTRY_CHARS - len(lead))
-                out += [lead + p[:1] + p[1:].replace(" Sub-agent: ", " ") for p in packed]
+                out += [(lead if k == 0 else "") + p[:1] + p[1:].replace(" Sub-agent: ", " ")
+                        for k, p in enumerate(packed)]        # the request heads its first entry
                 group = []
             if i is not None:
                 group.append(i)
@@ -3040,6 +3045,22 @@ class _Episode:
                     m.extra["by"] = "todo-list"
                     mems.append(m)
         return mems
+
+
+def _without_overturned(lines):
+    """The episode's (value, place, text) lines without the claims a later line takes back
+    ("Actually, the cache was not the cause: ..."): a working hypothesis the session
+    overturned is not kept as if it were a finding."""
+    out = list(lines)
+    for i, (_v, _w, text) in enumerate(lines):
+        if not _says("overturn", text):
+            continue
+        for j in range(i):
+            earlier = lines[j][2]
+            if not earlier.startswith("Asked: ") and _overlaps(earlier, text) and any(
+                    _says(c, earlier) for c in ("cause", "speculation", "blame")):
+                out[j] = None
+    return [x for x in out if x is not None]
 
 
 def _request_line(text):
@@ -3186,6 +3207,7 @@ class Memory:
         return d
 
 
+_SHARED_KEYS = ("session", "source", "branch", "commit")   # a session file says them once
 _META_KEYS = ("id", "type", "text", "confidence", "created", "updated", "files", "tags", "source",
               "sources", "session", "seen")
 # where a memory was found: never part of its metadata
@@ -3265,8 +3287,9 @@ def _memory_from_dict(d, strict=False):
     )
 
 
-def _render_memory(m):
-    """The markdown block of one memory, ending with a blank line.
+def _render_memory(m, shared=None):
+    """The markdown block of one memory, ending with a blank line. Metadata its file's header
+    already gives (`shared`: the session, its source, branch and commit) is not repeated.
 
     >>> print(_render_memory(Memory("Use FTS5.\\n## not a heading", type="decision", id="abc12345",
     ...       confidence=0.9, created="2026-11-29T10:00:00Z")), end="")
@@ -3277,10 +3300,35 @@ def _render_memory(m):
     <BLANKLINE>
     """
     meta = dict(m.meta(), sum=_text_sum(m.text))
+    for key, value in (shared or {}).items():
+        if meta.get(key) == value:
+            del meta[key]
     meta = json.dumps(meta, ensure_ascii=False).replace(">", "\\u003e")
     body = "\n".join(("\\" + ln) if ln.startswith("#") or ln.startswith("\\#") else ln
                      for ln in m.text.strip("\n").split("\n"))
     return "## %s · %s\n<!-- %s -->\n%s\n\n" % (m.type, m.id, meta, body)
+
+
+def _file_shared(text):
+    """{key: value} of the metadata every memory of a file shares, from the JSON comment in
+    the file's header (before its first memory): a session file names its session, source,
+    branch and commit once.
+
+    >>> _file_shared('# Session s1\\n\\n<!-- {"session": "s1", "x": 1} -->\\n\\n## fact · a\\nA.\\n')
+    {'session': 's1'}
+    """
+    for line in text[:4000].split("\n"):
+        if line.startswith("## "):
+            break
+        mm = _META_REGEX.match(line.strip())
+        if mm:
+            try:
+                d = json.loads(mm.group(1))
+            except (ValueError, RecursionError):
+                return {}
+            return {k: v for k, v in d.items() if k in _SHARED_KEYS and isinstance(v, str) and v} \
+                if isinstance(d, dict) else {}
+    return {}
 
 
 def _text_sum(text):
@@ -3321,6 +3369,7 @@ def _parse_memories(text, path=""):
     [('convention', 'Tabs, not spaces.', 3, 6), ('fact', 'Deploy notes\\nRun make.', 6, 9)]
     """
     lines = text.split("\n")
+    shared = _file_shared(text)
     out, suspects = [], []          # suspects: (index, lines) of hand-changed multi-line texts
     starts = [i for i, ln in enumerate(lines) if _HEADING_REGEX.match(ln)]
     for k, start in enumerate(starts):
@@ -3371,8 +3420,8 @@ def _parse_memories(text, path=""):
         if not body:
             continue
         ident = ident or _derived_id(path, body)
-        out.append(_memory_from_dict(dict(meta, text=body, type=mtype, id=ident, path=path,
-                                          line=start + 1, end=stop + 1)))
+        out.append(_memory_from_dict(dict(shared, **meta, text=body, type=mtype, id=ident,
+                                          path=path, line=start + 1, end=stop + 1)))
     for k, body_lines in suspects:  # a merge may move a line of one memory into its neighbour
         m, lines_sh = out[k], [_shingles(ln) for ln in body_lines]
         for other in out[max(0, k - 2):k + 3]:    # union merges mix adjacent hunks only
@@ -3914,20 +3963,20 @@ class Store:
             text = self.read(rel)
         else:
             text = header(rel) if header else "%s\n\n" % _FILE_HELP
-        found = set()
+        found, shared = set(), _file_shared(text)
         if changed or removed:
             lines = text.split("\n")
             for old in sorted(_parse_memories(text, rel), key=lambda x: -x.line):
                 if old.id in changed or old.id in removed:
                     found.add(old.id)
-                    block = _render_memory(changed[old.id]).split("\n")[:-1] \
+                    block = _render_memory(changed[old.id], shared).split("\n")[:-1] \
                         if old.id in changed else []
                     lines[old.line - 1:old.end - 1] = block
             text = "\n".join(lines)
         if new:
             if not text.endswith("\n\n"):
                 text = text.rstrip("\n") + "\n\n"
-            text += "".join(_render_memory(m) for m in new)
+            text += "".join(_render_memory(m, shared) for m in new)
         _atomic_write(path, text)
         return found
 
@@ -6059,7 +6108,8 @@ class _Capture:
         for m in memories:
             m.text = _without_home(m.text, cwd)
             files = [f for f in (_relative_file(f, cwd) for f in m.files)
-                     if not os.path.isabs(f) and not f.startswith(("~", ".."))]
+                     if not os.path.isabs(f) and not f.startswith(("~", "..")) and
+                     (os.path.splitext(f)[1] or (cwd and os.path.exists(os.path.join(cwd, f))))]
             m.files = _paths_first(files)
         for m in memories:
             m.session, m.source = session, "%s:%s" % (agent, session)
@@ -6090,14 +6140,11 @@ class _Capture:
             return path[0]
 
         def header(rel):
-            bits = ["agent %s" % agent] + (["branch %s" % branch] if branch else []) + \
-                (["commit %s" % commit[:12]] if commit else [])
+            shared = {"session": session, "source": "%s:%s" % (agent, session), "branch": branch,
+                      "commit": commit[:12]}
+            shared = json.dumps({k: v for k, v in shared.items() if v}, ensure_ascii=False)
             return "# Session %s · %s\n\n<!-- %s -->\n%s\n\n" % (
-                session,
-                day,
-                ", ".join(bits),
-                _FILE_HELP,
-            )
+                session, day, shared.replace(">", "\\u003e"), _FILE_HELP)
 
         results = self.store.add(
             items, route, header=header, replace={m.id for m in items if m.type == "summary"}
