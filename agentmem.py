@@ -75,6 +75,9 @@ _RECENCY_HALF_LIFE_DAYS = 90.0
 _SAME_SCRIPT_AFFINITY = 1.2  # a question in Cyrillic (or CJK ...) prefers memories in it
 _TYPE_AFFINITY = {"summary": 0.6}       # a session's one-line summary answers few questions itself
 _STALE_WEIGHT = 0.6                      # a memory whose files changed since it was captured
+# where a captured memory came from (its `by`): the person's own words and what a command
+# proved first, then the session's final word, then the record of what the agent said
+_EVIDENCE_WEIGHT = {"person": 1.1, "tools": 1.1, "final": 1.0, "episode": 0.95, "llm": 0.95}
 _PASSAGE_WORDS = 24                      # long memories are also indexed in passages of ~N words
 _FUZZY_CUTOFF = 0.8                      # difflib ratio for a typo to match a known term
 _FUZZY_MIN_LEN = 4
@@ -1819,7 +1822,8 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"we'll (use|go with|stick|keep|switch) ; we are going with"),
         ("word", "en", r"we're going with ; going with ; stick with ; switch(ing)? to"),
         ("word", "en", r"the plan is ; we chose ; we picked"),
-        ("word", "en", r"(i|we) only (care|need|want) ; (i|we)('ll| will) (handle|take care of|own)"),
+        ("word", "en", r"(i|we) only (care|need|want)"),
+        ("word", "en", r"(i|we)('ll| will) (handle|take care of|own)"),
         ("word", "ru", r"решили ; решено ; договорились ; остаёмся ; остаемся ; выбрали"),
         ("word", "ru", r"будем использовать ; переходим на"),
         ("word", "zh", r"[决決]定(用|使用|採用|采用|改用|了) ; 統一 ; 统一"),
@@ -1972,18 +1976,20 @@ _OBSERVER_PHRASES = {
     # the session taking back what it said before
     "overturn": (
         ("start", "en", r"actually ; in fact ; correction"),
-        ("word", "en", r"(i|we) was wrong ; (i|we) were wrong ; was wrong about ; not the (cause|issue)"),
+        ("word", "en", r"(i|we) (was|were) wrong ; was wrong about ; not the (cause|issue)"),
         ("word", "en", r"(wasn't|was not|isn't|is not) (the|a) (cause|problem|issue|culprit|bug)"),
         ("word", "en", r"(the )?(real|actual|true) (cause|problem|issue|culprit|reason)"),
         ("word", "en", r"false alarm ; red herring ; not a false positive ; ruled out"),
-        ("word", "en", r"(my|the) (earlier|previous|first|initial) (guess|theory|diagnosis|assumption)"),
+        ("word", "en", r"(my|the) (earlier|previous|first|initial) (guess|theory|diagnosis)"),
+        ("word", "en", r"(my|the) (earlier|previous|first|initial) assumption"),
         ("word", "ru", r"на самом деле ; я ошибся ; ошибался"),
     ),
     # a report of how far work got, which tells the next session nothing
     "status": (
         ("start", "en", r"all (done|set|good|green|fixed|passing|complete) ; done ; finished"),
         ("start", "en", r"everything (is |now )?(works|working|passes|passing|done|green)"),
-        ("word", "en", r"(blockers?|issues?|tasks?|items?|todos?) (are |is )?(all )?(resolved|done|closed)"),
+        ("word", "en", r"(blockers?|issues?|tasks?|items?|todos?) (are |is )?(all )?resolved"),
+        ("word", "en", r"(blockers?|issues?|tasks?|items?|todos?) (are |is )?(all )?(done|closed)"),
         ("word", "en", r"(is|are) (now )?(complete|completed|ready|done|finished)[.!]?$"),
         ("start", "en", r"successfully ; (the )?(task|work|implementation) is complete"),
     ),
@@ -1992,6 +1998,7 @@ _OBSERVER_PHRASES = {
         ("start", "en", r"(it|this|that|these|those|there) (is|was|are|were|has|had|looks|seems)"),
         ("start", "en", r"the (issue|problem|error|bug|reason) is that (i|i'm|we|we're)"),
         ("start", "en", r"(that|this|it) (line|file|one|part|change|step|test)"),
+        ("start", "en", r"then (it|this|that|they|we|you)"),
     ),
     # words that give a reason or a consequence
     "reason": (
@@ -2359,8 +2366,8 @@ class _Candidate:
 def _reports_change(s):
     """Whether a sentence says a change was made, in any of its clauses: "Turns out it was
     X; added Y." (the observer's "built" phrasings, past a path or label that leads)."""
-    for clause in re.split(r"[;,:]\s+|\s+(?:and|—|–|-)\s+", s):
-        clause = _SELF_REGEX.sub("", _PATH_LEAD_REGEX.sub("", clause.strip(" `*")))
+    for part in re.split(r"[;,:]\s+|\s+(?:and|—|–|-)\s+", s):
+        clause = _SELF_REGEX.sub("", _PATH_LEAD_REGEX.sub("", part.strip(" `*")))
         if _says("built", clause):
             return True
     return False
@@ -2450,8 +2457,10 @@ class _Observer:
             return None  # "Probably a compiler bug": a guess, for the episode only
         if _says("status", text) and not _named(text):
             return None  # "All done, blockers resolved."
-        if kind in ("user-convention", "user-fact") and _says("hedge", text):
-            return None  # "Then it should be fine.": thinking aloud, not a rule
+        if kind in ("user-convention", "user-fact") and (_says("hedge", text) or "?" in text):
+            return None  # "Then it should be fine.": thinking aloud, not a rule; nor a question
+        if kind.startswith("user") and _says("subjectless", text) and not _named(text):
+            return None  # "Then it auto-updates.": no subject of its own
         if (
             kind.startswith("user")
             and mtype in ("convention", "todo", "fact")
@@ -2736,7 +2745,8 @@ _DIGEST_CHARS = 160               # a request, a commit or half the report, in a
 _DIGEST_LATER_REQUESTS = 3        # the digest names the first request and this many later ones
 _DIGEST_COMMITS = 3
 _NOT_REPORTED = ("speculation", "narration", "plan", "status", "suggestion")   # in a final report
-_COMMIT_REGEX = _LazyRegex(r"""\bgit\s+commit\b.*?\s-m\s*(?:"?\$\(cat <<-?['"]?(\w+)['"]?\s*(.*?)\s*\1\b|"""
+_COMMIT_REGEX = _LazyRegex(r"""\bgit\s+commit\b.*?\s-m\s*(?:"""
+                           r""""?\$\(cat <<-?['"]?(\w+)['"]?\s*(.*?)\s*\1\b|"""  # here-doc
                            r""""((?:[^"\\]|\\.)*)"|'([^']*)')""", re.S)
 
 
@@ -2801,7 +2811,8 @@ def _prose_lines(text):
 def _pack(lines, limit=_EPISODE_ENTRY_CHARS):
     """Lines joined into entries of at most `limit` characters, in order."""
     out, cur = [], ""
-    for line in map(lambda x: _clip(x, limit), lines):
+    for clipped in map(lambda x: _clip(x, limit), lines):
+        line = clipped
         if line and not line.endswith(_SENTENCE_ENDS + (":", ";", "…")):
             line += "."                          # a list item: its own sentence, for quoting
         if cur and len(cur) + 1 + len(line) > limit:
@@ -3314,7 +3325,7 @@ def _file_shared(text):
     the file's header (before its first memory): a session file names its session, source,
     branch and commit once.
 
-    >>> _file_shared('# Session s1\\n\\n<!-- {"session": "s1", "x": 1} -->\\n\\n## fact · a\\nA.\\n')
+    >>> _file_shared('# Session s1\\n\\n<!-- {"session": "s1", "x": 1} -->\\n\\n## fact\\nA.\\n')
     {'session': 's1'}
     """
     for line in text[:4000].split("\n"):
@@ -5141,6 +5152,7 @@ class _Index:
                 r["stale"] = 1
             if m.extra.get("superseded_by"):
                 score *= _SUPERSEDED_WEIGHT
+            score *= _EVIDENCE_WEIGHT.get(str(m.extra.get("by") or ""), 1.0)
             elsewhere = self.store.unmerged(m)
             if elsewhere:                               # work not in this checkout's history
                 score *= _UNMERGED_WEIGHT
@@ -6379,32 +6391,33 @@ def _prompt_weights(idx, terms):
 def _passage_units(text):
     """The sentences a note may quote from a memory; a long list cut at its semicolons."""
     out = []
-    for s in _SENTENCE_END_REGEX.split(text.replace(" — ", "\n")):
-        s = s.strip()
+    for sentence in _SENTENCE_END_REGEX.split(text.replace(" — ", "\n")):
+        s = sentence.strip()
         if len(s) > _PASSAGE_CHARS // 2 and "; " in s:
-            out += [p.strip() for p in s.split("; ") if p.strip()]
+            out += [p.strip() for p in re.split(r"(?<=;)\s+", s) if p.strip()]
         elif s:
             out.append(s)
     return out
 
 
-def _best_passage(text, weights):
+def _best_passage(text, weights, guesses=True):
     """(share of the prompt's weight it holds, passage): the best run of one to three
     sentences of a text, at most _PASSAGE_CHARS long, that holds a word of the prompt
-    other than a task word; (0.0, '') when there is none.
+    other than a task word, then what follows it while that still fits (the explanation
+    comes after what it explains); (0.0, '') when there is none. Without `guesses`, a
+    sentence that guesses or blames a tool is never part of it.
 
     >>> share, text = _best_passage("We use Rust. Pip is pinned to 24. Tests run nightly.",
     ...                             {"pip": 3.0, "pin": 1.0, "build": 0.3})
     >>> round(share, 2), text
-    (0.93, 'Pip is pinned to 24.')
+    (0.93, 'Pip is pinned to 24. Tests run nightly.')
     """
-    units = [u for u in _passage_units(text)
-             if not _says("speculation", u) and not _says("blame", u) and
-             not u.endswith(("?", "？"))]
+    units = [u for u in _passage_units(text) if not u.endswith(("?", "？")) and
+             (guesses or not (_says("speculation", u) or _says("blame", u)))]
     tokens = [set(tokenize(u)) for u in units]
     total = sum(weights.values()) or 1.0
     words = _task_words()
-    best = (0.0, "")
+    best, end = (0.0, ""), 0
     for i in range(len(units)):
         have, run = set(), []
         for j in range(i, min(i + 3, len(units))):
@@ -6416,12 +6429,23 @@ def _best_passage(text, weights):
             text = " ".join(run)
             better = share > best[0] + 1e-9 or (share > best[0] - 1e-9 and len(text) < len(best[1]))
             if better and any(t in have and t not in words for t in weights):
-                best = (share, text)
+                best, end = (share, text), j
+    if best[1]:
+        run = [best[1]]
+        for u in units[end + 1:]:
+            if len(" ".join(run)) + len(u) + 1 > _PASSAGE_CHARS:
+                break
+            run.append(u)
+        best = (best[0], " ".join(run))
     return best
 
 
-def _evidence(m):
-    """Where a memory came from, in the words a note gives it."""
+def _evidence(m, passage=""):
+    """Where a memory (or a passage of an episode) came from, in the words a note gives it."""
+    if m.type == "episode" and passage.startswith("Asked: "):
+        return "episode record: the person asked"
+    if m.type == "episode" and "in the session's summary" in passage:
+        return "episode record: the session's summary"
     return _EVIDENCE_WORDS.get(str(m.extra.get("by") or ""), "")
 
 
@@ -6445,13 +6469,15 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
         m = h.memory
         if m.extra.get("conflict") or m.extra.get("superseded_by") or h.stale:
             continue
-        share, passage = _best_passage(m.text, weights)
+        share, passage = _best_passage(m.text, weights, guesses=m.type != "episode")
+        if m.type != "episode" and passage:          # a typed memory stands alone: all of it
+            passage = _clip(m.text, 2 * _PASSAGE_CHARS)
         if share >= _PROMPT_MIN_SHARE and passage not in (p for _s, _m, p in found):
             found.append((share, m, passage))
     found.sort(key=lambda x: -x[0])
     limit, lines = max(200, int(budget) * _CHARS_PER_TOKEN), []
     for _share, m, passage in found[:_PROMPT_PASSAGES]:
-        bits = [m.id, m.type, (m.updated or m.created)[:10], _evidence(m)]
+        bits = [m.id, m.type, (m.updated or m.created)[:10], _evidence(m, passage)]
         flags = ["unsure"] if m.confidence < _UNSURE_CONFIDENCE and m.type != "episode" else []
         line = "- [%s] %s" % (" · ".join(b for b in bits + flags if b), " ".join(passage.split()))
         if lines and sum(map(len, lines)) + len(line) > limit:
@@ -7236,6 +7262,8 @@ def _cmd_show(args):
     _out("    source: %s" % (", ".join(m.sources) or "-"))
     if m.session:
         _out("    session: %s" % m.session)
+    if m.extra.get("by"):
+        _out("    evidence: %s" % (_evidence(m) or m.extra["by"]))
     for k, v in sorted(m.extra.items()):
         _out("    %s: %s" % (k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)))
     _out("    in %s:%d" % (os.path.join(store.root, m.path), m.line))

@@ -218,3 +218,98 @@ def test_codex_request_user_input_answers_are_the_person_s_words(tmp_path, store
     events, _info, _ = agentmem.read_transcript(str(path))
     assert [e.text for e in events if e.role == "user"] == \
         ["chosen idea: EdgeRunner. Build it as a reusable trading engine."]
+
+
+# -- evidence: what a session said on the way is not what it found -----------------------
+
+def test_a_mid_session_guess_is_episode_only_and_the_final_word_is_typed():
+    events = [Event("user", "The nightly export job fails with a timeout."),
+              Event("assistant", "The export timeout is probably a flaky network between the worker and S3."),
+              Event("call", "pytest tests/test_export.py", tool="Bash"),
+              Event("assistant", "Decided to stream the export in 5 MB parts instead of one upload; "
+                                 "`export/upload.py` now uses multipart uploads.")]
+    typed = compress_heuristic(events)
+    assert [(m.type, m.extra["by"]) for m in typed] == [("decision", "final")]
+    assert "flaky" not in typed[0].text
+    episode = " ".join(m.text for m in agentmem._episode(events, known=[m.text for m in typed]))
+    assert "flaky network" in episode                   # still recalled, as the record of the session
+
+
+def test_a_claim_the_session_overturns_is_neither_typed_nor_kept_in_the_episode():
+    events = [Event("user", "Checkout totals are off by a cent."),
+              Event("assistant", "The rounding error in checkout totals comes from the float conversion "
+                                 "in `cart/total.py`, because prices are parsed as floats."),
+              Event("call", "pytest tests/test_cart.py", tool="Bash"),
+              Event("assistant", "Actually the float conversion in checkout totals was not the cause: "
+                                 "tax is rounded per line in `cart/tax.py`; fixed by rounding the "
+                                 "order total once.")]
+    typed = compress_heuristic(events)
+    assert len(typed) == 1 and "rounded per line" in typed[0].text
+    assert "parsed as floats" not in typed[0].text
+    episode = " ".join(m.text for m in agentmem._episode(events))
+    assert "parsed as floats" not in episode and "rounded per line" in episode
+
+
+def test_a_cause_without_a_fix_blame_and_status_chatter_are_not_typed():
+    events = [Event("user", "The linter fails on the CI."),
+              Event("assistant", "The linter error is caused by the new `noqa` comments in models.py."),
+              Event("user", "And the type checker?"),
+              Event("assistant", "That warning is a false positive of the checker in `api/views.py`, "
+                                 "a known bug upstream."),
+              Event("user", "ok"),
+              Event("assistant", "All done, blockers resolved.")]
+    assert compress_heuristic(events) == []
+
+
+def test_the_person_s_scope_and_hand_off_are_decisions_and_questions_are_not_rules():
+    mems = compress_heuristic([
+        Event("user", "I only care for the prompt injection scanner, leave the others off."),
+        Event("user", "Focus on the backend, the frontend I will handle myself."),
+        Event("user", "Should we always run the migrations by hand, or can the deploy do it?")])
+    assert [(m.type, m.extra["by"]) for m in mems] == [("decision", "person"), ("decision", "person")]
+
+
+def test_the_last_session_digest_says_what_was_asked_committed_reported_and_left():
+    context = {}
+    events = [Event("user", "Move the billing cron to Celery beat."),
+              Event("call", "git commit -m \"$(cat <<'EOF'\nfeat: schedule billing with Celery beat\n\n"
+                            "- drop the crontab entry\nEOF\n)\"", tool="Bash"),
+              Event("call", "pending: Alert when a billing run is skipped\ncompleted: Add the beat "
+                            "schedule", tool="TodoWrite"),
+              Event("user", "Also keep the old cron for a week as a fallback."),
+              Event("assistant", "The billing run is now scheduled by Celery beat at 02:00 UTC in "
+                                 "`billing/schedule.py`, because cron ran on every replica. "
+                                 "I'll watch the logs tomorrow.")]
+    agentmem._episode(events, final=True, context=context)
+    digest = agentmem._session_summary(compress_heuristic(events, context=context) or ["x"], context, {})
+    asked, committed, reported, left = digest.split("\n")
+    assert asked == ("Asked: Move the billing cron to Celery beat; then: Also keep the old cron for a "
+                     "week as a fallback.")
+    assert committed == "Committed: feat: schedule billing with Celery beat."      # no here-document
+    assert reported.startswith("Reported: The billing run is now scheduled by Celery beat")
+    assert "watch the logs" not in reported                               # a plan, not a report
+    assert left == "Left: Alert when a billing run is skipped."
+
+
+def test_a_request_heads_only_its_first_entry_and_wrappers_are_not_requests():
+    prose = " ".join("Finding %d: the queue worker %d drops jobs when Redis restarts, because acks are "
+                     "sent early." % (i, i) for i in range(12))
+    events = [Event("user", "Fix the job queue"), Event("assistant", prose)]
+    entries = [m.text for m in agentmem._episode(events)]
+    assert len(entries) > 1 and entries[0].startswith("Asked: Fix the job queue — ")
+    assert not any(e.startswith("Asked:") for e in entries[1:])
+    assert agentmem._person_text("<task-notification>Background task 3 finished</task-notification>") == ""
+    assert agentmem._person_text("<user-memory-input>Always run make fmt</user-memory-input>") == \
+        "Always run make fmt"
+
+
+def test_only_the_report_of_a_turn_types_the_agent_s_claims():
+    events = [Event("user", "Make the thumbnails load faster."),
+              Event("assistant", "Decided to cache thumbnails in Redis for an hour."),
+              Event("call", "pytest tests/test_thumbs.py", tool="Bash"),
+              Event("assistant", "Decided to serve thumbnails from the CDN with a one-day max-age; "
+                                 "`thumbs/urls.py` builds the CDN links.")]
+    typed = compress_heuristic(events)
+    assert [m.text[:34] for m in typed] == ["Decided to serve thumbnails from t"]
+    episode = " ".join(m.text for m in agentmem._episode(events, known=[m.text for m in typed]))
+    assert "Redis for an hour" in episode

@@ -202,3 +202,81 @@ def test_a_sub_agent_gets_no_notes_unless_the_project_asks(store):
     assert am("inject", "--format", "text", input=inside).stdout == ""
     (store / "config.json").write_text(json.dumps({"inject_subagents": True}))
     assert "Handlers stay under 15 lines" in am("inject", "--format", "text", input=inside).stdout
+
+
+# -- what the next session is told: passages at prompt time, the digest at start ---------
+
+AGENT_DRIVEN = [
+    ("user", "Deploy the scoring API on Fly.io and keep the cold start short."),
+    ("tool", "Bash", {"command": "fly deploy"}, "Error: health check timed out"),
+    ("assistant", "The health check probably fails because of a flaky Fly.io region."),
+    ("tool", "Bash", {"command": "fly logs"}, "loading model weights 2.1 GB ..."),
+    ("assistant", "## Findings\n\nThe first request after a deploy timed out because the 2.1 GB "
+                  "model was downloaded on startup; the model now loads from the volume mounted at "
+                  "`/data/models`, so a cold start takes 8 s. Pin onnxruntime to 1.17 because 1.18 "
+                  "crashes on the Fly machines. The dashboard polls `/readyz` every 5 seconds."),
+    ("user", "Good. Stay on the free tier machine, no bigger instance."),
+    ("assistant", "Kept the shared-cpu-1x machine with 1 GB of memory."),
+    ("user", "How do the scoring workers talk to the queue?"),
+    ("assistant", "The scoring workers pull jobs from the Redis stream `scores:in` in batches of 32 "
+                  "and write results to `scores:out`; a batch that is not acknowledged within 60 "
+                  "seconds goes back to the stream for another worker."),
+]
+
+
+def prompt(text, **kw):
+    return context("--prompt", stdin=json.dumps({"hook_event_name": "UserPromptSubmit",
+                                                 "prompt": text, "cwd": "/nowhere"}), **kw)
+
+
+def test_a_prompt_is_told_the_passage_an_episode_holds_with_where_it_came_from(store, tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_text(render_claude(AGENT_DRIVEN, "sess-fly", cwd="/nowhere"))
+    am("capture", "--sync", input=hook_json("sess-fly", path), check=0)
+    told = prompt("The first request after the next deploy times out again")
+    notes = [ln for ln in told.splitlines() if ln.startswith("- [")]
+    assert 1 <= len(notes) <= agentmem._PROMPT_PASSAGES
+    assert any("loads from the volume mounted at `/data/models`" in n and "· bug ·" in n and
+               "the session's final word" in n for n in notes)             # a typed memory, whole
+    assert "flaky" not in told                                      # a guess is never told
+    told = prompt("Raise the batch size the scoring workers pull from the Redis stream")
+    [note] = [ln for ln in told.splitlines() if ln.startswith("- [")]
+    assert "· episode ·" in note and "episode record" in note       # a record of what was said
+    assert "not acknowledged within 60 seconds" in note and len(note) < agentmem._PASSAGE_CHARS + 80
+    assert len(told) <= agentmem._PROMPT_BUDGET_TOKENS * agentmem._CHARS_PER_TOKEN + 400
+
+
+@pytest.mark.parametrize("unrelated", [
+    "Add dark mode to the settings page", "Translate the onboarding emails to German",
+    "Write a migration that adds an index on users.email", "Set up pre-commit hooks with black",
+    "Fix the flaky login test in Safari", "Add pagination to the orders list"])
+def test_a_prompt_the_store_knows_nothing_of_gets_no_notes(store, tmp_path, unrelated):
+    path = tmp_path / "s.jsonl"
+    path.write_text(render_claude(AGENT_DRIVEN + STEPS_EN, "sess-fly", cwd="/nowhere"))
+    am("capture", "--sync", input=hook_json("sess-fly", path), check=0)
+    assert prompt(unrelated) == ""
+
+
+def test_session_start_tells_the_last_session_digest_not_its_counts(store, tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_text(render_claude(AGENT_DRIVEN, "sess-fly", cwd="/nowhere"))
+    am("capture", "--sync", input=hook_json("sess-fly", path), check=0)
+    text = context()
+    last = text.split("## Last session\n")[1]
+    assert "Asked: Deploy the scoring API on Fly.io" in last and "then: Good. Stay on the free tier" in last
+    assert "Reported: The scoring workers pull jobs from the Redis stream" in last
+    assert "recorded" not in last                                 # no counts of what was kept
+    assert "Stay on the free tier machine, no bigger instance" in text.split("## Last session")[0]
+    assert len(text) <= agentmem._DEFAULT_BUDGET_TOKENS * agentmem._CHARS_PER_TOKEN
+
+
+def test_how_to_run_things_here_is_told_at_start(store):
+    s = agentmem.open_store()
+    m = agentmem.Memory("`go` is not on the PATH here; it runs as `nix develop --command go`.",
+                        type="fact", confidence=0.8, extra={"by": "tools"})
+    s.add([s.prepare(m)], lambda _m: "sessions/2026-11-30-x.md")
+    s.remember("The staging database is restored every Sunday", type="fact")
+    s.close()
+    text = context()
+    assert "## How to work here\n- [" in text and "nix develop --command go" in text
+    assert "staging database" not in text                         # a fact is told when asked

@@ -434,3 +434,24 @@ def test_a_file_the_index_cannot_take_hides_nothing_else_and_check_names_it(stor
     s.index().rebuild()
     assert [m.path for m in s.memories()] == ["memories/a.md"]
     assert [(k, m.path) for k, m, _d in s.check() if k == "unreadable"] == [("unreadable", "memories/b.md")]
+
+
+def test_a_session_file_says_its_session_once_and_every_reader_still_sees_it(store, tmp_path):
+    from sessions import STEPS_EN, hook_json, render_claude
+    path = tmp_path / "s.jsonl"
+    path.write_text(render_claude(STEPS_EN, "sess-light"))
+    am("capture", "--sync", input=hook_json("sess-light", path), check=0)
+    [rel] = [f for f in memory_files(store) if f.startswith("sessions/")]
+    text = (store / rel).read_text()
+    header, body = text.split("\n## ", 1)
+    assert '"session": "sess-light"' in header and '"source": "claude-code:sess-light"' in header
+    metas = [ln for ln in body.splitlines() if ln.startswith("<!-- {")]
+    assert metas and not any('"session"' in ln or '"source"' in ln for ln in metas)   # said once
+    typed = [json.loads(ln) for ln in am("export").stdout.splitlines()]
+    assert typed and all(m["session"] == "sess-light" and m["source"] == "claude-code:sess-light"
+                         for m in typed)                       # export, recall, show: as before
+    convention = next(m for m in typed if m["type"] == "convention")
+    am("confirm", convention["id"], check=0)                   # a rewrite keeps the file light
+    text = (store / rel).read_text()
+    assert text.count('"session": "sess-light"') == 1
+    assert am_json("show", convention["id"], "--json")["session"] == "sess-light"
