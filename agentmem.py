@@ -7643,8 +7643,12 @@ def _cmd_install(args, remove=False):
     project = _project(args)
     agents = _AGENTS if "all" in args.agents else args.agents
     for agent in agents:
+        # notes for each prompt are on by default (a prompt the store knows nothing of gets
+        # none); Cursor's prompt hook is a capture, so it stays opt-in there
+        prompt = getattr(args, "prompt_hook", False) or (
+            agent != "cursor" and not getattr(args, "no_prompt_hook", False))
         changes = _plan_install(agent, project, args.global_, stop=getattr(args, "stop", False),
-                                prompt=getattr(args, "prompt_hook", False), remove=remove)
+                                prompt=prompt, remove=remove)
         scope = "your user settings" if args.global_ else project
         if not changes:
             _out(
@@ -7988,8 +7992,11 @@ def _args_install(p):
         "--stop", action="store_true", help="also capture after every turn (Stop / AfterAgent)"
     )
     p.add_argument(
-        "--prompt-hook", action="store_true", help="also add relevant notes to each prompt"
-    )
+        "--prompt-hook", action="store_true",
+        help="Cursor: also capture each prompt (other agents get notes for each prompt anyway)")
+    p.add_argument(
+        "--no-prompt-hook", action="store_true",
+        help="no notes at each prompt (UserPromptSubmit / BeforeAgent), only at session start")
 
 
 def _args_doctor(p):

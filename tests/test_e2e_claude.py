@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from conftest import AGENTMEM, LocalServer, e2e_install, e2e_project, wait_for_session_files
+from conftest import AGENTMEM, LocalServer, am, e2e_install, e2e_project, wait_for_session_files
 
 CLAUDE = os.environ.get("AGENTMEM_CLAUDE_BIN") or shutil.which("claude")
 pytestmark = pytest.mark.skipif(not CLAUDE, reason="no Claude Code CLI (set AGENTMEM_CLAUDE_BIN)")
@@ -91,3 +91,20 @@ def test_the_model_can_call_the_mcp_tool(project):
     assert results and "Handlers must stay under 15 lines" in json.dumps(results)
     mcp = (project / ".mcp.json").read_text()
     assert json.dumps(os.path.dirname(os.path.abspath(AGENTMEM)))[1:-1] in mcp and "import agentmem" in mcp
+
+
+def test_a_prompt_the_store_knows_about_is_told_its_note_and_another_is_not(project):
+    am("remember", "The nightly db-migrate job for the orders service needs the RELEASE_TOKEN secret and "
+       "runs from ci/migrate.yml", "--type", "fact", cwd=project, check=0)
+    fake = FakeAnthropic()
+    try:
+        related = claude(project, fake, "Run the db-migrate job for the orders service by hand.")
+        first = json.dumps(fake.requests)
+        fake.requests.clear()
+        unrelated = claude(project, fake, "Write a haiku about autumn leaves.")
+        second = json.dumps(fake.requests)
+    finally:
+        fake.close()
+    assert related.returncode == 0 and unrelated.returncode == 0, related.stderr + unrelated.stderr
+    assert "RELEASE_TOKEN secret" in first                 # UserPromptSubmit: inject --prompt
+    assert "RELEASE_TOKEN" not in second and "Handlers must stay under 15 lines" in second

@@ -38,7 +38,7 @@ def test_claude_code_project_install_keeps_other_settings(project):
     cmds = commands(settings)
     assert "echo hello" in cmds
     assert any(c.endswith(" inject") and os.path.dirname(os.path.abspath(AGENTMEM)) in c for c in cmds)
-    assert set(settings["hooks"]) == {"SessionStart", "SessionEnd", "PreCompact"}
+    assert set(settings["hooks"]) == {"SessionStart", "SessionEnd", "PreCompact", "UserPromptSubmit"}
     assert settings["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"] == 30
     server = read(project / ".mcp.json")["mcpServers"]["agentmem"]
     assert server["args"][-1] == "mcp" and "import agentmem" in server["args"][-2] and server["type"] == "stdio"
@@ -75,7 +75,7 @@ def test_codex_hooks_and_toml(project):
     p = am("install", "codex", "--project", project, check=0)
     assert "/hooks" in p.stdout
     hooks = read(project / ".codex" / "hooks.json")["hooks"]
-    assert set(hooks) == {"SessionStart", "Stop", "SessionEnd", "PreCompact"}
+    assert set(hooks) == {"SessionStart", "Stop", "SessionEnd", "PreCompact", "UserPromptSubmit"}
     assert hooks["SessionEnd"][0]["hooks"][0]["timeout"] <= 3          # Codex caps SessionEnd at 3 s
     toml = (project / ".codex" / "config.toml").read_text()
     assert 'model = "gpt-5"' in toml and "[mcp_servers.other]" in toml
@@ -92,7 +92,7 @@ def test_gemini_uses_milliseconds_and_enables_hooks(project):
     s = read(project / ".gemini" / "settings.json")
     assert s["hooksConfig"]["enabled"] is True
     assert s["hooks"]["SessionStart"][0]["hooks"][0]["timeout"] == 15000
-    assert set(s["hooks"]) == {"SessionStart", "SessionEnd", "PreCompress"}
+    assert set(s["hooks"]) == {"SessionStart", "SessionEnd", "PreCompress", "BeforeAgent"}
     assert s["mcpServers"]["agentmem"]["timeout"] == 30000
     assert "matcher" not in s["hooks"]["SessionStart"][0]     # Gemini's lifecycle matchers are exact strings
     assert s["mcpServers"]["agentmem"]["trust"] is True       # else headless runs hide the tools
@@ -148,3 +148,14 @@ def test_hook_commands_import_the_module_and_cache_its_bytecode_outside_the_proj
     p = subprocess.run([server["command"]] + server["args"], input='{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n',
                        env=env, capture_output=True, text=True, timeout=60)
     assert p.stdout.strip() == '{"jsonrpc": "2.0", "id": 1, "result": {}}'
+
+
+def test_notes_at_each_prompt_are_wired_unless_declined(tmp_path):
+    project = tmp_path / "p"
+    project.mkdir()
+    am("install", "claude-code", "--project", project, check=0)
+    [group] = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]["UserPromptSubmit"]
+    assert group["hooks"][0]["command"].endswith("inject --prompt")
+    am("uninstall", "claude-code", "--project", project, check=0)
+    am("install", "claude-code", "--no-prompt-hook", "--project", project, check=0)
+    assert "UserPromptSubmit" not in json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
