@@ -3096,8 +3096,9 @@ def _final_report(turns):
             continue
         out = []
         for s in map(_told, _prose_lines(said[-1])):
-            if _telling(s) >= 2 and not any(_says(c, s) for c in _NOT_REPORTED) and \
-                    len(" ".join(out + [s])) <= _DIGEST_CHARS * 2:
+            bare = _SELF_REGEX.sub("", s)                  # "I've successfully ..." is status
+            idle = any(_says(c, s) or _says(c, bare) for c in _NOT_REPORTED)
+            if _telling(s) >= 2 and not idle and len(" ".join(out + [s])) <= _DIGEST_CHARS * 2:
                 out.append(s)
             if len(out) == 2:
                 break
