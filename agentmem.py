@@ -2033,6 +2033,14 @@ _OBSERVER_PHRASES = {
         ("start", "en", r"how (do|can|should|would) (i|we|you)"),
         ("start", "ru", r"а что если ; что будет ; можно ли ; стоит ли"),
     ),
+    # a question asked without its question mark ("how do we deploy this")
+    "asking": (
+        ("start", "en", r"how (do|does|did|can|could|should|would|is|are)"),
+        ("start", "en", r"why (do|does|did|is|are)"),
+        ("start", "en", r"what (is|are|does|do|did|should|would|if) ; is there ; are there"),
+        ("start", "en", r"(do|does|should|can|could|would) (we|you|i|it|this|that)"),
+        ("start", "ru", r"как (нам|мы|сделать) ; почему ; зачем ; можно ли ; стоит ли"),
+    ),
     # a short answer agreeing to go on, with nothing in it
     "bare-approval": (
         ("whole", "en", r"go ahead ; please go ahead ; do it ; please do it ; do that ; try it"),
@@ -2532,7 +2540,8 @@ class _Observer:
             context["problem_open"] = True
 
     def _person_sentence(self, turn, s, heading, ts):
-        if s.rstrip().endswith(("?", "？")) and not _says("correction", s):
+        if (s.rstrip().endswith(("?", "？")) or _says("asking", s)) and \
+                not _says("correction", s):
             self._person_question(turn, s)
             return
         cls = _classify_user_sentence(s)
@@ -3127,8 +3136,9 @@ def _session_summary(memories, context, info):
         return None
     lines = ["Session: %s." % context["title"].rstrip(".")] if context.get("title") else []
     if asked:
-        lines.append("Asked: %s%s." % (asked[0], "; then: " + "; ".join(asked[1:])
-                                       if asked[1:] else ""))
+        said = "; then: ".join([asked[0].rstrip(".;"), "; ".join(a.rstrip(".;") for a in asked[1:])]
+                               if asked[1:] else [asked[0].rstrip(".;")])
+        lines.append("Asked: %s%s" % (said, "" if said.endswith(("?", "!", "…")) else "."))
     if d.get("commits"):
         lines.append("Committed: %s." % "; ".join(c.rstrip(".") for c in d["commits"]))
     if d.get("report"):
@@ -3432,8 +3442,10 @@ def _parse_memories(text, path=""):
         if not body:
             continue
         ident = ident or _derived_id(path, body)
-        out.append(_memory_from_dict(dict(shared, **meta, text=body, type=mtype, id=ident,
-                                          path=path, line=start + 1, end=stop + 1)))
+        fields = dict(shared)
+        fields.update(meta)
+        fields.update(text=body, type=mtype, id=ident, path=path, line=start + 1, end=stop + 1)
+        out.append(_memory_from_dict(fields))
     for k, body_lines in suspects:  # a merge may move a line of one memory into its neighbour
         m, lines_sh = out[k], [_shingles(ln) for ln in body_lines]
         for other in out[max(0, k - 2):k + 3]:    # union merges mix adjacent hunks only
@@ -6244,11 +6256,22 @@ def _flags(m, stale=()):
     return out
 
 
+def _evidence(m, passage=""):
+    """Where a memory (or a passage of an episode) came from, in the words a note gives it."""
+    if m.type == "episode" and passage.startswith("Asked: "):
+        return "episode record: the person asked"
+    if m.type == "episode" and "in the session's summary" in passage:
+        return "episode record: the session's summary"
+    return _EVIDENCE_WORDS.get(str(m.extra.get("by") or ""), "")
+
+
 def _note_line(m, flags=()):
     """One memory as one quoted line: provenance first, then its text on a single line (a
     session's digest keeps its lines, indented)."""
     where = " · ".join(m.files[:3]) if m.files else ""
-    bits = [m.id, m.type, (m.updated or m.created)[:10]] + ([where] if where else []) + list(flags)
+    said = _evidence(m) if m.type != "summary" else ""
+    bits = [m.id, m.type, (m.updated or m.created)[:10]] + [x for x in (where, said) if x] + \
+        list(flags)
     if m.type == "summary":
         text = "\n  ".join(" ".join(ln.split()) for ln in m.text.split("\n") if ln.strip())
     else:
@@ -6439,15 +6462,6 @@ def _best_passage(text, weights, guesses=True):
             run.append(u)
         best = (best[0], " ".join(run))
     return best
-
-
-def _evidence(m, passage=""):
-    """Where a memory (or a passage of an episode) came from, in the words a note gives it."""
-    if m.type == "episode" and passage.startswith("Asked: "):
-        return "episode record: the person asked"
-    if m.type == "episode" and "in the session's summary" in passage:
-        return "episode record: the session's summary"
-    return _EVIDENCE_WORDS.get(str(m.extra.get("by") or ""), "")
 
 
 def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
@@ -7443,7 +7457,7 @@ def _cmd_inject(args):
         return                                       # injection off, capture and recall still on
     if _in_subagent(d) and cfg.get("inject_subagents") is not True:
         return                      # a sub-agent works on its parent's brief, not on old notes
-    budget = args.budget
+    budget = args.budget or (_PROMPT_BUDGET_TOKENS if args.prompt else _DEFAULT_BUDGET_TOKENS)
     if isinstance(cfg.get("inject_budget"), int) and cfg["inject_budget"] > 0:
         budget = min(budget, cfg["inject_budget"])    # the project's cap on what a session is told
     if args.prompt:
@@ -7966,8 +7980,10 @@ def _args_inject(p):
         help="json: Claude Code / Codex / Gemini hook JSON (default); text: plain markdown; "
         "cursor: Cursor's sessionStart JSON",
     )
-    p.add_argument("--budget", type=int, default=_DEFAULT_BUDGET_TOKENS, metavar="TOKENS",
-                   help="at most this many tokens, about 4 characters each (default: %(default)s)")
+    p.add_argument("--budget", type=int, default=None, metavar="TOKENS",
+                   help="at most this many tokens, about 4 characters each (default: %d at "
+                   "session start, %d for a prompt)" % (_DEFAULT_BUDGET_TOKENS,
+                                                        _PROMPT_BUDGET_TOKENS))
     p.add_argument("--query", help="also include memories about this")
     p.add_argument(
         "--prompt",

@@ -8,6 +8,7 @@ Runs, in one go and on this machine:
   locomo_eval.py ... --baseline          turn- and session-level R@5 beside plain BM25
   capture_eval.py ... scenarios_public   capture quality on the public scenarios
   real_sessions_public.py .              recall@3 on real sessions, beside --dump
+  inject_public.py .                     what the next session is told on those sessions
   bench/coverage_run.py (--coverage)     statement coverage of agentmem.py by the suite
 --quick skips the 100k scale run and LoCoMo (a minute instead of ten).
 """
@@ -100,6 +101,9 @@ def main():
     if os.path.exists(real):
         results["real"] = run([py, real, PROJECT])
         results["real-dump"] = run([py, real, PROJECT, "--dump"])
+    told = os.path.join(bench, "inject_public.py")
+    if os.path.exists(told):
+        results["inject"] = run([py, told, PROJECT])
     results["sizes"] = session_sizes(data)
     if a.coverage:
         results["coverage"] = run([py, os.path.join(HERE, "coverage_run.py")])
@@ -151,6 +155,12 @@ REAL = ("Four real, public sessions (three Claude Code, one Codex) and 32 questi
         "wrote before agentmem ran on them; recall@3 of `capture` beside `--dump`, which imports "
         "every prose message as a memory (the naive calibration). Home paths count memories "
         "that carry an absolute home folder.",)
+INJECT = ("The same four real sessions, each captured into its own store; then the next "
+          "session starts as the hooks run it (SessionStart, then a UserPromptSubmit with the next "
+          "task, written before injection was run on them). A task is told when the two blocks "
+          "hold the fact it needs; the other projects' tasks are controls, and every note they "
+          "get is noise. Targets: tasks told at least 12/14 (what recall@3 holds), unrelated "
+          "notes at most 3 for the 42 controls.",)
 SIZES = ("`capture --transcript` of every transcript in `../shared/data/transcripts/` into a "
          "fresh store: the session's markdown (episode, typed memories, summary, metadata) and "
          "the time the command took. Targets: about 24 KB at most for a 3 MB transcript; at most "
@@ -197,6 +207,11 @@ def report(r, quick):
                      last(r["real"], "public real sessions"))
         out += block("python ../shared/bench/real_sessions_public.py . --dump",
                      last(r["real-dump"], "public real sessions"))
+    if "inject" in r:
+        out += ["## What the next session is told (`inject_public.py`)", "", INJECT[0], ""]
+        out += block("python ../shared/bench/inject_public.py .",
+                     *[ln for ln in r["inject"].splitlines() if ln.startswith(("==", "  "))],
+                     last(r["inject"], "inject public"))
     if "sizes" in r:
         out += ["## What capture writes per session", "", SIZES[0], ""]
         out += block("python bench/run.py (session_sizes)", *r["sizes"].splitlines())

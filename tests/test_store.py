@@ -455,3 +455,14 @@ def test_a_session_file_says_its_session_once_and_every_reader_still_sees_it(sto
     text = (store / rel).read_text()
     assert text.count('"session": "sess-light"') == 1
     assert am_json("show", convention["id"], "--json")["session"] == "sess-light"
+
+
+def test_metadata_that_names_the_text_or_type_does_not_hide_the_memory(store):
+    (store / "memories").mkdir(parents=True)
+    (store / "memories" / "hand.md").write_text(
+        '# Session s9\n\n<!-- {"session": "s9", "source": "cli"} -->\n\n'
+        '## fact · abcd1234\n<!-- {"text": "stale copy", "type": "bug", "line": 9, "session": "s8"} -->\n'
+        'Staging is restored every Sunday.\n')
+    [m] = [json.loads(x) for x in am("export").stdout.splitlines()]
+    assert (m["type"], m["text"], m["session"], m["source"]) == \
+        ("fact", "Staging is restored every Sunday.", "s8", "cli")   # its own metadata wins
