@@ -25,6 +25,7 @@ coverage:
 	$(PYTHON) bench/coverage_run.py
 
 bench:
+	@$(PYTHON) -c "import coverage" 2>/dev/null || $(PYTHON) -m pip install --quiet --disable-pip-version-check coverage
 	$(PYTHON) bench/run.py --shared $(SHARED) --write docs/benchmarks.md --coverage
 
 bench-quick:
