@@ -2878,6 +2878,54 @@ def _todo_items(text):
     return out
 
 
+def _without_overturned(lines):
+    """The episode's (value, place, text) lines without the claims a later line takes back
+    ("Actually, the cache was not the cause: ..."): a working hypothesis the session
+    overturned is not kept as if it were a finding."""
+    out = list(lines)
+    for i, (_v, _w, text) in enumerate(lines):
+        if not _says("overturn", text):
+            continue
+        for j in range(i):
+            earlier = lines[j][2]
+            if not earlier.startswith("Asked: ") and _overlaps(earlier, text) and any(
+                    _says(c, earlier) for c in ("cause", "speculation", "blame")):
+                out[j] = None
+    return [x for x in out if x is not None]
+
+
+def _request_line(text):
+    """A request of the person as the digest names it: its first sentences, cut at
+    _DIGEST_CHARS; '' for a bare approval or a word or two ("Polish", "go ahead")."""
+    text = " ".join(_CODE_FENCE_REGEX.sub(" ", text or "").split())
+    if _word_count(text) < 3 or _says("bare-approval", text):
+        return ""
+    if len(text) <= _DIGEST_CHARS:
+        return text.rstrip(".")
+    cut = text[:_DIGEST_CHARS]
+    end = max(cut.rfind(". "), cut.rfind("? "), cut.rfind("! "))
+    return (cut[:end + 1] if end > 40 else cut.rsplit(" ", 1)[0] + "…").rstrip(".")
+
+
+def _final_report(turns):
+    """The first telling sentences of the agent's last message of the session (its report),
+    within _DIGEST_CHARS, or ''."""
+    for turn in reversed(turns):
+        said = [text for text, by in turn.said if by != "subagent"]
+        if not said:
+            continue
+        out = []
+        for s in map(_told, _prose_lines(said[-1])):
+            bare = _SELF_REGEX.sub("", s)                  # "I've successfully ..." is status
+            idle = any(_says(c, s) or _says(c, bare) for c in _NOT_REPORTED)
+            if _telling(s) >= 2 and not idle and len(" ".join(out + [s])) <= _DIGEST_CHARS * 2:
+                out.append(s)
+            if len(out) == 2:
+                break
+        return " ".join(out)
+    return ""
+
+
 class _Episode:
     """Builds the episode of a chunk of events: entries of type 'episode', in order.
 
@@ -3026,10 +3074,10 @@ class _Episode:
         asked = [a for a in d.get("asked", []) if isinstance(a, str)]
         for turn in self.turns:
             line = _request_line(turn.request)
+            line = _clip(line, _DIGEST_CHARS * 2 // 3) if asked else line   # later ones: shorter
             if line and line not in asked:
                 asked.append(line)
-        d["asked"] = asked[:1] + [_clip(a, _DIGEST_CHARS * 2 // 3)
-                                  for a in asked[1:][-_DIGEST_LATER_REQUESTS:]]
+        d["asked"] = asked[:1] + asked[1:][-_DIGEST_LATER_REQUESTS:]
         if self.commits:
             done = d.get("commits", []) + [_clip(c.split(" - ")[0], _DIGEST_CHARS)
                                           for c in self.commits]
@@ -3065,54 +3113,6 @@ class _Episode:
                     m.extra["by"] = "todo-list"
                     mems.append(m)
         return mems
-
-
-def _without_overturned(lines):
-    """The episode's (value, place, text) lines without the claims a later line takes back
-    ("Actually, the cache was not the cause: ..."): a working hypothesis the session
-    overturned is not kept as if it were a finding."""
-    out = list(lines)
-    for i, (_v, _w, text) in enumerate(lines):
-        if not _says("overturn", text):
-            continue
-        for j in range(i):
-            earlier = lines[j][2]
-            if not earlier.startswith("Asked: ") and _overlaps(earlier, text) and any(
-                    _says(c, earlier) for c in ("cause", "speculation", "blame")):
-                out[j] = None
-    return [x for x in out if x is not None]
-
-
-def _request_line(text):
-    """A request of the person as the digest names it: its first sentences, cut at
-    _DIGEST_CHARS; '' for a bare approval or a word or two ("Polish", "go ahead")."""
-    text = " ".join(_CODE_FENCE_REGEX.sub(" ", text or "").split())
-    if _word_count(text) < 3 or _says("bare-approval", text):
-        return ""
-    if len(text) <= _DIGEST_CHARS:
-        return text.rstrip(".")
-    cut = text[:_DIGEST_CHARS]
-    end = max(cut.rfind(". "), cut.rfind("? "), cut.rfind("! "))
-    return (cut[:end + 1] if end > 40 else cut.rsplit(" ", 1)[0] + "…").rstrip(".")
-
-
-def _final_report(turns):
-    """The first telling sentences of the agent's last message of the session (its report),
-    within _DIGEST_CHARS, or ''."""
-    for turn in reversed(turns):
-        said = [text for text, by in turn.said if by != "subagent"]
-        if not said:
-            continue
-        out = []
-        for s in map(_told, _prose_lines(said[-1])):
-            bare = _SELF_REGEX.sub("", s)                  # "I've successfully ..." is status
-            idle = any(_says(c, s) or _says(c, bare) for c in _NOT_REPORTED)
-            if _telling(s) >= 2 and not idle and len(" ".join(out + [s])) <= _DIGEST_CHARS * 2:
-                out.append(s)
-            if len(out) == 2:
-                break
-        return " ".join(out)
-    return ""
 
 
 def _episode(events, final=False, known=(), context=None):
