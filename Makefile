@@ -11,10 +11,10 @@ demo:
 
 test:
 	@$(PYTHON) -c "import pytest" 2>/dev/null || $(PYTHON) -m pip install --quiet --disable-pip-version-check pytest
-	$(PYTHON) -m pytest --doctest-modules agentmem.py tests
+	$(PYTHON) -m pytest -rs --doctest-modules agentmem.py tests
 
 test-quick:
-	$(PYTHON) -m pytest --doctest-modules -m "not slow" agentmem.py tests
+	$(PYTHON) -m pytest -rs --doctest-modules -m "not slow" agentmem.py tests
 
 lint:
 	@$(PYTHON) -m ruff --version 2>/dev/null | grep -q "$(RUFF_VERSION)" || $(PYTHON) -m pip install --quiet --disable-pip-version-check "ruff==$(RUFF_VERSION)"

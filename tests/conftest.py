@@ -3,10 +3,12 @@
 `am(...)` runs the command line as a user would (a subprocess); tests that
 check library behaviour import agentmem directly.
 """
+import getpass
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -36,14 +38,23 @@ def store(tmp_path, monkeypatch):
     return path
 
 
+# The command line as the hooks run it: agentmem imported as a module, its bytecode cached in
+# one folder for the whole run (a script is compiled again on every call: twice the time)
+PYCACHE = os.path.join(tempfile.gettempdir(), "agentmem-test-pycache-%s" % getpass.getuser())
+AM_ARGV = [sys.executable, "-X", "pycache_prefix=" + PYCACHE, "-c",
+           "import sys;sys.dont_write_bytecode=False;sys.path.insert(0,%r);import agentmem;"
+           "sys.exit(agentmem.main())" % ROOT]
+
+
 def am(*args, input=None, env=None, cwd=None, timeout=60, check=None):
-    """Run `python agentmem.py ARGS`; returns the CompletedProcess (text mode)."""
+    """Run `agentmem ARGS` (the module form of `python agentmem.py ARGS`); returns the
+    CompletedProcess (text mode)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     for k, v in list(full_env.items()):
         if v is None:
             del full_env[k]
-    p = subprocess.run([sys.executable, AGENTMEM] + [str(a) for a in args], input=input,
+    p = subprocess.run(AM_ARGV + [str(a) for a in args], input=input,
                        capture_output=True, text=True, env=full_env, cwd=cwd, timeout=timeout)
     if check is not None:
         assert p.returncode == check, (p.returncode, p.stdout, p.stderr)

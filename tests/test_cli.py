@@ -103,3 +103,34 @@ def test_a_bare_hook_call_gets_the_same_arguments_as_argparse_gives():
     for name in agentmem._HOOK_COMMANDS:
         assert vars(agentmem._hook_args([name])) == vars(agentmem._build_parser(name).parse_args([name]))
     assert agentmem._hook_args(["inject", "--prompt"]) is None and agentmem._hook_args(["recall"]) is None
+
+
+@pytest.mark.parametrize("args,code,said", [
+    (("recall", "redis", "--limit", "0"), 2, "argument --limit/-n: must be a whole number of at least 1"),
+    (("recall", "redis", "--limit", "-1"), 2, "must be a whole number of at least 1"),
+    (("list", "--limit", "0"), 2, "must be a whole number of at least 1"),
+    (("inject", "--budget", "50"), 2, "argument --budget: must be a whole number of at least 100"),
+    (("recall", "redis", "--bogus"), 2, "agentmem recall: error: unrecognized arguments: --bogus"),
+    (("recall", "redis", "--type", "nosuchtype"), 1, "unknown type 'nosuchtype': use decision"),
+    (("list", "--type", "decison"), 1, "unknown type 'decison'"),
+])
+def test_flags_that_mean_nothing_are_refused_with_the_command_s_usage(store, args, code, said):
+    am("remember", "Redis Streams carry the webhook queue", "--type", "decision", check=0)
+    p = am(*args)
+    assert p.returncode == code and said in p.stderr and "Traceback" not in p.stderr, p.stderr
+    if code == 2:
+        assert p.stderr.startswith("usage: agentmem %s " % args[0])         # that command's usage
+
+
+def test_a_type_of_the_store_s_own_is_a_type(store):
+    am("remember", "Runbook: restart the worker with make restart", "--type", "runbook", check=0)
+    assert "make restart" in am("recall", "restart worker", "--type", "runbook", check=0).stdout
+
+
+def test_a_text_too_long_for_a_memory_is_refused_and_a_long_one_is_shown_cut(store):
+    p = am("remember", "-", input="x " * 9000)
+    assert p.returncode == 1 and "a memory holds at most 16384" in p.stderr
+    assert not (store / "memories").exists()
+    am("remember", "-", input="The deploy checklist: " + "check the dashboards, " * 300, check=0)
+    out = am("recall", "deploy checklist", check=0).stdout
+    assert len(out) < 3000 and "characters more: agentmem show" in out

@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+import agentmem
 from conftest import AGENTMEM
 
 
@@ -129,3 +130,19 @@ def test_the_server_survives_lines_that_are_not_utf8_too_deep_or_odd(store):
     assert p.returncode == 0 and [r["id"] for r in replies] == [None, 2, 3, 4]
     assert replies[0]["error"]["code"] == -32700 and replies[1]["error"]["code"] == -32601
     assert replies[-1]["result"] == {}                                   # still serving
+
+
+def test_replies_stay_within_their_budget_and_a_huge_text_is_refused(client, store):
+    client.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}})
+    huge = client.call("remember", text="Deploy note: " + "x" * 5000000)
+    assert huge["isError"] is True and "at most 16384" in huge["content"][0]["text"]
+    s = agentmem.open_store()
+    for i in range(20):        # long memories written by hand into the store's own files
+        s.remember("Deploy rule %d: %s" % (i, "the release job checks every region first. " * 300),
+                   type="convention")
+    s.close()
+    found = client.call("recall", query="deploy rule release job", limit=20)
+    reply = json.dumps(found)
+    assert len(reply) < 3 * agentmem._MCP_REPLY_CHARS and "more: ask with more precise words" in reply
+    nothing = client.call("recall", query="zebra " * 200000)
+    assert len(json.dumps(nothing)) < 2000                      # the query is not echoed in full

@@ -150,3 +150,66 @@ def test_every_real_transcript_parses(tmp_path):
             events, info, _ = read_transcript(os.path.join(folder, name))
             assert info["format"] in ("claude", "codex", "gemini"), name
             assert any(e.role == "user" for e in events), name
+
+
+# -- what is not a transcript, and records that are broken ------------------------------
+
+def test_what_is_not_a_transcript_is_refused_in_one_line(tmp_path, store):
+    from conftest import am
+    binary = tmp_path / "noise.jsonl"
+    binary.write_bytes(os.urandom(200000))
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    unreadable = write(tmp_path, "odd.jsonl", '{"type": "user", "message": 7}\n')
+    for path, code, said in ((binary, 1, "is not a transcript: it is binary"),
+                             (tmp_path, 1, "is a folder, not a transcript"),
+                             (unreadable, 1, "holds no record agentmem can read as a claude"),
+                             (empty, 0, "nothing to capture")):
+        p = am("capture", "--transcript", path)
+        out = (p.stdout + p.stderr).strip()
+        assert p.returncode == code and said in out and len(out.splitlines()) == 1, out
+        assert "Traceback" not in out
+    assert not (store / "sessions").exists()                       # nothing was stored
+
+
+def test_one_malformed_record_costs_only_itself(tmp_path):
+    lines = render_claude(STEPS_EN, "sess-bad").splitlines()
+    bad = json.loads(lines[1])
+    bad["message"] = {"role": "assistant", "content": [{"type": "text", "text": ["not", "text"]}]}
+    lines.insert(1, json.dumps(bad))                               # a block of the wrong type
+    lines.insert(2, json.dumps({"type": "user", "message": True, "cwd": ["a", "list"]}))
+    events, info, _ = read_transcript(write(tmp_path, "s.jsonl", "\n".join(lines) + "\n"))
+    assert info["skipped"] >= 1 and isinstance(info["cwd"], str)
+    assert "Redis Streams instead of Kafka" in " ".join(e.text for e in events)
+    codex = [{"type": "session_meta", "timestamp": "2026-01-01T00:00:00Z",
+              "payload": {"id": "c1", "cwd": ["not", "a", "path"], "git": "main"}},
+             {"type": "response_item", "payload": {"type": "message", "role": "user",
+                                                   "content": [{"type": "input_text", "text": 5}]}},
+             {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+                 {"type": "input_text", "text": "We decided to stay on Postgres 16."}]}}]
+    events, info, _ = read_transcript(write(tmp_path, "r.jsonl", "\n".join(map(json.dumps, codex)) + "\n"))
+    assert "cwd" not in info and events[-1].text == "We decided to stay on Postgres 16."
+    gemini = [{"sessionId": "g1", "projectHash": "x"},
+              {"id": "1", "type": "gemini", "content": "ok", "toolCalls": {"not": "a list"}},
+              {"id": [2], "type": "user", "content": "We decided to use uv for every script."},
+              {"id": "3", "type": "user", "content": "Always pin the Python version in CI."}]
+    events, info, _ = read_transcript(write(tmp_path, "g.jsonl", "\n".join(map(json.dumps, gemini))))
+    assert [e.text for e in events if e.role == "user"] == [
+        "We decided to use uv for every script.", "Always pin the Python version in CI."]
+
+
+def test_hook_input_nested_thousands_deep_is_not_a_hook_s():
+    import io
+    deep = '{"a":' * 5000 + "1" + "}" * 5000
+
+    class Stdin(io.StringIO):
+        def isatty(self):
+            return False
+    assert agentmem._read_hook_input(Stdin(deep)) == {}
+
+
+def test_no_user_name_in_the_forms_agents_write_paths_in():
+    text = ("Read ~/.claude/projects/-home-ann-shop/3f2a.jsonl and /tmp/claude-1000/-home-ann-shop/"
+            "tasks/b1.output; on Windows C:\\Users\\ann\\shop and C--Users-ann-shop.")
+    out = agentmem._without_home(text, "/home/ann/shop")
+    assert "ann" not in out and "-~-shop" in out, out

@@ -3,8 +3,9 @@ changes, are confirmed or forgotten by the person, and a newer decision replaces
 import json
 import os
 import subprocess
+import sys
 
-from conftest import am
+from conftest import AGENTMEM, am
 from sessions import hook_json, render_claude
 
 
@@ -270,3 +271,26 @@ def test_a_memory_from_a_branch_not_merged_here_is_marked_until_it_is_merged(tmp
     assert "not merged here" in am("inject", "--format", "text", "--query", "job queue", cwd=repo).stdout
     git(repo, "merge", "-q", "--no-edit", "feature/queue")
     assert "unmerged" not in hit()
+
+
+def test_a_memory_saved_by_hand_or_by_the_agent_goes_stale_too(tmp_path, monkeypatch):
+    repo = captured_project(tmp_path, monkeypatch)
+    am("remember", "Totals are summed as Decimal in src/a.py", "--files", "src/a.py", "--type",
+       "convention", cwd=repo, check=0)
+    mcp = subprocess.run([sys.executable, AGENTMEM, "mcp"], cwd=str(repo), text=True, capture_output=True,
+                         input="\n".join(json.dumps(m) for m in [
+                             {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+                             {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                                 "name": "remember", "arguments": {
+                                     "text": "Rounding happens once per invoice in src/a.py",
+                                     "type": "decision", "files": ["src/a.py"]}}}]) + "\n")
+    assert '"status": "added"' in mcp.stdout.replace('\\"', '"')
+    saved = [m for m in (json.loads(x) for x in am("export", cwd=repo, check=0).stdout.splitlines())
+             if m["source"] in ("cli", "mcp")]
+    assert len(saved) == 2 and all("src/a.py" in m["hashes"] and m["commit"] for m in saved)
+    (repo / "src" / "a.py").write_text("def total(xs):\n    return round(sum(xs), 2)\n")
+    hits = json.loads(am("recall", "Decimal rounding invoice src/a.py", "--json", "--limit", "10",
+                         cwd=repo, check=0).stdout)
+    assert all(h["stale"] for h in hits if h["source"] in ("cli", "mcp"))
+    p = am("check", cwd=repo)
+    assert p.returncode == 1 and p.stdout.count("src/a.py changed") >= 2
