@@ -3271,7 +3271,9 @@ class Memory:
         return d
 
 
-_SHARED_KEYS = ("session", "source", "branch", "commit")   # a session file says them once
+# what a session or import file says once for all its memories; `stored` is when they entered
+# this store (a session captured months after it ran is new here: gc counts from it)
+_SHARED_KEYS = ("session", "source", "branch", "commit", "stored")
 _META_KEYS = ("id", "type", "text", "confidence", "created", "updated", "files", "tags", "source",
               "sources", "session", "seen")
 # where a memory was found: never part of its metadata
@@ -4108,10 +4110,17 @@ class Store:
             pass
 
     def last_active(self, m, used=None):
-        """Epoch seconds a memory was last created, changed, confirmed or used."""
+        """Epoch seconds a memory was last created, entered this store, changed, confirmed or
+        used. A file written before `stored` was kept counts from its last change."""
         used = self.used_times() if used is None else used
         times = [_parse_time(m.created) or 0, _parse_time(m.updated) or 0,
+                 _parse_time(str(m.extra.get("stored") or "")) or 0,
                  _parse_time(str(m.extra.get("reviewed") or "")) or 0, used.get(m.id, 0)]
+        if not m.extra.get("stored") and m.path:
+            try:
+                times.append(os.path.getmtime(self.inside(m.path)))
+            except (OSError, AgentmemError):
+                pass
         return max(times)
 
     def gc(self, days=_ARCHIVE_AFTER_DAYS, purge=False, dry_run=False):
@@ -4328,7 +4337,9 @@ class Store:
     def export_jsonl(self):
         """Every memory as one JSON line, in a stable order."""
         for m in self.memories():
-            yield json.dumps(m.to_dict(), ensure_ascii=False)
+            d = m.to_dict()
+            d.pop("stored", None)                # when it entered *this* store: not the next one's
+            yield json.dumps(d, ensure_ascii=False)
 
 
 def _bounded(bucket, item):
@@ -4492,9 +4503,10 @@ class _ImportRouter:
         return "imports/%s-%03d.md" % (self.stem, self.chunk)
 
     def header(self, rel):
+        stored = '<!-- {"stored": "%s"} -->' % _now_iso()
         if rel.startswith("sessions/"):
-            return "# Session %s\n\n%s\n\n" % (rel[9:-3], _FILE_HELP)
-        return "# Imported from %s · %s\n\n%s\n\n" % (self.stem, self.today, _FILE_HELP)
+            return "# Session %s\n\n%s\n%s\n\n" % (rel[9:-3], stored, _FILE_HELP)
+        return "# Imported from %s · %s\n\n%s\n%s\n\n" % (self.stem, self.today, stored, _FILE_HELP)
 
 
 ########################################################################
@@ -5969,12 +5981,47 @@ class _Capture:
                           "failed": len(os.listdir(failed)) if os.path.isdir(failed) else 0},
                 "last_capture": self.load_state().get("last_capture", "")}
 
-    def jobs(self):
+    def jobs(self, folder=None):
+        """The job files waiting in the queue (or in `folder`, e.g. its failed/), oldest first."""
+        folder = folder or self.queue
         try:
-            names = sorted(n for n in os.listdir(self.queue) if n.endswith(".json"))
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
         except OSError:
             return []
-        return [os.path.join(self.queue, n) for n in names]
+        return [os.path.join(folder, n) for n in names]
+
+    def troubles(self):
+        """(waiting jobs whose last attempt failed, failed jobs): [(transcript, error)] each."""
+        out = []
+        for folder in (self.queue, os.path.join(self.queue, "failed")):
+            found = []
+            for path in self.jobs(folder):
+                try:
+                    with open(path, encoding="utf-8") as f:
+                        job = json.load(f)
+                except (OSError, ValueError):
+                    found.append((os.path.basename(path), "unreadable job file"))
+                    continue
+                if isinstance(job, dict) and (job.get("error") or folder != self.queue):
+                    found.append((str(job.get("transcript") or job.get("session") or "?"),
+                                  str(job.get("error") or "failed")))
+            out.append(found)
+        return out[0], out[1]
+
+    def retry_failed(self):
+        """Put the failed jobs back into the queue with their attempts reset; returns how many."""
+        n = 0
+        for path in self.jobs(os.path.join(self.queue, "failed")):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    job = json.load(f)
+                job.update(attempts=0, not_before=0)
+                _atomic_write(os.path.join(self.queue, os.path.basename(path)), json.dumps(job))
+                os.unlink(path)
+                n += 1
+            except (OSError, ValueError, AttributeError):
+                continue
+        return n
 
     def load_state(self):
         try:
@@ -6225,7 +6272,7 @@ class _Capture:
 
         def header(rel):
             shared = {"session": session, "source": "%s:%s" % (agent, session), "branch": branch,
-                      "commit": commit[:12]}
+                      "commit": commit[:12], "stored": _now_iso()}
             shared = json.dumps({k: v for k, v in shared.items() if v}, ensure_ascii=False)
             return "# Session %s · %s\n\n<!-- %s -->\n%s\n\n" % (
                 session, day, shared.replace(">", "\\u003e"), _FILE_HELP)
@@ -7167,9 +7214,13 @@ def _doctor(store, project):
         try:
             kinds = [k for k, _m, _d in store.check()]
             add("ok" if not kinds else "warn",
-                "review: %s" % (", ".join("%d %s" % (kinds.count(k), k) for k in sorted(set(kinds)))
-                                or "nothing stale, merged, repeated or secret"),
+                "check: %s" % (", ".join("%d %s" % (kinds.count(k), k) for k in sorted(set(kinds)))
+                               or "nothing stale, merged, repeated or secret"),
                 "agentmem check (then --redact for secrets)" if kinds else "")
+            waiting = len(store.review_queue())
+            add("ok", "review: %s" % ("%d memories wait for a person's review" % waiting
+                                      if waiting else "nothing waits"),
+                "agentmem review" if waiting else "")
         except Exception as e:
             add("error", "the store cannot be checked: %s" % e, "agentmem reindex")
         if _FileLock(os.path.join(store.local, "lock")).is_held():
@@ -7177,18 +7228,17 @@ def _doctor(store, project):
                 "wait, or delete %s if no agentmem runs" % os.path.join(store.local, "lock"))
         cap = _Capture(store)
         queued = len(cap.jobs())
-        failed = len([n for n in os.listdir(os.path.join(cap.queue, "failed"))]) \
-            if os.path.isdir(os.path.join(cap.queue, "failed")) else 0
+        failing, failed = cap.troubles()
         last = cap.load_state().get("last_capture")
-        add("ok" if queued < 20 else "warn", "capture queue: %d waiting, %d failed; last capture %s"
-            % (queued, failed, last or "never"), "agentmem process" if queued else "")
+        add("ok" if queued < 20 and not failing else "warn",
+            "capture queue: %d waiting%s, %d failed; last capture %s"
+            % (queued, " (%d failing: %s: %s)" % (len(failing), failing[0][0], failing[0][1])
+               if failing else "", len(failed), last or "never"),
+            "agentmem process" if queued else "")
         if failed:
-            add(
-                "warn",
-                "%d capture jobs failed repeatedly (kept in %s)"
-                % (failed, os.path.join(cap.queue, "failed")),
-                "read %s, then move them back into %s" % (cap.log_path, cap.queue),
-            )
+            add("warn", "%d capture jobs failed repeatedly, the last: %s: %s"
+                % (len(failed), failed[-1][0], failed[-1][1]),
+                "fix the cause, then agentmem process --retry (log: %s)" % cap.log_path)
     try:
         cfg = _llm_settings()
     except AgentmemError as e:
@@ -7253,6 +7303,7 @@ def _short(text, width=100):
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
+_REVIEW_AT_ONCE = 20              # review walks through this many at a time unless --limit
 _SHOWN_CHARS = 2000               # recall and review print at most this much of one memory
 
 
@@ -7391,8 +7442,12 @@ def _cmd_check(args):
                 _out("\n".join("    " + ln for ln in m.text.split("\n")[:12]))
         if args.redact and any(kind == "secret" for kind, _m, _d in findings):
             _out("masked the secrets above in place")
-        _out("%s: %s" % (store.root, "nothing to review" if not findings else "%d to review (%s)"
-                         % (len(findings), ", ".join(sorted({k for k, _m, _d in findings})))))
+        waiting = len(store.review_queue()) if store.exists() else 0
+        _out("%s: %s%s" % (
+            store.root, "nothing that fails a check" if not findings else "%d to fix (%s)"
+            % (len(findings), ", ".join(sorted({k for k, _m, _d in findings}))),
+            "; %d memories wait for a person's review (agentmem review)" % waiting
+            if waiting else "; nothing waits for review"))
     unresolved = [k for k, _m, _d in findings if not (k == "secret" and args.redact)]
     return 1 if unresolved else 0
 
@@ -7576,10 +7631,14 @@ def _cmd_inject(args):
 
 def _cmd_review(args):
     store = _store(args)
-    queue = store.review_queue()[:args.limit] if store.exists() else []
+    whole = store.review_queue() if store.exists() else []
+    limit = args.limit or (len(whole) if args.json else _REVIEW_AT_ONCE)
+    queue = whole[:limit]
     if args.json:
         _json_out([dict(reason=r, detail=d, memory=m.to_dict()) for m, r, d in queue])
         return 0
+    if len(whole) > len(queue):
+        _out("%d of %d to review this time (--limit N for more)" % (len(queue), len(whole)))
     if not queue:
         _out("nothing to review in %s" % store.root)
         return 0
@@ -7625,6 +7684,8 @@ def _cmd_gc(args):
         "" if not args.purge else "; %sdelete %d archived over a year ago" % (verb, len(purged))))
     for m in archived[:20]:
         _out("  %s  %s · %s" % (m.id, m.type, _short(m.text, 80)))
+    if len(archived) > 20:
+        _out("  ... and %d more (--json lists them all)" % (len(archived) - 20))
     return 0
 
 
@@ -7983,12 +8044,19 @@ def _cmd_process(args):
             _out("nothing queued (no store at %s)" % store.root)
         return 0
     cap = _Capture(store)
+    if args.retry:
+        back = cap.retry_failed()
+        if not args.quiet:
+            _out("%d failed jobs back in the queue" % back)
     done, stored, errors = cap.process(llm=not args.no_llm)
     if not args.quiet:
         left = len(cap.jobs())
+        failing = cap.troubles()[0]
         _out("processed %d jobs, stored %d memories%s%s" % (
-            done, stored, "; %d failed (see %s)" % (len(errors), cap.log_path) if errors else "",
-            "; %d still queued" % left if left else ""))
+            done, stored, "; %d failed: %s (log: %s)" % (len(errors), errors[0], cap.log_path)
+            if errors else "",
+            "; %d still queued%s" % (left, ", the last failure: %s: %s" % failing[-1]
+                                     if failing and not errors else "") if left else ""))
     return 1 if errors and not args.quiet else 0
 
 
@@ -8090,6 +8158,8 @@ def _args_process(p):
     p.add_argument(
         "--quiet", action="store_true", help="print nothing (used by the background worker)"
     )
+    p.add_argument("--retry", action="store_true",
+                   help="put the jobs that failed repeatedly back into the queue first")
     p.add_argument("--no-llm", action="store_true", help="use the heuristic compressor only")
 
 
@@ -8145,8 +8215,8 @@ def _args_doctor(p):
 
 
 def _args_review(p):
-    p.add_argument("--limit", "-n", type=_at_least(1), default=20, metavar="N",
-                   help="at most N memories this time (default: %(default)s)")
+    p.add_argument("--limit", "-n", type=_at_least(1), default=None, metavar="N",
+                   help="at most N memories this time (default: %d; --json: all)" % _REVIEW_AT_ONCE)
     p.add_argument("--json", action="store_true",
                    help="print what needs review as JSON and ask nothing (for tools)")
 
@@ -8292,9 +8362,10 @@ _command(
     _cmd_process,
     _args_process,
     "compress queued captures now (the worker does this by itself)",
-    ["agentmem process"],
+    ["agentmem process", "agentmem process --retry   # after fixing what made jobs fail"],
     "Drain the capture queue in the foreground: each queued transcript chunk is compressed and "
-    "stored; a failed one stays queued and is retried later.",
+    "stored; a failed one stays queued and is retried later, and after 6 failures waits in "
+    "queue/failed/ (agentmem doctor says why) until --retry.",
 )
 _command(
     "inject",
@@ -8306,9 +8377,10 @@ _command(
         "agentmem inject --format text --query 'payments refactor'",
         "agentmem inject --prompt   # UserPromptSubmit hook: notes only when clearly relevant",
     ],
-    "Print the project's rules, conventions and decisions, open todos, the last session's summary "
-    "and memories related to the branch and changed files, within a token budget, as quoted notes "
-    "(data, not instructions). Prints nothing and exits 0 when it cannot help.",
+    "Print the project's rules, conventions and decisions, how to run things here, open todos, the "
+    "last session's digest and memories related to the branch and changed files, within a token "
+    "budget, as quoted notes (data, not instructions). With --prompt, the few passages the prompt "
+    "clearly needs, or nothing. Prints nothing and exits 0 when it cannot help.",
 )
 _command(
     "mcp",

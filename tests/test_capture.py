@@ -194,3 +194,37 @@ def test_gemini_precompress_before_every_request_is_captured_once_per_64_kb(stor
     am("capture", input=hook.replace('"auto"', '"manual"'))   # /compress always counts
     assert wait_for_queue(store)
     assert log.read_text().count("PreCompress") == 3
+
+
+def test_doctor_check_and_review_agree_and_failed_captures_say_why(store, tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text(render_claude(STEPS_EN, "sess-h"))
+    am("capture", "--sync", input=hook_json("sess-h", path), check=0)
+    waiting = len(json.loads(am("review", "--json", check=0).stdout))
+    assert waiting > 0                                             # captured, nobody reviewed them
+    assert "%d memories wait for a person's review (agentmem review)" % waiting in am("check").stdout
+    assert "review: %d memories wait" % waiting in am("doctor").stdout
+    gone = tmp_path / "gone.jsonl"
+    am("capture", "--sync", input=hook_json("sess-gone", gone), check=0)   # a transcript that is not there
+    doctor = am("doctor").stdout
+    assert "1 failing: %s: AgentmemError: transcript %s does not exist" % (gone, gone) in doctor
+    p = am("process")
+    assert "still queued, the last failure:" in p.stdout and "does not exist" in p.stdout
+
+
+def test_a_job_that_failed_repeatedly_is_named_and_retried_on_request(store, tmp_path):
+    path = tmp_path / "t.jsonl"
+    failed = store / "local" / "queue" / "failed"
+    failed.mkdir(parents=True)
+    (failed / "1-x.json").write_text(json.dumps({
+        "session": "sess-r", "transcript": str(path), "cwd": str(tmp_path), "event": "SessionEnd",
+        "format": "auto", "attempts": 6, "final": True,
+        "error": "AgentmemError: transcript %s does not exist" % path}))
+    doctor = am("doctor").stdout
+    assert "1 capture jobs failed repeatedly, the last: %s" % path in doctor
+    assert "agentmem process --retry" in doctor
+    path.write_text(render_claude(STEPS_EN, "sess-r"))             # the cause is fixed
+    p = am("process", "--retry", check=0)
+    assert "1 failed jobs back in the queue" in p.stdout and "stored" in p.stdout
+    assert not list(failed.glob("*.json"))
+    assert "Redis Streams" in am("recall", "webhook queue Redis", check=0).stdout

@@ -2,6 +2,7 @@
 changes, are confirmed or forgotten by the person, and a newer decision replaces an older one."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -216,6 +217,9 @@ def test_gc_archives_what_nobody_used_and_purges_only_when_asked(store, tmp_path
                   "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}},
              {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
                   "name": "recall", "arguments": {"query": "feature flags LaunchDarkly"}}}]
+    assert json.loads(am("gc", "--dry-run", "--json", check=0).stdout)["archived"] == []  # new here
+    for f in (store / "imports").glob("*.md"):       # as if imported long ago
+        f.write_text(re.sub(r'"stored": "[^"]+"', '"stored": "2026-01-05T10:00:00Z"', f.read_text()))
     p = am("mcp", input="\n".join(json.dumps(c) for c in calls) + "\n")       # an agent used it today
     assert "LaunchDarkly" in p.stdout
     plan = json.loads(am("gc", "--dry-run", "--json", check=0).stdout)
@@ -294,3 +298,11 @@ def test_a_memory_saved_by_hand_or_by_the_agent_goes_stale_too(tmp_path, monkeyp
     assert all(h["stale"] for h in hits if h["source"] in ("cli", "mcp"))
     p = am("check", cwd=repo)
     assert p.returncode == 1 and p.stdout.count("src/a.py changed") >= 2
+
+
+def test_gc_counts_from_when_a_session_entered_this_store_not_from_when_it_ran(tmp_path, store):
+    steps = [("user", "We decided to keep the billing cron on a single leader node.")]
+    path = tmp_path / "old.jsonl"
+    path.write_text(render_claude(steps, "sess-old").replace("2026-", "2024-"))   # ran two years ago
+    am("capture", "--transcript", path, check=0)
+    assert json.loads(am("gc", "--dry-run", "--json", check=0).stdout)["archived"] == []
