@@ -9,12 +9,16 @@ RUFF_VERSION ?= 0.17.6
 demo:
 	$(PYTHON) agentmem.py demo
 
+# pytest-xdist spreads the suite over the machine's cores when it can be had (else one process)
+XDIST = $$($(PYTHON) -c "import xdist" 2>/dev/null && echo "-n auto")
+
 test:
 	@$(PYTHON) -c "import pytest" 2>/dev/null || $(PYTHON) -m pip install --quiet --disable-pip-version-check pytest
-	$(PYTHON) -m pytest -rs --doctest-modules agentmem.py tests
+	@$(PYTHON) -c "import xdist" 2>/dev/null || $(PYTHON) -m pip install --quiet --disable-pip-version-check pytest-xdist || true
+	$(PYTHON) -m pytest $(XDIST) -rs --doctest-modules agentmem.py tests
 
 test-quick:
-	$(PYTHON) -m pytest -rs --doctest-modules -m "not slow" agentmem.py tests
+	$(PYTHON) -m pytest $(XDIST) -rs --doctest-modules -m "not slow" agentmem.py tests
 
 lint:
 	@$(PYTHON) -m ruff --version 2>/dev/null | grep -q "$(RUFF_VERSION)" || $(PYTHON) -m pip install --quiet --disable-pip-version-check "ruff==$(RUFF_VERSION)"
