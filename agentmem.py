@@ -1180,6 +1180,7 @@ _SECRET_PATTERNS = (
      "[REDACTED]"),                                                                   # Discord bot
     (("eaa",), r"\bEAA(?:A[A-Za-z0-9_\-]{60}|[A-Za-z0-9]{90,})", "[REDACTED]"),  # Square, Meta
     (("aaaaaaaaaa",), r"\bA{20,}[A-Za-z0-9%]{30,}", "[REDACTED]"),          # Twitter/X bearer
+    (("aaaa",), r"\bAAAA[A-Za-z0-9_\-]{7}:[A-Za-z0-9_\-]{100,}", "[REDACTED]"),  # FCM server key
     (("sntrys_", "sntryu_"), r"\bsntry[su]_[A-Za-z0-9+/=_]{40,}", "[REDACTED]"),        # Sentry
     (("pul-",), r"\bpul-[0-9a-f]{40}\b", "[REDACTED]"),                                # Pulumi
     ((".atlasv1.",), r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,}", "[REDACTED]"),  # HCP TF
@@ -1216,6 +1217,18 @@ _SECRET_PATTERNS = (
     (("curl", " -u"), r"(\s-u\s*['\"]?[^\s:'\"]+:)[^\s'\"]+", r"\1[REDACTED]"),          # curl -u
     (("://",), r"(\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"]*:)[^\s@/'\"]+(@)", r"\1[REDACTED]\2"),
     (("://",), r"(\bhttps://)[a-f0-9]{32}(@[\w.\-]*sentry\.io)", r"\1[REDACTED]\2"),  # Sentry
+    # a line of an env file: the whole value, whatever its alphabet (framework secret keys are
+    # mostly punctuation: SECRET_KEY=)@%k8!z^c+...)
+    (("key", "token", "secret", "pass", "pwd", "credential", "auth"),
+     r"(?m)^(\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|PASS"
+     r"|CREDENTIALS?|AUTH)[A-Za-z0-9_]*\s*=\s*)(\S{4,})",
+     lambda m: m.group(1) + ("[REDACTED]" if _looks_secret(m.group(2)) else m.group(2))),
+    # a secret written in prose after its name: "secret access key wJalr...", "with secret X"
+    (("key", "token", "secret", "password", "passphrase"),
+     r"(?i)\b((?:secret|access|api|private|signing|master)\s+key|secret|token|password|passphrase)"
+     r"((?:\s+(?:is|was|of|for|to|set\s+to|as))?\s+)([^\s\"'`,;)]{16,})",
+     lambda m: m.group(1) + m.group(2) + ("[REDACTED]" if _strong_secret(m.group(3))
+                                          else m.group(3))),
     (("key", "token", "secret", "pass", "pwd", "credential", "auth"),
      r"""(?i)(\b(?:[A-Za-z_][A-Za-z0-9_.\-]*?)?(?:api[_\- ]?key|access[_\- ]?key|secret[_\- ]?key"""
      r"""|private[_\- ]?key|_key|_token|_secret|secret|password|passwd|_pwd|_pass|token|apikey"""
@@ -1233,6 +1246,18 @@ _NOT_SECRET_REGEX = _LazyRegex(
     r"|^[\w.]+\(|^[\w.]+\[|^os\.|^process\.env|^env\b|^getenv"   # a call, an env lookup, indexing
     r"|^(?:<[^>]*>?|\$\{|\$\(|\{\{|%\(|\$[A-Z_]+$)"           # placeholders, $(command)
     r"|x{3,}|\*{3,}|\.{3}|your[_\- ]|^example|placeholder|dummy|<|>", re.I)
+
+
+def _strong_secret(value):
+    """Whether a bare word, named as a secret in prose, has a secret's alphabet: at least 16
+    characters mixing three of lower case, upper case, digits and symbols (an identifier such
+    as refresh_token_v2 mixes two)."""
+    v = value.rstrip(".:!?")
+    if len(v) < 16 or _NOT_SECRET_REGEX.search(v) or re.search(r"\.[a-z]{1,5}$", v):
+        return False                                 # a placeholder, a file name
+    classes = [re.search(r"[a-z]", v), re.search(r"[A-Z]", v), re.search(r"\d", v),
+               re.search(r"[^\w.\-]", v)]
+    return sum(1 for c in classes if c) >= 3
 
 
 def _looks_secret(value):
@@ -6138,6 +6163,10 @@ class _Capture:
             events.append(Event("assistant", job["last_message"], job.get("created", "")))
         seen = set(ts.get("seen") or [])
         fresh = [e for e in events if e.key not in seen]
+        keys = [e.key for e in fresh]            # as read: the next capture sees the same text
+        for e in fresh:              # secrets go before anything is cut or joined: never half a key
+            if e.role != "result":
+                e.text = self.store.clean(e.text)
         session = job.get("session") or info.get("session") or _slug(os.path.basename(key), 36)
         info.setdefault("cwd", job.get("cwd") or "")
         if job.get("cwd") and not info.get("cwd"):
@@ -6159,7 +6188,7 @@ class _Capture:
                 self.log("LLM compression failed, heuristic memories kept: %s" % e)
                 if not isinstance(e, _LLMAuthError):
                     self.enqueue_llm(session, fresh, job)
-        ts["seen"] = (list(seen) + [e.key for e in fresh])[-_SEEN_KEYS_KEPT:]
+        ts["seen"] = (list(seen) + keys)[-_SEEN_KEYS_KEPT:]
         ts["session"] = session
         ts["context"] = self.store._clean_value(context)     # the person's words, on disk
         state["last_capture"] = _now_iso()
@@ -6223,6 +6252,7 @@ class _Capture:
     def store_memories(self, memories, session, info, job, context, events):
         """Redact, stamp (session, source, git, file hashes) and write memories to the session."""
         cwd = info.get("cwd") or job.get("cwd") or ""
+        session = self.store.clean(session) or "session"   # it names a file and heads it
         agent = job.get("agent") or {"claude": "claude-code", "codex": "codex", "gemini": "gemini",
                                      "text": "chat"}.get(info.get("format"), "agent")
         git = _git_info(cwd) if cwd else {}

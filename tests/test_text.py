@@ -256,3 +256,27 @@ def test_a_secret_the_person_pastes_reaches_no_file_of_the_store(store, tmp_path
     am("capture", "--sync", input=hook_json("sess-key", path), check=0)
     everything = b"".join(f.read_bytes() for f in store.rglob("*") if f.is_file())
     assert key.encode() not in everything and b"signing secret was rotated" in everything
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("The secret access key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY is in the vault", "wJalrXUtnFEMI"),
+    ("Call the staging API with secret Zq8pL2vN9xR4tY7wK1mB3cD6 for now", "Zq8pL2vN9x"),
+    ("SECRET_KEY=)@%k8!z^c+r1p#v&q9d$w2e*t7y(u0i-o=p", "#v&q9d$w2e"),
+    ("export DJANGO_SECRET_KEY=django-insecure-8x#k2!mz^q@w1e$r5t", "mz^q@w1e"),
+    ("FCM server key AAAAbcdEFG1:APA91bH" + "x7Y" * 45, "APA91bH"),
+])
+def test_secrets_in_prose_env_files_and_prefixed_server_keys_are_masked(text, secret):
+    assert secret not in agentmem.redact(text)
+
+
+def test_a_secret_is_masked_before_a_long_message_is_cut(store, tmp_path):
+    from sessions import hook_json, render_claude
+    key = "sk-ant-api03-" + "Qw7" * 20
+    head = "Deploy the worker " + "and the scheduler " * 25 + "with the key "
+    request = head + " " * (482 - len(head)) + key + " today"   # cut at 500: 18 signs of the key
+    path = tmp_path / "t.jsonl"
+    path.write_text(render_claude([("user", request), ("assistant", "Deployed.")], "sess-cut"))
+    am("capture", "--sync", input=hook_json("sess-cut", path), check=0)
+    on_disk = "".join(f.read_text() for f in store.rglob("*") if f.is_file() and
+                      f.suffix in (".md", ".json", ".log"))
+    assert "Deploy the worker" in on_disk and "sk-ant-api03-Qw7" not in on_disk
