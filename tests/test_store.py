@@ -466,3 +466,24 @@ def test_metadata_that_names_the_text_or_type_does_not_hide_the_memory(store):
     [m] = [json.loads(x) for x in am("export").stdout.splitlines()]
     assert (m["type"], m["text"], m["session"], m["source"]) == \
         ("fact", "Staging is restored every Sunday.", "s8", "cli")   # its own metadata wins
+
+
+@pytest.mark.parametrize("forgotten,edited", [("decision", "fact"), ("fact", "decision")])
+def test_forget_on_one_side_and_edits_on_the_other_never_mix_neighbours_silently(
+        tmp_path, monkeypatch, forgotten, edited):
+    a, b, rel = two_clones(tmp_path, monkeypatch, TEXTS)
+    ids = {m["type"]: m["id"] for m in (json.loads(x) for x in am("export", cwd=a).stdout.splitlines())}
+    x = {"fact": ("port 8080", "port 9090"), "decision": ("up to 30 seconds", "up to 45 seconds")}
+    am("forget", ids[forgotten], cwd=a, check=0)                    # A forgets one, edits the other
+    edit(a, rel, x[edited])
+    git(a, "push", "-q", "origin", "HEAD")
+    edit(b, rel, (x["fact"][0], "port 7070"), (x["decision"][0], "up to 60 seconds"))   # B edits both
+    am("confirm", ids["fact"], cwd=b, check=0)
+    git(b, "commit", "-qam", "confirmed")
+    git(b, "pull", "-q", "--no-rebase", "origin", "HEAD")
+    mems = [json.loads(x) for x in am("export", cwd=b).stdout.splitlines()]
+    mixed = [m for m in mems if sum(s in m["text"] for s in ("port", "seconds")) > 1 or
+             m["text"].count("port") > 1 or m["text"].count("seconds") > 1]
+    p = am("check", "--json", cwd=b)
+    flagged = {f["memory"]["id"] for f in json.loads(p.stdout or "[]")}
+    assert p.returncode == 1 and all(m["id"] in flagged for m in mixed), (mixed, p.stdout)
