@@ -99,6 +99,7 @@ _LINK_KINDS = ("supersedes", "caused-by", "fixes", "context")    # agentmem rela
 _LINK_WEIGHT = 0.5        # a memory one link from a hit, against the hit's own score
 _LINKED_MAX = 3           # linked memories recall adds to its hits
 _SUPERSEDE_BATCH = 200    # adds up to this size look for the older decision each one replaces
+_PROMOTE_SEEN = 3                 # corrections of one habit after which a rule is proposed
 _SUPERSEDED_WEIGHT = 0.7  # a replaced decision still answers "what did we decide before?"
 _MERGE_CHECK_LINES = 20      # texts longer than this are not checked for merged versions
 _TWO_VERSIONS_JACCARD = 0.3  # two halves of a text this alike are two versions of one statement
@@ -327,6 +328,35 @@ class _FileLock:
                 return False
         except AgentmemError:
             return True
+
+
+def _dedupe(items):
+    """Non-empty items, first occurrence kept, order kept."""
+    seen, out = set(), []
+    for x in items:
+        if x and x not in seen:
+            seen.add(x)
+            out.append(x)
+    return out
+
+
+def _normalize_file(f):
+    """A path as stored in memories: forward slashes, no leading './'."""
+    f = str(f).strip().replace("\\", "/")
+    while f.startswith("./"):
+        f = f[2:]
+    return f
+
+
+def _err(text):
+    """One line on stderr (errors, notes a script should not parse)."""
+    sys.stderr.write(text + "\n")
+
+
+def _short(text, width=100):
+    """A text on one line, cut to `width` characters with an ellipsis."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 ########################################################################
@@ -1794,6 +1824,316 @@ def _sane(events, info):
 
 
 ########################################################################
+# Memory: the one record every stage passes on, and its markdown form
+########################################################################
+
+class Memory:
+    """One memory. `text` is what a person reads; the rest is metadata.
+
+    `sources` lists every source the memory was seen from (the first is
+    `source`); `seen` counts how often. `extra` keeps fields written by newer
+    versions or by capture (commit, branch, file hashes) so they round-trip.
+    `path` and `line` say where the memory lives in the store.
+    """
+
+    __slots__ = ("id", "type", "text", "tags", "files", "confidence", "created", "updated",
+                 "source", "sources", "session", "seen", "extra", "path", "line", "end")
+
+    def __init__(
+        self,
+        text,
+        type=_DEFAULT_TYPE,
+        id="",
+        tags=(),
+        files=(),
+        confidence=_DEFAULT_CONFIDENCE,
+        created="",
+        updated="",
+        source="",
+        sources=(),
+        session="",
+        seen=1,
+        extra=None,
+        path="",
+        line=0,
+        end=0,
+    ):
+        self.id, self.type, self.text = id, type, text
+        self.tags, self.files = list(tags), list(files)
+        self.confidence, self.created, self.updated = confidence, created, updated
+        self.source, self.session, self.seen = source, session, seen
+        self.sources = list(sources) if sources else ([source] if source else [])
+        self.extra = dict(extra or {})
+        self.path, self.line, self.end = path, line, end
+
+    def __repr__(self):
+        return "Memory(%r, type=%r, id=%r)" % (self.text[:40], self.type, self.id)
+
+    @property
+    def title(self):
+        return _first_sentence(self.text)
+
+    def meta(self):
+        """The metadata written in the comment under the memory's heading."""
+        d = {"confidence": self.confidence, "created": self.created}
+        if self.updated and self.updated != self.created:
+            d["updated"] = self.updated
+        if self.source:
+            d["source"] = self.source
+        if len(self.sources) > 1 or (self.sources and self.sources[0] != self.source):
+            d["sources"] = self.sources
+        for key in ("session", "tags", "files"):
+            if getattr(self, key):
+                d[key] = getattr(self, key)
+        if self.seen != 1:
+            d["seen"] = self.seen
+        for k in sorted(self.extra):
+            d.setdefault(k, self.extra[k])
+        return d
+
+    def to_dict(self):
+        """The memory as JSON-ready data (the shape of --json, export and MCP)."""
+        d = {"id": self.id, "type": self.type, "text": self.text, "confidence": self.confidence,
+             "created": self.created, "updated": self.updated or self.created,
+             "files": self.files, "tags": self.tags, "source": self.source,
+             "sources": self.sources or ([self.source] if self.source else []),
+             "session": self.session, "seen": self.seen}
+        for k, v in self.extra.items():
+            d.setdefault(k, v)
+        return d
+
+
+# what a session or import file says once for all its memories; `stored` is when they entered
+# this store (a session captured months after it ran is new here: gc counts from it)
+_SHARED_KEYS = ("session", "source", "branch", "commit", "stored")
+_META_KEYS = ("id", "type", "text", "confidence", "created", "updated", "files", "tags", "source",
+              "sources", "session", "seen")
+# where a memory was found: never part of its metadata
+_PLACE_KEYS = ("path", "line", "end", "score")
+
+
+def _strings(value, key, strict):
+    """A list field from a list or a comma-separated string; else [] (or ValueError when strict)."""
+    if isinstance(value, str):
+        value = value.split(",")
+    if value is None:
+        value = []
+    if not isinstance(value, list):
+        if strict:
+            raise ValueError("%r must be a list or a comma-separated string" % key)
+        return []
+    return [str(x).strip() for x in value if str(x).strip()]
+
+
+def _memory_from_dict(d, strict=False):
+    """A Memory from its dict form: an import line, the index's copy, a markdown block's metadata.
+
+    Lenient by default, for hand-edited files: a bad field falls back to its
+    default. With `strict` (import), a bad field raises ValueError saying which.
+    Keys that are not metadata go to `extra` and round-trip.
+
+    >>> _memory_from_dict({"text": "Use uv", "confidence": "high", "tags": "a, b"}).tags
+    ['a', 'b']
+    >>> _memory_from_dict({"text": "Use uv", "confidence": 2}, strict=True)
+    Traceback (most recent call last):
+    ValueError: 'confidence' must be a number from 0 to 1
+    """
+    text = d.get("text")
+    if strict and (not isinstance(text, str) or not text.strip()):
+        raise ValueError("'text' is required and must be a non-empty string")
+    conf = d.get("confidence", _DEFAULT_CONFIDENCE)
+    if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1:
+        if strict:
+            raise ValueError("'confidence' must be a number from 0 to 1")
+        try:
+            conf = min(1.0, max(0.0, float(conf)))
+        except (TypeError, ValueError):
+            conf = _DEFAULT_CONFIDENCE
+    created = str(d.get("created") or "")
+    if strict and created:
+        if _parse_time(created) is None:
+            raise ValueError("'created' is not a date: %r" % (created,))
+        created = _now_iso(_parse_time(created))
+    seen = d.get("seen", 1)
+    if not isinstance(seen, int) or isinstance(seen, bool) or seen < 1:
+        try:
+            seen = max(1, int(seen)) if not strict else 1
+        except (TypeError, ValueError):
+            seen = 1
+
+    def place(key):
+        value = d.get(key, 0 if key != "path" else "")
+        return value if isinstance(value, (int, str)) and not isinstance(value, bool) else 0
+
+    return Memory(
+        str(text or ""),
+        type=str(d.get("type") or _DEFAULT_TYPE),
+        id=str(d.get("id") or ""),
+        tags=_strings(d.get("tags"), "tags", strict),
+        files=_strings(d.get("files"), "files", strict),
+        confidence=float(conf),
+        created=created,
+        updated=str(d.get("updated") or ""),
+        source=str(d.get("source") or ""),
+        sources=_strings(d.get("sources"), "sources", strict),
+        session=str(d.get("session") or ""),
+        seen=seen,
+        extra={k: v for k, v in d.items() if k not in _META_KEYS and k not in _PLACE_KEYS},
+        path=place("path"),
+        line=place("line"),
+        end=place("end"),
+    )
+
+
+def _render_memory(m, shared=None):
+    """The markdown block of one memory, ending with a blank line. Metadata its file's header
+    already gives (`shared`: the session, its source, branch and commit) is not repeated.
+
+    >>> print(_render_memory(Memory("Use FTS5.\\n## not a heading", type="decision", id="abc12345",
+    ...       confidence=0.9, created="2026-11-29T10:00:00Z")), end="")
+    ## decision · abc12345
+    <!-- {"confidence": 0.9, "created": "2026-11-29T10:00:00Z", "sum": "be60ca60"} -->
+    Use FTS5.
+    \\## not a heading
+    <BLANKLINE>
+    """
+    meta = dict(m.meta(), sum=_text_sum(m.text))
+    for key, value in (shared or {}).items():
+        if meta.get(key) == value:
+            del meta[key]
+    meta = json.dumps(meta, ensure_ascii=False).replace(">", "\\u003e")
+    body = "\n".join(("\\" + ln) if ln.startswith("#") or ln.startswith("\\#") else ln
+                     for ln in m.text.strip("\n").split("\n"))
+    return "## %s · %s\n<!-- %s -->\n%s\n\n" % (m.type, m.id, meta, body)
+
+
+def _file_shared(text):
+    """{key: value} of the metadata every memory of a file shares, from the JSON comment in
+    the file's header (before its first memory): a session file names its session, source,
+    branch and commit once.
+
+    >>> _file_shared('# Session s1\\n\\n<!-- {"session": "s1", "x": 1} -->\\n\\n## fact\\nA.\\n')
+    {'session': 's1'}
+    """
+    for line in text[:4000].split("\n"):
+        if line.startswith("## "):
+            break
+        mm = _META_REGEX.match(line.strip())
+        if mm:
+            try:
+                d = json.loads(mm.group(1))
+            except (ValueError, RecursionError):
+                return {}
+            return {k: v for k, v in d.items() if k in _SHARED_KEYS and isinstance(v, str) and v} \
+                if isinstance(d, dict) else {}
+    return {}
+
+
+def _text_sum(text):
+    """A short checksum of a memory's words, written in its metadata (`sum`): a text that no
+    longer matches it was changed outside agentmem, by hand or by a git merge."""
+    return "%08x" % zlib.crc32(" ".join(text.split()).encode("utf-8", "surrogatepass"))
+
+
+def _merge_damage(lines, written_sum):
+    """Why the non-blank `lines` of a block whose text no longer matches its `sum` look like
+    two versions joined by a git union merge, or ''.
+
+    A hand edit changes the text and leaves `sum` behind: that alone is no damage. A union
+    merge of two edits of one memory keeps both sides' lines, so the text then holds the
+    version agentmem wrote plus other lines, or two look-alike halves.
+    """
+    for i in range(1, len(lines)):
+        first, second = "\n".join(lines[:i]), "\n".join(lines[i:])
+        if written_sum in (_text_sum(first), _text_sum(second)):
+            return "its text holds the version agentmem wrote and other lines"
+        if _jaccard(_shingles(first), _shingles(second)) >= _TWO_VERSIONS_JACCARD:
+            return "its text holds two versions of one statement"
+    return ""
+
+
+def _parse_memories(text, path=""):
+    """Memories of one markdown file, in order, with their line spans.
+
+    A memory starts at a '## type · id' heading; the '<!-- {...} -->' line under
+    it is its metadata. A heading without an id (a memory added by hand) gets
+    an id derived from its text; a free heading ('## Deploy notes') is a fact
+    whose first line is the heading. Text before the first heading is the
+    file's own header and belongs to no memory.
+
+    >>> ms = _parse_memories("# notes\\n\\n## convention\\nTabs, not spaces.\\n\\n"
+    ...                     "## Deploy notes\\nRun make.\\n")
+    >>> [(m.type, m.text, m.line, m.end) for m in ms]
+    [('convention', 'Tabs, not spaces.', 3, 6), ('fact', 'Deploy notes\\nRun make.', 6, 9)]
+    """
+    lines = text.split("\n")
+    shared = _file_shared(text)
+    out, suspects = [], []          # suspects: (index, lines) of hand-changed multi-line texts
+    starts = [i for i, ln in enumerate(lines) if _HEADING_REGEX.match(ln)]
+    for k, start in enumerate(starts):
+        stop = starts[k + 1] if k + 1 < len(starts) else len(lines)
+        heading = _HEADING_REGEX.match(lines[start]).group(1)
+        body_lines = lines[start + 1:stop]
+        meta = {}
+        if body_lines and body_lines[0].lstrip().startswith("<!--"):
+            mm = _META_REGEX.match(body_lines[0].strip())
+            raw = mm.group(1) if mm else body_lines[0]
+            try:
+                meta = json.loads(raw)
+                if not isinstance(meta, dict):
+                    meta = {}
+                elif "\\u" in raw and re.search(r"\\u[dD][89a-fA-F]", raw):    # \ud800 escapes
+                    meta = json.loads(json.dumps(meta, ensure_ascii=False).encode(
+                        "utf-8", "replace").decode("utf-8"))
+            except (ValueError, RecursionError):    # a hand edit broke the JSON: keep what reads
+                meta = {}
+                for key, val in _LOOSE_FIELD_REGEX.findall(raw[:100000]):
+                    try:
+                        meta[key] = json.loads(val)
+                    except (ValueError, RecursionError):
+                        pass
+            if mm or meta:
+                body_lines = body_lines[1:]
+        written_sum = meta.pop("sum", "") if isinstance(meta.get("sum"), str) else ""
+        extra_meta = [ln for ln in body_lines if _META_REGEX.match(ln.strip())]
+        body_lines = [ln[1:] if ln.startswith("\\#") else ln for ln in body_lines
+                      if ln not in extra_meta]
+        if extra_meta:              # a union merge kept both sides' metadata: two versions
+            meta["conflict"] = "a git merge joined two versions of its metadata and text"
+        elif written_sum and not meta.get("conflict") and \
+                _text_sum("\n".join(body_lines)) != written_sum:     # changed outside agentmem
+            said = [ln for ln in body_lines if ln.strip()]
+            damage = _merge_damage(said, written_sum) if len(said) <= _MERGE_CHECK_LINES else ""
+            if damage:
+                meta["conflict"] = "a git merge joined two versions: " + damage
+            elif 1 < len(said) <= _MERGE_CHECK_LINES:
+                suspects.append((len(out), said))
+        body = "\n".join(body_lines).strip()
+        typed = _TYPED_HEADING_REGEX.match(heading)
+        if typed and (typed.group(2) or typed.group(1) in _MEMORY_TYPES or meta):
+            mtype, ident = typed.group(1), typed.group(2) or ""
+        else:
+            mtype, ident = _DEFAULT_TYPE, ""
+            body = (heading + "\n" + body).strip()
+        if not body:
+            continue
+        ident = ident or _derived_id(path, body)
+        fields = dict(shared)
+        fields.update(meta)
+        fields.update(text=body, type=mtype, id=ident, path=path, line=start + 1, end=stop + 1)
+        out.append(_memory_from_dict(fields))
+    for k, body_lines in suspects:  # a merge may move a line of one memory into its neighbour
+        m, lines_sh = out[k], [_shingles(ln) for ln in body_lines]
+        for other in out[max(0, k - 2):k + 3]:    # union merges mix adjacent hunks only
+            other_sh = _shingles(other.text)
+            if other is not m and any(_jaccard(sh, other_sh) >= 0.5 for sh in lines_sh):
+                m.extra["conflict"] = ("a git merge joined two versions: its text holds a "
+                                       "version of %s" % other.id)
+                break
+    return out
+
+
+########################################################################
 # Compress: from Events to typed facts (heuristic; optional LLM further down)
 ########################################################################
 
@@ -3217,1324 +3557,6 @@ def _session_summary(memories, context, info):
 
 
 ########################################################################
-# Memory: the one record every stage passes on, and its markdown form
-########################################################################
-
-class Memory:
-    """One memory. `text` is what a person reads; the rest is metadata.
-
-    `sources` lists every source the memory was seen from (the first is
-    `source`); `seen` counts how often. `extra` keeps fields written by newer
-    versions or by capture (commit, branch, file hashes) so they round-trip.
-    `path` and `line` say where the memory lives in the store.
-    """
-
-    __slots__ = ("id", "type", "text", "tags", "files", "confidence", "created", "updated",
-                 "source", "sources", "session", "seen", "extra", "path", "line", "end")
-
-    def __init__(
-        self,
-        text,
-        type=_DEFAULT_TYPE,
-        id="",
-        tags=(),
-        files=(),
-        confidence=_DEFAULT_CONFIDENCE,
-        created="",
-        updated="",
-        source="",
-        sources=(),
-        session="",
-        seen=1,
-        extra=None,
-        path="",
-        line=0,
-        end=0,
-    ):
-        self.id, self.type, self.text = id, type, text
-        self.tags, self.files = list(tags), list(files)
-        self.confidence, self.created, self.updated = confidence, created, updated
-        self.source, self.session, self.seen = source, session, seen
-        self.sources = list(sources) if sources else ([source] if source else [])
-        self.extra = dict(extra or {})
-        self.path, self.line, self.end = path, line, end
-
-    def __repr__(self):
-        return "Memory(%r, type=%r, id=%r)" % (self.text[:40], self.type, self.id)
-
-    @property
-    def title(self):
-        return _first_sentence(self.text)
-
-    def meta(self):
-        """The metadata written in the comment under the memory's heading."""
-        d = {"confidence": self.confidence, "created": self.created}
-        if self.updated and self.updated != self.created:
-            d["updated"] = self.updated
-        if self.source:
-            d["source"] = self.source
-        if len(self.sources) > 1 or (self.sources and self.sources[0] != self.source):
-            d["sources"] = self.sources
-        for key in ("session", "tags", "files"):
-            if getattr(self, key):
-                d[key] = getattr(self, key)
-        if self.seen != 1:
-            d["seen"] = self.seen
-        for k in sorted(self.extra):
-            d.setdefault(k, self.extra[k])
-        return d
-
-    def to_dict(self):
-        """The memory as JSON-ready data (the shape of --json, export and MCP)."""
-        d = {"id": self.id, "type": self.type, "text": self.text, "confidence": self.confidence,
-             "created": self.created, "updated": self.updated or self.created,
-             "files": self.files, "tags": self.tags, "source": self.source,
-             "sources": self.sources or ([self.source] if self.source else []),
-             "session": self.session, "seen": self.seen}
-        for k, v in self.extra.items():
-            d.setdefault(k, v)
-        return d
-
-
-# what a session or import file says once for all its memories; `stored` is when they entered
-# this store (a session captured months after it ran is new here: gc counts from it)
-_SHARED_KEYS = ("session", "source", "branch", "commit", "stored")
-_META_KEYS = ("id", "type", "text", "confidence", "created", "updated", "files", "tags", "source",
-              "sources", "session", "seen")
-# where a memory was found: never part of its metadata
-_PLACE_KEYS = ("path", "line", "end", "score")
-
-
-def _strings(value, key, strict):
-    """A list field from a list or a comma-separated string; else [] (or ValueError when strict)."""
-    if isinstance(value, str):
-        value = value.split(",")
-    if value is None:
-        value = []
-    if not isinstance(value, list):
-        if strict:
-            raise ValueError("%r must be a list or a comma-separated string" % key)
-        return []
-    return [str(x).strip() for x in value if str(x).strip()]
-
-
-def _memory_from_dict(d, strict=False):
-    """A Memory from its dict form: an import line, the index's copy, a markdown block's metadata.
-
-    Lenient by default, for hand-edited files: a bad field falls back to its
-    default. With `strict` (import), a bad field raises ValueError saying which.
-    Keys that are not metadata go to `extra` and round-trip.
-
-    >>> _memory_from_dict({"text": "Use uv", "confidence": "high", "tags": "a, b"}).tags
-    ['a', 'b']
-    >>> _memory_from_dict({"text": "Use uv", "confidence": 2}, strict=True)
-    Traceback (most recent call last):
-    ValueError: 'confidence' must be a number from 0 to 1
-    """
-    text = d.get("text")
-    if strict and (not isinstance(text, str) or not text.strip()):
-        raise ValueError("'text' is required and must be a non-empty string")
-    conf = d.get("confidence", _DEFAULT_CONFIDENCE)
-    if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1:
-        if strict:
-            raise ValueError("'confidence' must be a number from 0 to 1")
-        try:
-            conf = min(1.0, max(0.0, float(conf)))
-        except (TypeError, ValueError):
-            conf = _DEFAULT_CONFIDENCE
-    created = str(d.get("created") or "")
-    if strict and created:
-        if _parse_time(created) is None:
-            raise ValueError("'created' is not a date: %r" % (created,))
-        created = _now_iso(_parse_time(created))
-    seen = d.get("seen", 1)
-    if not isinstance(seen, int) or isinstance(seen, bool) or seen < 1:
-        try:
-            seen = max(1, int(seen)) if not strict else 1
-        except (TypeError, ValueError):
-            seen = 1
-
-    def place(key):
-        value = d.get(key, 0 if key != "path" else "")
-        return value if isinstance(value, (int, str)) and not isinstance(value, bool) else 0
-
-    return Memory(
-        str(text or ""),
-        type=str(d.get("type") or _DEFAULT_TYPE),
-        id=str(d.get("id") or ""),
-        tags=_strings(d.get("tags"), "tags", strict),
-        files=_strings(d.get("files"), "files", strict),
-        confidence=float(conf),
-        created=created,
-        updated=str(d.get("updated") or ""),
-        source=str(d.get("source") or ""),
-        sources=_strings(d.get("sources"), "sources", strict),
-        session=str(d.get("session") or ""),
-        seen=seen,
-        extra={k: v for k, v in d.items() if k not in _META_KEYS and k not in _PLACE_KEYS},
-        path=place("path"),
-        line=place("line"),
-        end=place("end"),
-    )
-
-
-def _render_memory(m, shared=None):
-    """The markdown block of one memory, ending with a blank line. Metadata its file's header
-    already gives (`shared`: the session, its source, branch and commit) is not repeated.
-
-    >>> print(_render_memory(Memory("Use FTS5.\\n## not a heading", type="decision", id="abc12345",
-    ...       confidence=0.9, created="2026-11-29T10:00:00Z")), end="")
-    ## decision · abc12345
-    <!-- {"confidence": 0.9, "created": "2026-11-29T10:00:00Z", "sum": "be60ca60"} -->
-    Use FTS5.
-    \\## not a heading
-    <BLANKLINE>
-    """
-    meta = dict(m.meta(), sum=_text_sum(m.text))
-    for key, value in (shared or {}).items():
-        if meta.get(key) == value:
-            del meta[key]
-    meta = json.dumps(meta, ensure_ascii=False).replace(">", "\\u003e")
-    body = "\n".join(("\\" + ln) if ln.startswith("#") or ln.startswith("\\#") else ln
-                     for ln in m.text.strip("\n").split("\n"))
-    return "## %s · %s\n<!-- %s -->\n%s\n\n" % (m.type, m.id, meta, body)
-
-
-def _file_shared(text):
-    """{key: value} of the metadata every memory of a file shares, from the JSON comment in
-    the file's header (before its first memory): a session file names its session, source,
-    branch and commit once.
-
-    >>> _file_shared('# Session s1\\n\\n<!-- {"session": "s1", "x": 1} -->\\n\\n## fact\\nA.\\n')
-    {'session': 's1'}
-    """
-    for line in text[:4000].split("\n"):
-        if line.startswith("## "):
-            break
-        mm = _META_REGEX.match(line.strip())
-        if mm:
-            try:
-                d = json.loads(mm.group(1))
-            except (ValueError, RecursionError):
-                return {}
-            return {k: v for k, v in d.items() if k in _SHARED_KEYS and isinstance(v, str) and v} \
-                if isinstance(d, dict) else {}
-    return {}
-
-
-def _text_sum(text):
-    """A short checksum of a memory's words, written in its metadata (`sum`): a text that no
-    longer matches it was changed outside agentmem, by hand or by a git merge."""
-    return "%08x" % zlib.crc32(" ".join(text.split()).encode("utf-8", "surrogatepass"))
-
-
-def _merge_damage(lines, written_sum):
-    """Why the non-blank `lines` of a block whose text no longer matches its `sum` look like
-    two versions joined by a git union merge, or ''.
-
-    A hand edit changes the text and leaves `sum` behind: that alone is no damage. A union
-    merge of two edits of one memory keeps both sides' lines, so the text then holds the
-    version agentmem wrote plus other lines, or two look-alike halves.
-    """
-    for i in range(1, len(lines)):
-        first, second = "\n".join(lines[:i]), "\n".join(lines[i:])
-        if written_sum in (_text_sum(first), _text_sum(second)):
-            return "its text holds the version agentmem wrote and other lines"
-        if _jaccard(_shingles(first), _shingles(second)) >= _TWO_VERSIONS_JACCARD:
-            return "its text holds two versions of one statement"
-    return ""
-
-
-def _parse_memories(text, path=""):
-    """Memories of one markdown file, in order, with their line spans.
-
-    A memory starts at a '## type · id' heading; the '<!-- {...} -->' line under
-    it is its metadata. A heading without an id (a memory added by hand) gets
-    an id derived from its text; a free heading ('## Deploy notes') is a fact
-    whose first line is the heading. Text before the first heading is the
-    file's own header and belongs to no memory.
-
-    >>> ms = _parse_memories("# notes\\n\\n## convention\\nTabs, not spaces.\\n\\n"
-    ...                     "## Deploy notes\\nRun make.\\n")
-    >>> [(m.type, m.text, m.line, m.end) for m in ms]
-    [('convention', 'Tabs, not spaces.', 3, 6), ('fact', 'Deploy notes\\nRun make.', 6, 9)]
-    """
-    lines = text.split("\n")
-    shared = _file_shared(text)
-    out, suspects = [], []          # suspects: (index, lines) of hand-changed multi-line texts
-    starts = [i for i, ln in enumerate(lines) if _HEADING_REGEX.match(ln)]
-    for k, start in enumerate(starts):
-        stop = starts[k + 1] if k + 1 < len(starts) else len(lines)
-        heading = _HEADING_REGEX.match(lines[start]).group(1)
-        body_lines = lines[start + 1:stop]
-        meta = {}
-        if body_lines and body_lines[0].lstrip().startswith("<!--"):
-            mm = _META_REGEX.match(body_lines[0].strip())
-            raw = mm.group(1) if mm else body_lines[0]
-            try:
-                meta = json.loads(raw)
-                if not isinstance(meta, dict):
-                    meta = {}
-                elif "\\u" in raw and re.search(r"\\u[dD][89a-fA-F]", raw):    # \ud800 escapes
-                    meta = json.loads(json.dumps(meta, ensure_ascii=False).encode(
-                        "utf-8", "replace").decode("utf-8"))
-            except (ValueError, RecursionError):    # a hand edit broke the JSON: keep what reads
-                meta = {}
-                for key, val in _LOOSE_FIELD_REGEX.findall(raw[:100000]):
-                    try:
-                        meta[key] = json.loads(val)
-                    except (ValueError, RecursionError):
-                        pass
-            if mm or meta:
-                body_lines = body_lines[1:]
-        written_sum = meta.pop("sum", "") if isinstance(meta.get("sum"), str) else ""
-        extra_meta = [ln for ln in body_lines if _META_REGEX.match(ln.strip())]
-        body_lines = [ln[1:] if ln.startswith("\\#") else ln for ln in body_lines
-                      if ln not in extra_meta]
-        if extra_meta:              # a union merge kept both sides' metadata: two versions
-            meta["conflict"] = "a git merge joined two versions of its metadata and text"
-        elif written_sum and not meta.get("conflict") and \
-                _text_sum("\n".join(body_lines)) != written_sum:     # changed outside agentmem
-            said = [ln for ln in body_lines if ln.strip()]
-            damage = _merge_damage(said, written_sum) if len(said) <= _MERGE_CHECK_LINES else ""
-            if damage:
-                meta["conflict"] = "a git merge joined two versions: " + damage
-            elif 1 < len(said) <= _MERGE_CHECK_LINES:
-                suspects.append((len(out), said))
-        body = "\n".join(body_lines).strip()
-        typed = _TYPED_HEADING_REGEX.match(heading)
-        if typed and (typed.group(2) or typed.group(1) in _MEMORY_TYPES or meta):
-            mtype, ident = typed.group(1), typed.group(2) or ""
-        else:
-            mtype, ident = _DEFAULT_TYPE, ""
-            body = (heading + "\n" + body).strip()
-        if not body:
-            continue
-        ident = ident or _derived_id(path, body)
-        fields = dict(shared)
-        fields.update(meta)
-        fields.update(text=body, type=mtype, id=ident, path=path, line=start + 1, end=stop + 1)
-        out.append(_memory_from_dict(fields))
-    for k, body_lines in suspects:  # a merge may move a line of one memory into its neighbour
-        m, lines_sh = out[k], [_shingles(ln) for ln in body_lines]
-        for other in out[max(0, k - 2):k + 3]:    # union merges mix adjacent hunks only
-            other_sh = _shingles(other.text)
-            if other is not m and any(_jaccard(sh, other_sh) >= 0.5 for sh in lines_sh):
-                m.extra["conflict"] = ("a git merge joined two versions: its text holds a "
-                                       "version of %s" % other.id)
-                break
-    return out
-
-
-########################################################################
-# Store: where memories live, and how they are added, merged and removed
-########################################################################
-
-_FILE_HELP = (
-    "<!-- agentmem memory file. Each memory starts at a '## type · id' heading; the comment "
-    "under it is its metadata (JSON). Edit the text freely, delete a memory by deleting its "
-    "block, add one under a new '## type' heading. Format: docs/format.md -->"
-)
-_GITIGNORE = ("# agentmem: derived per machine (search index, capture queue, locks); "
-              "rebuilt from the markdown files\nlocal/\n.*.tmp\n")
-_GITATTRIBUTES = ("# agentmem: appends from several machines merge without conflicts\n"
-                  "*.md merge=union\n")
-
-
-def open_store(path=None, cwd=None):
-    """The Store for `path` (a store folder), else AGENTMEM_DIR, else the project of `cwd`."""
-    path = path or os.environ.get("AGENTMEM_DIR")
-    if path:
-        return Store(os.path.abspath(os.path.expanduser(path)))
-    cwd = cwd or os.getcwd()
-    return Store(os.path.join(_find_project_root(cwd) or os.path.abspath(cwd), _STORE_DIRNAME))
-
-
-def _slug(text, limit=40):
-    """A file-name-safe form of a session id or a file stem.
-
-    >>> _slug("Claude session: 1d2c/3b4a"), _slug("../../etc")
-    ('claude-session-1d2c-3b4a', 'etc')
-    """
-    s = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-_").lower()
-    return s[:limit].rstrip("-_") or "x"
-
-
-class Store:
-    """A folder of markdown memory files plus its derived, git-ignored `local/` folder."""
-
-    def __init__(self, root):
-        self.root = root
-        self.local = os.path.join(root, _LOCAL_DIRNAME)
-        self._index = None
-        self._config = None
-        self._hashes = None
-        self._ancestry = None
-        self._head = None           # (root, when read, _git_info) for unmerged()
-        self._git_calls = 0
-
-    def __repr__(self):
-        return "Store(%r)" % self.root
-
-    # -- files -------------------------------------------------------------
-
-    def exists(self):
-        return os.path.isdir(self.root)
-
-    def project_root(self):
-        """The folder memories' file paths are relative to (None for a store kept elsewhere)."""
-        return os.path.dirname(self.root) if os.path.basename(self.root) == _STORE_DIRNAME else None
-
-    def ensure(self):
-        """Create the store on first write: folders, .gitignore, .gitattributes."""
-        self.check_local()
-        os.makedirs(self.local, exist_ok=True)
-        for name, text in ((".gitignore", _GITIGNORE), (".gitattributes", _GITATTRIBUTES)):
-            p = os.path.join(self.root, name)
-            if not os.path.exists(p):
-                _atomic_write(p, text)
-
-    def lock(self, timeout=_LOCK_TIMEOUT):
-        self.check_local()
-        return _FileLock(os.path.join(self.local, "lock"), timeout)
-
-    def check_local(self):
-        """local/ (index, queue, locks) is a folder of the store, never a link out of it."""
-        if os.path.islink(self.local) or (os.path.exists(self.local) and
-                                          not os.path.isdir(self.local)):
-            raise AgentmemError("%s is not a folder of the store (a symlink?); remove it, "
-                                "agentmem rebuilds it" % self.local)
-
-    def md_files(self):
-        """{relative path: (mtime_ns, size, inode)} of every markdown file outside local/."""
-        out = {}
-        if not os.path.isdir(self.root):
-            return out
-        stack = [("", self.root)]
-        while stack:
-            rel, folder = stack.pop()
-            try:
-                entries = list(os.scandir(folder))
-            except OSError:
-                continue
-            for e in entries:
-                if e.name.startswith("."):
-                    continue
-                r = rel + e.name
-                if e.is_dir(follow_symlinks=False):
-                    if r != _LOCAL_DIRNAME:
-                        stack.append((r + "/", e.path))
-                elif e.name.endswith(".md") and e.is_file(follow_symlinks=False):
-                    st = e.stat()
-                    out[r] = (st.st_mtime_ns, st.st_size, st.st_ino)
-        return out
-
-    def read(self, rel):
-        with open(self.inside(rel), encoding="utf-8", errors="replace") as f:
-            return f.read()
-
-    def inside(self, rel):
-        """The absolute path of `rel` in the store; AgentmemError when a symlink (or '..')
-        would lead out of it: nothing follows a link out of the store."""
-        path = os.path.join(self.root, rel)
-        real_root = os.path.realpath(self.root)
-        real = os.path.realpath(path)
-        if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
-            raise AgentmemError("%s leads out of the store (a symlink?); agentmem does not "
-                                "follow it" % os.path.join(os.path.basename(self.root), rel))
-        if os.path.islink(path):
-            raise AgentmemError("%s is a symlink; agentmem does not follow links in the store"
-                                % rel)
-        return path
-
-    def config(self):
-        """The store's shared settings, `config.json` (committed with the memories)."""
-        if self._config is None:
-            self._config = {}
-            p = os.path.join(self.root, "config.json")
-            if os.path.exists(p):
-                try:
-                    with open(p, encoding="utf-8") as f:
-                        cfg = json.load(f)
-                except (OSError, ValueError) as e:
-                    raise AgentmemError("cannot read %s: %s" % (p, e)) from None
-                if not isinstance(cfg, dict):
-                    raise AgentmemError("%s must hold a JSON object" % p)
-                self._config = cfg
-        return self._config
-
-    def redactors(self):
-        """Compiled extra secret patterns from config.json ("redact": [regex, ...])."""
-        out = []
-        for p in self.config().get("redact", []) or []:
-            try:
-                out.append(re.compile(p))
-            except (re.error, TypeError) as e:
-                raise AgentmemError("config.json: bad redact pattern %r: %s" % (p, e)) from None
-        return out
-
-    def clean(self, text):
-        """What may reach disk of a text: private spans removed, secrets masked, and no lone
-        surrogate (it cannot be written as UTF-8)."""
-        text = text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
-        return redact(_strip_private(text), self.redactors()).strip()
-
-    # -- the index ---------------------------------------------------------
-
-    def index(self, refresh=True):
-        """The derived search index, brought up to date with the markdown files."""
-        if self._index is None:
-            self._index = _Index(self, _choose_backend())
-        if refresh:
-            self._index.refresh()
-        return self._index
-
-    def close(self):
-        if self._index is not None:
-            self._index.close()
-            self._index = None
-
-    # -- reading -----------------------------------------------------------
-
-    def get(self, ident):
-        """The memory with id `ident` (or a unique prefix of at least 4 characters)."""
-        _check_id(ident)
-        if not self.exists():
-            raise AgentmemError("no memory with id %r (the store %s is empty)" % (ident, self.root))
-        found = self.index().find(ident)
-        if not found:
-            raise AgentmemError("no memory with id %r" % ident)
-        if len(found) > 1:
-            where = ", ".join("%s (%s:%d)" % (m.id, m.path, m.line) for m in found[:5])
-            raise AgentmemError("id %r matches %d memories: %s; give more of the id, or fix the "
-                                "duplicate by hand" % (ident, len(found), where))
-        return found[0]
-
-    def memories(self, types=None):
-        if not self.exists():
-            return []
-        return self.index().all(types)
-
-    def recall(self, query, limit=_DEFAULT_LIMIT, types=None, files=None, min_confidence=None,
-               archived=False):
-        """Memories that answer `query`, best first (see _Index.search); archived ones too
-        with `archived`."""
-        if not self.exists():
-            if not _query_terms(query or ""):
-                raise AgentmemError("the query has no words to search for: %r" % (query or "")[:80])
-            return []
-        hits = self.index().search(query, limit=limit, types=types, files=files,
-                                   min_confidence=min_confidence, archived=archived)
-        return self._linked(hits, types)
-
-    def _linked(self, hits, types=None):
-        """Hits, plus up to _LINKED_MAX memories one link away from the best three (a decision
-        brings its reason and the bug it fixed; a replaced one the one that replaced it),
-        scored _LINK_WEIGHT times the hit they hang on."""
-        have, extra = {h.memory.id for h in hits}, []
-        for h in hits[:3]:
-            m = h.memory
-            links = m.extra.get("links") if isinstance(m.extra.get("links"), dict) else {}
-            targets = [(str(t), kind) for kind, ids in sorted(links.items())
-                       for t in (ids if isinstance(ids, list) else [ids])]
-            if _ID_REGEX.match(str(m.extra.get("superseded_by") or "")):
-                targets.insert(0, (m.extra["superseded_by"], "superseded-by"))
-            for ident, kind in targets:
-                found = self.index().find(ident, prefix=False) if ident not in have else []
-                if not found or (types and found[0].type not in types) or \
-                        len(extra) >= _LINKED_MAX:
-                    continue
-                have.add(ident)
-                found[0].extra["linked"] = "%s of %s" % (kind, m.id)
-                extra.append(Hit(found[0], h.score * _LINK_WEIGHT, {"link": 0},
-                                 self.stale(found[0])))
-        return sorted(hits + extra, key=lambda h: -h.score) if extra else hits
-
-    def relate(self, a, b, kind):
-        """Record that memory `a` stands to `b` as `kind` (supersedes, caused-by, fixes or
-        context), in a's metadata; `supersedes` also marks b superseded by a."""
-        if kind not in _LINK_KINDS:
-            raise AgentmemError("--as must be one of %s, not %r" % (", ".join(_LINK_KINDS), kind))
-        ma, mb = self.get(a), self.get(b)
-        if ma.id == mb.id:
-            raise AgentmemError("a memory cannot be related to itself")
-        links = ma.extra.get("links") if isinstance(ma.extra.get("links"), dict) else {}
-        links[kind] = _dedupe(list(links.get(kind) or []) + [mb.id])
-        ma.extra["links"] = links
-        if kind == "supersedes":
-            ma.extra["supersedes"], mb.extra["superseded_by"] = mb.id, ma.id
-            self.update(ma, mb)
-        else:
-            self.update(ma)
-        return ma, mb
-
-    def hash_cache(self):
-        """The project's file hashes by size and mtime (local/file-hashes.json)."""
-        if self._hashes is None:
-            self._hashes = _HashCache(os.path.join(self.local, "file-hashes.json"))
-        return self._hashes
-
-    def stale(self, m, root=None):
-        """The files a memory concerns that changed, moved or vanished since it was captured
-        (or last confirmed); [] when none did or it names none."""
-        root = root or self.project_root()
-        hashes = m.extra.get("hashes")
-        return _stale_files(hashes, root, self.hash_cache()) if root and hashes else []
-
-    def unmerged(self, m, root=None):
-        """The branch a memory was captured on when that work is not in this checkout's
-        history (a branch not merged here), else ''. Answers are kept per HEAD commit in
-        local/ancestry.json, so git runs once per commit and HEAD."""
-        commit, branch = str(m.extra.get("commit") or ""), str(m.extra.get("branch") or "")
-        root = root or self.project_root()
-        if not commit or not root:
-            return ""
-        if self._head is None or self._head[0] != root or time.time() - self._head[1] > 1:
-            self._head = (root, time.time(), _git_info(root))   # HEAD moves; read it anew
-        here = self._head[2]
-        if not here.get("commit") or (branch and branch == here.get("branch")):
-            return ""
-        if self._ancestry is None:
-            try:
-                with open(os.path.join(self.local, "ancestry.json"), encoding="utf-8") as f:
-                    self._ancestry = json.load(f)
-            except (OSError, ValueError):
-                self._ancestry = {}
-        known = self._ancestry.setdefault(here["commit"], {})
-        if commit not in known:
-            self._git_calls += 1
-            if self._git_calls > _ANCESTRY_CALLS:
-                return ""                   # a hook stays fast; the next call learns more
-            known[commit] = _git_is_ancestor(root, commit)
-            try:
-                keep = {here["commit"]: known}              # one HEAD's answers are enough
-                _atomic_write(os.path.join(self.local, "ancestry.json"), json.dumps(keep),
-                              durable=False)
-            except OSError:
-                pass
-        return (branch or commit[:8]) if known[commit] is False else ""
-
-    def update(self, *mems):
-        """Write changed memories (text or metadata) back in place in their files, one
-        rewrite a file; returns the first."""
-        with self.lock():
-            for rel in sorted({m.path for m in mems}):
-                mine = {m.id: m for m in mems if m.path == rel}
-                missing = set(mine) - self._write_file(rel, [], mine, None)
-                if missing:
-                    raise AgentmemError("memory %s changed on disk meanwhile; try again"
-                                        % sorted(missing)[0])
-            self.index().refresh()
-        return mems[0] if mems else None
-
-    def confirm(self, ident):
-        """The person has checked a memory: it is fresh again (its files' hashes are taken
-        now), surer (confidence up by 0.1, at most 1) and marked reviewed with the day."""
-        m = self.get(ident)
-        root = self.project_root()
-        if root and m.files:
-            hashes = {f: h for f, h in ((f, _file_hash(os.path.join(root, f), root))
-                                        for f in m.files) if h}
-            if hashes:
-                m.extra["hashes"] = hashes
-            else:
-                m.extra.pop("hashes", None)
-        m.confidence = round(min(1.0, m.confidence + 0.1), 2)
-        m.updated = _now_iso()
-        m.extra["reviewed"] = m.updated[:10]
-        return self.update(m)
-
-    def stats(self):
-        """Counts for `stats`: memories by type, files, sessions, the index."""
-        s = {"store": self.root, "exists": self.exists()}
-        if self.exists():
-            s.update(self.index().stats())
-        return s
-
-    def session_path(self, session, day):
-        """The file a session's memories go to: the one it already has, else
-        sessions/<day>-<session>.md (a long id such as a UUID is cut to its first 8 signs)."""
-        return self.index(refresh=False).session_file(session) or "sessions/%s-%s.md" % (
-            day or _now_iso()[:10],
-            _slug(session, 8 if len(session) >= 32 else 40),
-        )
-
-    # -- writing -----------------------------------------------------------
-
-    def prepare(self, m):
-        """Validate and clean a new memory in place; raise AgentmemError if it cannot be stored."""
-        if not isinstance(m.text, str):
-            raise AgentmemError("text must be a string")
-        self._clean_fields(m)                       # every field, before anything reaches disk
-        if not m.text:
-            raise AgentmemError("empty text: nothing to remember")
-        if len(m.text) > _MAX_TEXT_CHARS:
-            raise AgentmemError("the text is %d characters; a memory holds at most %d: keep a long "
-                                "document as a file in the repository and remember one line that "
-                                "points to it" % (len(m.text), _MAX_TEXT_CHARS))
-        m.type = (m.type or _DEFAULT_TYPE).strip().lower()
-        if not _TYPE_REGEX.match(m.type):
-            raise AgentmemError("bad type %r: use a lower-case word such as %s"
-                                % (m.type, ", ".join(_MEMORY_TYPES)))
-        try:
-            m.confidence = float(m.confidence)
-        except (TypeError, ValueError):
-            raise AgentmemError("confidence must be a number from 0 to 1, not %r"
-                                % (m.confidence,)) from None
-        if not 0.0 <= m.confidence <= 1.0 or m.confidence != m.confidence:
-            raise AgentmemError("confidence must be from 0 to 1, not %r" % (m.confidence,))
-        if m.created:
-            ts = _parse_time(m.created)
-            if ts is None:
-                raise AgentmemError("created is not a date: %r" % (m.created,))
-            m.created = _now_iso(ts)
-        else:
-            m.created = _now_iso()
-        m.tags = _dedupe(t.lower().replace(" ", "-") for t in m.tags)
-        m.files = _dedupe(_normalize_file(f) for f in m.files)
-        m.sources = _dedupe(m.sources or [m.source])
-        return m
-
-    def _clean_fields(self, m):
-        """Mask secrets in every field of a memory, in place: text, tags, files, source,
-        sources, session (it names a file) and every other metadata key, however nested."""
-        m.text = self.clean(m.text)
-        m.tags = [self.clean(str(t)) for t in m.tags]
-        m.files = [self.clean(str(f)) for f in m.files]
-        m.source = self.clean(str(m.source or ""))
-        m.sources = [self.clean(str(x)) for x in m.sources]
-        m.session = self.clean(str(m.session or ""))
-        m.extra = {k: self._clean_value(v) for k, v in m.extra.items()}
-        return m
-
-    def _clean_value(self, value, depth=0):
-        """A metadata value with its secrets masked, however it nests."""
-        if isinstance(value, str):
-            return self.clean(value)
-        if depth > 20:
-            return None
-        if isinstance(value, list):
-            return [self._clean_value(v, depth + 1) for v in value]
-        if isinstance(value, dict):
-            return {self.clean(str(k)): self._clean_value(v, depth + 1) for k, v in value.items()}
-        return value
-
-    def remember(self, text, type=_DEFAULT_TYPE, tags=(), files=(), confidence=None, source="",
-                 session="", created=""):
-        """Save one memory by hand; returns (Memory, 'added' | 'merged' | 'unchanged')."""
-        m = self.prepare(
-            Memory(
-                text,
-                type=type,
-                tags=tags,
-                files=files,
-                confidence=_DEFAULT_CONFIDENCE if confidence is None else confidence,
-                source=source,
-                session=session,
-                created=created,
-            )
-        )
-        root = self.project_root()
-        if root:                       # like a captured memory: stale when its files change
-            git = _git_info(root)
-            if git.get("branch"):
-                m.extra["branch"] = git["branch"]
-            if git.get("commit"):
-                m.extra["commit"] = git["commit"][:12]
-            hashes = {f: h for f, h in ((f, _file_hash(os.path.join(root, f), root))
-                                        for f in m.files) if h}
-            if hashes:
-                m.extra["hashes"] = hashes
-        day = m.created[:10]
-        return self.add(
-            [m],
-            lambda _m: "memories/%s.md" % day,
-            header=lambda rel: "# Memories saved by hand · %s\n\n%s\n\n" % (day, _FILE_HELP),
-        )[0]
-
-    def add(self, items, route, header=None, replace=()):
-        """Store prepared memories: merge near-duplicates, append the rest to files.
-
-        `route(memory)` names the file (relative to the store) a new memory goes
-        to; `header(rel)` is the text a new file starts with. A memory whose id
-        is in `replace` and already stored replaces that memory (a session's
-        summary is rewritten, not repeated). Everything is written under the
-        store lock, each file replaced atomically. Returns a list of (Memory,
-        status) in the order of `items`; status is added, merged, updated or
-        unchanged.
-        """
-        self.ensure()
-        with self.lock():
-            idx = self.index()
-            taken = idx.all_ids() if len(items) > 20 else None
-            stored_before = idx.stats_of("mem")[0] > 0
-            pending = {}  # sketch key -> [(Memory, shingles, signature)] of this batch
-            loaded = {}             # (path, id) -> existing Memory, so two merges meet one object
-            appends, touched, results = {}, {}, []
-            for m in items:
-                if m.id in replace:
-                    old = idx.find(m.id, prefix=False)
-                    if old:
-                        old = old[0]
-                        if (old.text, old.type) == (m.text, m.type):
-                            results.append((old, "unchanged"))
-                            continue
-                        m.path, m.line, m.created = old.path, old.line, old.created
-                        m.updated = _now_iso()
-                        touched.setdefault(old.path, {})[old.id] = m
-                        results.append((m, "updated"))
-                        continue
-                sh = _shingles(m.text)
-                keys, sig = _fingerprint(m.text)
-                target, tried = None, set()
-                for k in keys:
-                    for cand, csh, csig in reversed(pending.get(k, ())):   # the latest first
-                        # each candidate once, however many keys it shares; the cheapest tests
-                        # first: Jaccard never exceeds the ratio of the sizes, and the
-                        # signatures estimate it before the exact comparison
-                        if id(cand) in tried or len(tried) >= _NEAR_CANDIDATES:
-                            continue
-                        tried.add(id(cand))
-                        size = len(csh)
-                        if (
-                            cand.type == m.type
-                            and min(size, len(sh)) > _DUPLICATE_JACCARD * max(size, len(sh))
-                            and _similar_enough(sig, csig, _DUPLICATE_JACCARD)
-                            and _jaccard(sh, csh) > _DUPLICATE_JACCARD
-                            and _claim(cand.text) == _claim(m.text)
-                        ):
-                            target = cand
-                            break
-                    if target:
-                        break
-                if target is None and stored_before:
-                    for near in idx.near(keys, m.type):
-                        cand = loaded.setdefault((near.path, near.id), near)
-                        if (
-                            _similar_enough(sig, _fingerprint(cand.text)[1], _DUPLICATE_JACCARD)
-                            and _jaccard(sh, _shingles(cand.text)) > _DUPLICATE_JACCARD
-                            and _claim(cand.text) == _claim(m.text)
-                        ):
-                            target = cand
-                            break
-                if target is not None:
-                    status = _merge_into(target, m)
-                    if status == "merged" and target.line:      # an existing memory in a file
-                        touched.setdefault(target.path, {})[target.id] = target
-                    results.append((target, status))
-                    for k in keys:
-                        _bounded(pending.setdefault(k, []), (target, _shingles(target.text),
-                                                             _fingerprint(target.text)[1]))
-                    continue
-                if not m.id or not _ID_REGEX.match(m.id) or \
-                        (m.id in taken if taken is not None else idx.find(m.id, prefix=False)):
-                    m.id = _new_id(taken or ())
-                if taken is not None:
-                    taken.add(m.id)
-                m.path = route(m)
-                appends.setdefault(m.path, []).append(m)
-                results.append((m, "added"))
-                for k in keys:
-                    _bounded(pending.setdefault(k, []), (m, sh, sig))
-            if stored_before and len(items) <= _SUPERSEDE_BATCH:   # not for bulk imports
-                for m, status in results:
-                    old = self._replaced_by(idx, m) if status == "added" else None
-                    if old is not None:
-                        old = loaded.setdefault((old.path, old.id), old)
-                        old.extra["superseded_by"], m.extra["supersedes"] = m.id, old.id
-                        touched.setdefault(old.path, {})[old.id] = old
-            for rel in sorted(set(appends) | set(touched)):
-                self._write_file(rel, appends.get(rel, []), touched.get(rel, {}), header)
-            idx.refresh()
-        return results
-
-    def _replaced_by(self, idx, m):
-        """The older decision or convention `m` replaces, or None: the same subject (many of
-        the shorter text's words shared) said differently (not a near-duplicate)."""
-        if m.type not in ("decision", "convention") or not _query_terms(m.text):
-            return None
-        for h in idx.search(m.text, limit=5, types=[m.type]):
-            o = h.memory
-            if o.id == m.id or o.extra.get("superseded_by") or (o.session and o.session ==
-                                                                m.session):
-                continue
-            if _same_subject(o.text, m.text) and \
-                    _jaccard(_shingles(o.text), _shingles(m.text)) < _DUPLICATE_JACCARD:
-                return o
-        return None
-
-    def _write_file(self, rel, new, changed, header, removed=()):
-        """Rewrite one file: replace `changed` memories (by id) in place, delete the blocks
-        of the ids in `removed`, append `new`; returns the ids it found to replace or delete."""
-        path = self.inside(rel)
-        if os.path.exists(path):
-            text = self.read(rel)
-        else:
-            text = header(rel) if header else "%s\n\n" % _FILE_HELP
-        found, shared = set(), _file_shared(text)
-        if changed or removed:
-            lines = text.split("\n")
-            for old in sorted(_parse_memories(text, rel), key=lambda x: -x.line):
-                if old.id in changed or old.id in removed:
-                    found.add(old.id)
-                    block = _render_memory(changed[old.id], shared).split("\n")[:-1] \
-                        if old.id in changed else []
-                    lines[old.line - 1:old.end - 1] = block
-            text = "\n".join(lines)
-        if new:
-            if not text.endswith("\n\n"):
-                text = text.rstrip("\n") + "\n\n"
-            text += "".join(_render_memory(m, shared) for m in new)
-        _atomic_write(path, text)
-        return found
-
-    def set_type(self, ident, mtype):
-        """Change a memory's type in its file (promote a convention to a rule)."""
-        mtype = (mtype or "").strip().lower()
-        if not _TYPE_REGEX.match(mtype):
-            raise AgentmemError("bad type %r: use a lower-case word such as %s"
-                                % (mtype, ", ".join(_MEMORY_TYPES)))
-        m = self.get(ident)
-        m.type = mtype
-        self.add([m], lambda _m: m.path, replace={m.id})
-        return m
-
-    def forget(self, ident):
-        """Delete one memory from its markdown file; returns the Memory removed."""
-        m = self.get(ident)
-        with self.lock():
-            if m.id not in self._write_file(m.path, [], {}, None, removed={m.id}):
-                raise AgentmemError("memory %s changed on disk while forgetting it; try again"
-                                    % m.id)
-            self.index().refresh()
-        return m
-
-    # -- use and age -----------------------------------------------------------
-
-    def used_times(self):
-        """{memory id: epoch seconds} of the last time MCP recall gave it to an agent
-        (local/used.json: this machine's, derived, safe to lose)."""
-        try:
-            with open(os.path.join(self.local, "used.json"), encoding="utf-8") as f:
-                used = json.load(f)
-            return {k: float(v) for k, v in used.items() if isinstance(v, (int, float))} \
-                if isinstance(used, dict) else {}
-        except (OSError, ValueError):
-            return {}
-
-    def mark_used(self, ids):
-        """Remember that these memories were just used (recall results)."""
-        used, now = self.used_times(), round(time.time())
-        used.update((i, now) for i in ids)
-        if len(used) > _USED_KEPT:
-            used = dict(sorted(used.items(), key=lambda kv: kv[1])[-_USED_KEPT:])
-        try:
-            self.ensure()
-            _atomic_write(os.path.join(self.local, "used.json"), json.dumps(used), durable=False)
-        except OSError:
-            pass
-
-    def last_active(self, m, used=None):
-        """Epoch seconds a memory was last created, entered this store, changed, confirmed or
-        used. A file written before `stored` was kept counts from its last change."""
-        used = self.used_times() if used is None else used
-        times = [_parse_time(m.created) or 0, _parse_time(m.updated) or 0,
-                 _parse_time(str(m.extra.get("stored") or "")) or 0,
-                 _parse_time(str(m.extra.get("reviewed") or "")) or 0, used.get(m.id, 0)]
-        if not m.extra.get("stored") and m.path:
-            try:
-                times.append(os.path.getmtime(self.inside(m.path)))
-            except (OSError, AgentmemError):
-                pass
-        return max(times)
-
-    def gc(self, days=_ARCHIVE_AFTER_DAYS, purge=False, dry_run=False):
-        """Archive memories unused for `days` (out of recall and inject, kept in their file);
-        with `purge`, delete archived ones archived over _PURGE_AFTER_DAYS ago. Rules,
-        memories a person wrote and scanned ones are never archived. Returns (archived,
-        purged) lists of Memory."""
-        now, used = time.time(), self.used_times()
-        archive, purged = [], []
-        for m in self.memories():
-            if m.extra.get("archived"):
-                since = _parse_time(str(m.extra["archived"])) or now
-                if purge and now - since > _PURGE_AFTER_DAYS * 86400:
-                    purged.append(m)
-                continue
-            if m.type == "rule" or m.source in ("", "cli") or m.extra.get("scanned"):
-                continue
-            if now - self.last_active(m, used) > days * 86400:
-                archive.append(m)
-        if dry_run:
-            return archive, purged
-        for m in archive:
-            m.extra["archived"] = _now_iso()[:10]
-        with self.lock():
-            for rel in sorted({m.path for m in archive + purged}):
-                self._write_file(rel, [], {m.id: m for m in archive if m.path == rel}, None,
-                                 removed={m.id for m in purged if m.path == rel})
-            self.index().refresh()
-        return archive, purged
-
-    # -- knowledge the repository already holds --------------------------------
-
-    def scan(self, root):
-        """Index the repository's decision records and agent instruction files as read-only
-        memories, one file under scanned/ per source; a source's file is rewritten whole, so
-        changed sections update and removed ones go. Returns {added, updated, removed,
-        sources}."""
-        counts = {"added": 0, "updated": 0, "removed": 0, "sources": 0}
-        found = {}
-        for rel, kind in _scan_sources(root):
-            mems = _scan_file(root, rel, kind)
-            if mems:
-                found["scanned/%s.md" % _slug(rel.replace("/", "-"), 80)] = (rel, mems)
-        if not found and not os.path.isdir(os.path.join(self.root, "scanned")):
-            return counts                                   # nothing to scan, nothing created
-        self.ensure()
-        with self.lock():
-            before = {m.id: m for m in self.memories() if m.path.startswith("scanned/")}
-            for path, (rel, mems) in sorted(found.items()):
-                for m in mems:
-                    self.prepare(m)
-                    old = before.pop(m.id, None)
-                    if old is None:
-                        counts["added"] += 1
-                    else:
-                        m.created = old.created          # a section keeps its age until it changes
-                        if old.text != m.text:
-                            counts["updated"] += 1
-                            m.updated = _now_iso()
-                        elif old.updated:
-                            m.updated = old.updated
-                text = "# Scanned from %s (agentmem scan rewrites this file)\n\n%s\n\n" % (
-                    rel, _FILE_HELP) + "".join(_render_memory(m) for m in mems)
-                if not os.path.exists(self.inside(path)) or self.read(path) != text:
-                    _atomic_write(self.inside(path), text)
-            counts["removed"] = len(before)
-            for rel in {m.path for m in before.values()} - set(found):
-                os.unlink(self.inside(rel))
-            counts["sources"] = len(found)
-            self.index().refresh()
-        return counts
-
-    # -- rules learned from corrections --------------------------------------
-
-    def rules(self):
-        """(active, proposed): the rules, and the conventions that should become one: the
-        person corrected the same habit _PROMOTE_SEEN times (a correction and the ones it
-        superseded, across sessions, each counted as often as it was seen) or said it as an
-        always/never rule. A proposal the person dropped is not proposed again."""
-        mems = {m.id: m for m in self.memories() if m.type in ("rule", "convention")}
-        active = [m for m in mems.values() if m.type == "rule" and not
-                  m.extra.get("superseded_by")]
-        proposed = []
-        for m in mems.values():
-            if m.type != "convention" or m.extra.get("superseded_by") or \
-                    m.extra.get("rule") == "dropped":
-                continue
-            corrections, seen, link = 0, set(), m
-            while link is not None and link.id not in seen:     # back along `supersedes`
-                seen.add(link.id)
-                if "correction" in link.tags:
-                    corrections += link.seen
-                link = mems.get(str(link.extra.get("supersedes") or ""))
-            absolute = str(m.extra.get("by", "")).startswith(("person", "user-")) and \
-                _ALWAYS_NEVER_REGEX.search(m.text)
-            if corrections >= _PROMOTE_SEEN or absolute:
-                m.extra["corrections"] = corrections
-                proposed.append(m)
-        return active, proposed
-
-    def promote_rules(self):
-        """Make every proposed rule a rule now (AGENTMEM_AUTO_RULES=1); returns them."""
-        _active, proposed = self.rules()
-        for m in proposed:
-            self.set_type(m.id, "rule")
-        return proposed
-
-    def drop_rule(self, ident):
-        """Never propose this convention as a rule again (it stays a convention)."""
-        m = self.get(ident)
-        m.extra["rule"] = "dropped"
-        return self.update(m)
-
-    # -- review ----------------------------------------------------------------
-
-    def review_queue(self):
-        """[(Memory, reason)] a person should look at, most urgent first: two versions a merge
-        joined, stale ones, unsure ones, then automatic ones nobody reviewed (newest first)."""
-        order = {"two versions": 0, "stale": 1, "unsure": 2, "unreviewed": 3}
-        out = []
-        for m in self.memories():
-            if m.extra.get("archived") or m.extra.get("superseded_by") or m.type == "episode":
-                continue
-            stale = self.stale(m)
-            if m.extra.get("conflict"):
-                reason = "two versions"
-            elif stale:
-                reason = "stale"
-            elif m.confidence < _UNSURE_CONFIDENCE:
-                reason = "unsure"
-            elif m.source not in ("", "cli") and not m.extra.get("reviewed") and \
-                    not m.extra.get("scanned"):
-                reason = "unreviewed"
-            else:
-                continue
-            detail = {"stale": self._what_changed(stale),
-                      "two versions": str(m.extra.get("conflict")),
-                      "unsure": "confidence %.2f" % m.confidence,
-                      "unreviewed": "captured from %s" % m.source}[reason]
-            out.append((m, reason, detail))
-        self.hash_cache().save()
-        out.sort(key=lambda x: (order[x[1]], -(_parse_time(x[0].updated or x[0].created) or 0)))
-        return out
-
-    def _what_changed(self, stale):
-        """'since it was captured: a.py changed, b.py moved or deleted'."""
-        root = self.project_root() or ""
-        return "since it was captured: " + ", ".join(
-            "%s %s" % (f, "changed" if os.path.isfile(os.path.join(root, f)) else
-                       "moved or deleted") for f in stale)
-
-    def check(self, fix_secrets=False):
-        """What in the store needs a person's eye: [(kind, Memory, detail)], kind one of
-        `conflict` (a git merge joined two versions of a memory), `duplicate-id` (one id in
-        two blocks), `secret` (stored before the redaction rules knew its shape) and `stale`
-        (a file it concerns changed since it was captured or confirmed). With
-        `fix_secrets`, those secrets are masked in place now."""
-        findings, by_id, leaky = [], {}, []
-        for m in self.memories():
-            by_id.setdefault(m.id, []).append(m)
-            if m.extra.get("conflict"):
-                findings.append(("conflict", m, str(m.extra["conflict"])))
-            stored = m.to_dict()
-            clean = self._clean_fields(_memory_from_dict(stored))
-            clean.path, clean.line = m.path, m.line
-            fields = [k for k, v in clean.to_dict().items() if v != stored.get(k)]
-            if fields:
-                findings.append(("secret", m, "a secret in its %s" % ", ".join(fields)))
-                leaky.append(clean)
-            stale = self.stale(m)
-            if stale:
-                findings.append(("stale", m, self._what_changed(stale)))
-        self.hash_cache().save()
-        for rel, error in self.index().bad():
-            m = Memory("(the whole file)", type="file", id="-", path=rel, line=1)
-            findings.append(("unreadable", m, "%s; every other file works" % error))
-        for ident, same in by_id.items():
-            for m in same[1:]:
-                findings.append(("duplicate-id", m, "id %s is also at %s:%d"
-                                 % (ident, same[0].path, same[0].line)))
-        if fix_secrets and leaky:
-            self.update(*leaky)
-        return findings
-
-    # -- import and export ---------------------------------------------------
-
-    def import_jsonl(self, lines, name="import"):
-        """Import JSONL lines; returns (counts, errors) with errors as [(line number, message)].
-
-        Each line is a JSON object with `text` and optionally type, tags, files,
-        confidence, created, source, session (plus anything `export` writes).
-        Good lines are stored in one pass even when some lines are bad.
-        """
-        items, errors = [], []
-        for n, raw in enumerate(lines, 1):
-            line = raw.strip()
-            if not line:
-                continue
-            try:
-                d = json.loads(line)
-                if not isinstance(d, dict):
-                    raise ValueError("not a JSON object")
-                items.append(self.prepare(_memory_from_dict(d, strict=True)))
-            except (ValueError, RecursionError, AgentmemError) as e:
-                errors.append((n, "nested too deeply" if isinstance(e, RecursionError) else str(e)))
-        router = _ImportRouter(self, name)
-        results = self.add(items, router.route, header=router.header) if items else []
-        counts = {"added": 0, "merged": 0, "unchanged": 0, "updated": 0}
-        for _m, status in results:
-            counts[status] += 1
-        counts["errors"] = len(errors)
-        return counts, errors
-
-    def export_jsonl(self):
-        """Every memory as one JSON line, in a stable order."""
-        for m in self.memories():
-            d = m.to_dict()
-            d.pop("stored", None)                # when it entered *this* store: not the next one's
-            yield json.dumps(d, ensure_ascii=False)
-
-
-def _bounded(bucket, item):
-    """Append to a near-duplicate bucket that keeps only its latest _NEAR_CANDIDATES items,
-    so texts that all look alike (differing in a number) cost linear time, not quadratic."""
-    bucket.append(item)
-    if len(bucket) > _NEAR_CANDIDATES:
-        del bucket[0]
-
-
-def _dedupe(items):
-    """Non-empty items, first occurrence kept, order kept."""
-    seen, out = set(), []
-    for x in items:
-        if x and x not in seen:
-            seen.add(x)
-            out.append(x)
-    return out
-
-
-def _normalize_file(f):
-    """A path as stored in memories: forward slashes, no leading './'."""
-    f = str(f).strip().replace("\\", "/")
-    while f.startswith("./"):
-        f = f[2:]
-    return f
-
-
-def _merge_into(target, m):
-    """Fold memory `m` into its near-duplicate `target`; 'merged' or 'unchanged'."""
-    new_sources = [s for s in (m.sources or [m.source]) if s and s not in target.sources]
-    new_files = [f for f in m.files if f not in target.files]
-    new_tags = [t for t in m.tags if t not in target.tags]
-    if not (new_sources or new_files or new_tags or m.confidence > target.confidence):
-        return "unchanged"
-    if new_sources:
-        if not target.sources and target.source:
-            target.sources = [target.source]
-        target.sources += new_sources
-        target.source = target.source or target.sources[0]
-        target.seen += m.seen
-    target.files += new_files
-    target.tags += new_tags
-    target.confidence = max(target.confidence, m.confidence)
-    target.updated = max(target.updated or target.created, m.updated or m.created)
-    return "merged"
-
-
-# Where a repository keeps what was decided and how agents should work (agentmem scan), with
-# the memory type each becomes. Decision records: one memory per file; the rest per section.
-_SCAN_SOURCES = (
-    ("docs/adr", "adr"), ("docs/decisions", "adr"), ("doc/adr", "adr"),
-    ("doc/architecture/decisions", "adr"), ("docs/architecture/decisions", "adr"),
-    ("CLAUDE.md", "convention"), ("AGENTS.md", "convention"), ("GEMINI.md", "convention"),
-    (".cursorrules", "convention"), (".cursor/rules", "convention"),
-    (".github/copilot-instructions.md", "convention"), ("memory-bank", "fact"),
-)
-_SCAN_MAX_CHARS = 1500                 # of one scanned section: the rest is in the file
-
-
-def _scan_sources(root):
-    """[(relative path, kind)] of the files agentmem scan reads under `root`."""
-    out = []
-    for rel, kind in _SCAN_SOURCES:
-        path = os.path.join(root, rel)
-        if os.path.islink(path) or not _file_hash_allowed(path, root):
-            continue
-        if os.path.isfile(path):
-            out.append((rel, kind))
-        elif os.path.isdir(path):
-            for name in sorted(os.listdir(path)):
-                full = os.path.join(path, name)
-                if name.endswith((".md", ".mdc", ".markdown")) and os.path.isfile(full) and \
-                        not os.path.islink(full):
-                    out.append((rel + "/" + name, kind))
-    return out
-
-
-def _markdown_sections(text):
-    """[(heading, body)] of markdown, split at headings outside code fences; text before the
-    first heading comes with the heading ''."""
-    out, heading, body, fence = [], "", [], False
-    for line in text.split("\n"):
-        if line.lstrip().startswith(("```", "~~~")):
-            fence = not fence
-        m = None if fence else re.match(r"^#{1,4}\s+(.+?)\s*#*\s*$", line)
-        if m:
-            out.append((heading, "\n".join(body).strip()))
-            heading, body = m.group(1).strip(), []
-        else:
-            body.append(line)
-    out.append((heading, "\n".join(body).strip()))
-    return [(h, b) for h, b in out if b or h]
-
-
-def _scan_file(root, rel, kind):
-    """The read-only memories of one scanned file: a decision record as one decision (its
-    title, status and decision), any other file one memory per section."""
-    try:
-        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
-            text = f.read(2 * 1024 * 1024)
-    except OSError:
-        return []
-    digest = _file_hash(os.path.join(root, rel), root)
-    sections = _markdown_sections(re.sub(r"(?s)^---\n.*?\n---\n", "", text))  # front matter
-    if kind == "adr":
-        title = next((h for h, _b in sections if h), os.path.splitext(os.path.basename(rel))[0])
-        parts = {h.lower(): b for h, b in sections}
-        decision = parts.get("decision") or parts.get("decision outcome") or \
-            "\n\n".join(b for _h, b in sections if b)
-        status = parts.get("status", "").split("\n")[0].strip()
-        body = title + (" (%s)" % status if status else "") + ": " + decision
-        chunks = [("", body, "decision")]
-    else:
-        name = os.path.basename(rel)
-        chunks = [(h, (h + ": " if h else "") + b, "fact" if kind == "fact" else "convention")
-                  for h, b in sections if len(b) >= 20]
-        chunks = [(h or name, t, k) for h, t, k in chunks]
-    out, ids = [], set()
-    for heading, section, mtype in chunks:
-        body = " ".join(section.split()) if len(section) > _SCAN_MAX_CHARS else section.strip()
-        ident, n = _derived_id("scan", rel, heading), 1
-        while ident in ids:                         # two sections under one heading
-            n += 1
-            ident = _derived_id("scan", rel, heading, str(n))
-        ids.add(ident)
-        m = Memory(body[:_SCAN_MAX_CHARS], type=mtype, confidence=0.95, files=[rel],
-                   source="scan:%s" % rel, id=ident)
-        m.extra.update(by="scan", scanned=rel, section=heading)
-        if digest:
-            m.extra["hashes"] = {rel: digest}
-        if mtype == "decision" and re.search(r"(?i)\b(superseded|deprecated|rejected)\b",
-                                             body.split(":")[0]):
-            m.extra["superseded_by"] = "its decision record"
-        out.append(m)
-    return out
-
-
-class _ImportRouter:
-    """Where imported memories go: their session's file, else imports/<name>-NNN.md."""
-    CHUNK = 1000
-
-    def __init__(self, store, name):
-        self.store, self.stem = (
-            store,
-            _slug(os.path.splitext(os.path.basename(name))[0] or "import"),
-        )
-        existing = [p for p in store.md_files() if p.startswith("imports/%s-" % self.stem)]
-        nums = [int(x) for p in existing for x in re.findall(r"-(\d+)\.md$", p)]
-        self.chunk, self.count, self.sessions = max(nums or [0]) + 1, 0, {}
-        self.today = _now_iso()[:10]
-
-    def route(self, m):
-        if m.session:
-            if m.session not in self.sessions:
-                self.sessions[m.session] = self.store.session_path(m.session, m.created[:10])
-            return self.sessions[m.session]
-        if self.count >= self.CHUNK:
-            self.chunk, self.count = self.chunk + 1, 0
-        self.count += 1
-        return "imports/%s-%03d.md" % (self.stem, self.chunk)
-
-    def header(self, rel):
-        stored = '<!-- {"stored": "%s"} -->' % _now_iso()
-        if rel.startswith("sessions/"):
-            return "# Session %s\n\n%s\n%s\n\n" % (rel[9:-3], stored, _FILE_HELP)
-        return "# Imported from %s · %s\n\n%s\n%s\n\n" % (self.stem, self.today, stored, _FILE_HELP)
-
-
-########################################################################
 # _Index: derived from the markdown, rebuilt incrementally; FTS5 or pure Python
 ########################################################################
 
@@ -5452,6 +4474,996 @@ def _query_intent(query):
 
 
 ########################################################################
+# Store: where memories live, and how they are added, merged and removed
+########################################################################
+
+_FILE_HELP = (
+    "<!-- agentmem memory file. Each memory starts at a '## type · id' heading; the comment "
+    "under it is its metadata (JSON). Edit the text freely, delete a memory by deleting its "
+    "block, add one under a new '## type' heading. Format: docs/format.md -->"
+)
+_GITIGNORE = ("# agentmem: derived per machine (search index, capture queue, locks); "
+              "rebuilt from the markdown files\nlocal/\n.*.tmp\n")
+_GITATTRIBUTES = ("# agentmem: appends from several machines merge without conflicts\n"
+                  "*.md merge=union\n")
+
+
+def open_store(path=None, cwd=None):
+    """The Store for `path` (a store folder), else AGENTMEM_DIR, else the project of `cwd`."""
+    path = path or os.environ.get("AGENTMEM_DIR")
+    if path:
+        return Store(os.path.abspath(os.path.expanduser(path)))
+    cwd = cwd or os.getcwd()
+    return Store(os.path.join(_find_project_root(cwd) or os.path.abspath(cwd), _STORE_DIRNAME))
+
+
+def _slug(text, limit=40):
+    """A file-name-safe form of a session id or a file stem.
+
+    >>> _slug("Claude session: 1d2c/3b4a"), _slug("../../etc")
+    ('claude-session-1d2c-3b4a', 'etc')
+    """
+    s = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-_").lower()
+    return s[:limit].rstrip("-_") or "x"
+
+
+class Store:
+    """A folder of markdown memory files plus its derived, git-ignored `local/` folder."""
+
+    def __init__(self, root):
+        self.root = root
+        self.local = os.path.join(root, _LOCAL_DIRNAME)
+        self._index = None
+        self._config = None
+        self._hashes = None
+        self._ancestry = None
+        self._head = None           # (root, when read, _git_info) for unmerged()
+        self._git_calls = 0
+
+    def __repr__(self):
+        return "Store(%r)" % self.root
+
+    # -- files -------------------------------------------------------------
+
+    def exists(self):
+        return os.path.isdir(self.root)
+
+    def project_root(self):
+        """The folder memories' file paths are relative to (None for a store kept elsewhere)."""
+        return os.path.dirname(self.root) if os.path.basename(self.root) == _STORE_DIRNAME else None
+
+    def ensure(self):
+        """Create the store on first write: folders, .gitignore, .gitattributes."""
+        self.check_local()
+        os.makedirs(self.local, exist_ok=True)
+        for name, text in ((".gitignore", _GITIGNORE), (".gitattributes", _GITATTRIBUTES)):
+            p = os.path.join(self.root, name)
+            if not os.path.exists(p):
+                _atomic_write(p, text)
+
+    def lock(self, timeout=_LOCK_TIMEOUT):
+        self.check_local()
+        return _FileLock(os.path.join(self.local, "lock"), timeout)
+
+    def check_local(self):
+        """local/ (index, queue, locks) is a folder of the store, never a link out of it."""
+        if os.path.islink(self.local) or (os.path.exists(self.local) and
+                                          not os.path.isdir(self.local)):
+            raise AgentmemError("%s is not a folder of the store (a symlink?); remove it, "
+                                "agentmem rebuilds it" % self.local)
+
+    def md_files(self):
+        """{relative path: (mtime_ns, size, inode)} of every markdown file outside local/."""
+        out = {}
+        if not os.path.isdir(self.root):
+            return out
+        stack = [("", self.root)]
+        while stack:
+            rel, folder = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for e in entries:
+                if e.name.startswith("."):
+                    continue
+                r = rel + e.name
+                if e.is_dir(follow_symlinks=False):
+                    if r != _LOCAL_DIRNAME:
+                        stack.append((r + "/", e.path))
+                elif e.name.endswith(".md") and e.is_file(follow_symlinks=False):
+                    st = e.stat()
+                    out[r] = (st.st_mtime_ns, st.st_size, st.st_ino)
+        return out
+
+    def read(self, rel):
+        with open(self.inside(rel), encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def inside(self, rel):
+        """The absolute path of `rel` in the store; AgentmemError when a symlink (or '..')
+        would lead out of it: nothing follows a link out of the store."""
+        path = os.path.join(self.root, rel)
+        real_root = os.path.realpath(self.root)
+        real = os.path.realpath(path)
+        if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+            raise AgentmemError("%s leads out of the store (a symlink?); agentmem does not "
+                                "follow it" % os.path.join(os.path.basename(self.root), rel))
+        if os.path.islink(path):
+            raise AgentmemError("%s is a symlink; agentmem does not follow links in the store"
+                                % rel)
+        return path
+
+    def config(self):
+        """The store's shared settings, `config.json` (committed with the memories)."""
+        if self._config is None:
+            self._config = {}
+            p = os.path.join(self.root, "config.json")
+            if os.path.exists(p):
+                try:
+                    with open(p, encoding="utf-8") as f:
+                        cfg = json.load(f)
+                except (OSError, ValueError) as e:
+                    raise AgentmemError("cannot read %s: %s" % (p, e)) from None
+                if not isinstance(cfg, dict):
+                    raise AgentmemError("%s must hold a JSON object" % p)
+                self._config = cfg
+        return self._config
+
+    def redactors(self):
+        """Compiled extra secret patterns from config.json ("redact": [regex, ...])."""
+        out = []
+        for p in self.config().get("redact", []) or []:
+            try:
+                out.append(re.compile(p))
+            except (re.error, TypeError) as e:
+                raise AgentmemError("config.json: bad redact pattern %r: %s" % (p, e)) from None
+        return out
+
+    def clean(self, text):
+        """What may reach disk of a text: private spans removed, secrets masked, and no lone
+        surrogate (it cannot be written as UTF-8)."""
+        text = text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
+        return redact(_strip_private(text), self.redactors()).strip()
+
+    # -- the index ---------------------------------------------------------
+
+    def index(self, refresh=True):
+        """The derived search index, brought up to date with the markdown files."""
+        if self._index is None:
+            self._index = _Index(self, _choose_backend())
+        if refresh:
+            self._index.refresh()
+        return self._index
+
+    def close(self):
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    # -- reading -----------------------------------------------------------
+
+    def get(self, ident):
+        """The memory with id `ident` (or a unique prefix of at least 4 characters)."""
+        _check_id(ident)
+        if not self.exists():
+            raise AgentmemError("no memory with id %r (the store %s is empty)" % (ident, self.root))
+        found = self.index().find(ident)
+        if not found:
+            raise AgentmemError("no memory with id %r" % ident)
+        if len(found) > 1:
+            where = ", ".join("%s (%s:%d)" % (m.id, m.path, m.line) for m in found[:5])
+            raise AgentmemError("id %r matches %d memories: %s; give more of the id, or fix the "
+                                "duplicate by hand" % (ident, len(found), where))
+        return found[0]
+
+    def memories(self, types=None):
+        if not self.exists():
+            return []
+        return self.index().all(types)
+
+    def recall(self, query, limit=_DEFAULT_LIMIT, types=None, files=None, min_confidence=None,
+               archived=False):
+        """Memories that answer `query`, best first (see _Index.search); archived ones too
+        with `archived`."""
+        if not self.exists():
+            if not _query_terms(query or ""):
+                raise AgentmemError("the query has no words to search for: %r" % (query or "")[:80])
+            return []
+        hits = self.index().search(query, limit=limit, types=types, files=files,
+                                   min_confidence=min_confidence, archived=archived)
+        return self._linked(hits, types)
+
+    def _linked(self, hits, types=None):
+        """Hits, plus up to _LINKED_MAX memories one link away from the best three (a decision
+        brings its reason and the bug it fixed; a replaced one the one that replaced it),
+        scored _LINK_WEIGHT times the hit they hang on."""
+        have, extra = {h.memory.id for h in hits}, []
+        for h in hits[:3]:
+            m = h.memory
+            links = m.extra.get("links") if isinstance(m.extra.get("links"), dict) else {}
+            targets = [(str(t), kind) for kind, ids in sorted(links.items())
+                       for t in (ids if isinstance(ids, list) else [ids])]
+            if _ID_REGEX.match(str(m.extra.get("superseded_by") or "")):
+                targets.insert(0, (m.extra["superseded_by"], "superseded-by"))
+            for ident, kind in targets:
+                found = self.index().find(ident, prefix=False) if ident not in have else []
+                if not found or (types and found[0].type not in types) or \
+                        len(extra) >= _LINKED_MAX:
+                    continue
+                have.add(ident)
+                found[0].extra["linked"] = "%s of %s" % (kind, m.id)
+                extra.append(Hit(found[0], h.score * _LINK_WEIGHT, {"link": 0},
+                                 self.stale(found[0])))
+        return sorted(hits + extra, key=lambda h: -h.score) if extra else hits
+
+    def relate(self, a, b, kind):
+        """Record that memory `a` stands to `b` as `kind` (supersedes, caused-by, fixes or
+        context), in a's metadata; `supersedes` also marks b superseded by a."""
+        if kind not in _LINK_KINDS:
+            raise AgentmemError("--as must be one of %s, not %r" % (", ".join(_LINK_KINDS), kind))
+        ma, mb = self.get(a), self.get(b)
+        if ma.id == mb.id:
+            raise AgentmemError("a memory cannot be related to itself")
+        links = ma.extra.get("links") if isinstance(ma.extra.get("links"), dict) else {}
+        links[kind] = _dedupe(list(links.get(kind) or []) + [mb.id])
+        ma.extra["links"] = links
+        if kind == "supersedes":
+            ma.extra["supersedes"], mb.extra["superseded_by"] = mb.id, ma.id
+            self.update(ma, mb)
+        else:
+            self.update(ma)
+        return ma, mb
+
+    def hash_cache(self):
+        """The project's file hashes by size and mtime (local/file-hashes.json)."""
+        if self._hashes is None:
+            self._hashes = _HashCache(os.path.join(self.local, "file-hashes.json"))
+        return self._hashes
+
+    def stale(self, m, root=None):
+        """The files a memory concerns that changed, moved or vanished since it was captured
+        (or last confirmed); [] when none did or it names none."""
+        root = root or self.project_root()
+        hashes = m.extra.get("hashes")
+        return _stale_files(hashes, root, self.hash_cache()) if root and hashes else []
+
+    def unmerged(self, m, root=None):
+        """The branch a memory was captured on when that work is not in this checkout's
+        history (a branch not merged here), else ''. Answers are kept per HEAD commit in
+        local/ancestry.json, so git runs once per commit and HEAD."""
+        commit, branch = str(m.extra.get("commit") or ""), str(m.extra.get("branch") or "")
+        root = root or self.project_root()
+        if not commit or not root:
+            return ""
+        if self._head is None or self._head[0] != root or time.time() - self._head[1] > 1:
+            self._head = (root, time.time(), _git_info(root))   # HEAD moves; read it anew
+        here = self._head[2]
+        if not here.get("commit") or (branch and branch == here.get("branch")):
+            return ""
+        if self._ancestry is None:
+            try:
+                with open(os.path.join(self.local, "ancestry.json"), encoding="utf-8") as f:
+                    self._ancestry = json.load(f)
+            except (OSError, ValueError):
+                self._ancestry = {}
+        known = self._ancestry.setdefault(here["commit"], {})
+        if commit not in known:
+            self._git_calls += 1
+            if self._git_calls > _ANCESTRY_CALLS:
+                return ""                   # a hook stays fast; the next call learns more
+            known[commit] = _git_is_ancestor(root, commit)
+            try:
+                keep = {here["commit"]: known}              # one HEAD's answers are enough
+                _atomic_write(os.path.join(self.local, "ancestry.json"), json.dumps(keep),
+                              durable=False)
+            except OSError:
+                pass
+        return (branch or commit[:8]) if known[commit] is False else ""
+
+    def update(self, *mems):
+        """Write changed memories (text or metadata) back in place in their files, one
+        rewrite a file; returns the first."""
+        with self.lock():
+            for rel in sorted({m.path for m in mems}):
+                mine = {m.id: m for m in mems if m.path == rel}
+                missing = set(mine) - self._write_file(rel, [], mine, None)
+                if missing:
+                    raise AgentmemError("memory %s changed on disk meanwhile; try again"
+                                        % sorted(missing)[0])
+            self.index().refresh()
+        return mems[0] if mems else None
+
+    def confirm(self, ident):
+        """The person has checked a memory: it is fresh again (its files' hashes are taken
+        now), surer (confidence up by 0.1, at most 1) and marked reviewed with the day."""
+        m = self.get(ident)
+        root = self.project_root()
+        if root and m.files:
+            hashes = {f: h for f, h in ((f, _file_hash(os.path.join(root, f), root))
+                                        for f in m.files) if h}
+            if hashes:
+                m.extra["hashes"] = hashes
+            else:
+                m.extra.pop("hashes", None)
+        m.confidence = round(min(1.0, m.confidence + 0.1), 2)
+        m.updated = _now_iso()
+        m.extra["reviewed"] = m.updated[:10]
+        return self.update(m)
+
+    def stats(self):
+        """Counts for `stats`: memories by type, files, sessions, the index."""
+        s = {"store": self.root, "exists": self.exists()}
+        if self.exists():
+            s.update(self.index().stats())
+        return s
+
+    def session_path(self, session, day):
+        """The file a session's memories go to: the one it already has, else
+        sessions/<day>-<session>.md (a long id such as a UUID is cut to its first 8 signs)."""
+        return self.index(refresh=False).session_file(session) or "sessions/%s-%s.md" % (
+            day or _now_iso()[:10],
+            _slug(session, 8 if len(session) >= 32 else 40),
+        )
+
+    # -- writing -----------------------------------------------------------
+
+    def prepare(self, m):
+        """Validate and clean a new memory in place; raise AgentmemError if it cannot be stored."""
+        if not isinstance(m.text, str):
+            raise AgentmemError("text must be a string")
+        self._clean_fields(m)                       # every field, before anything reaches disk
+        if not m.text:
+            raise AgentmemError("empty text: nothing to remember")
+        if len(m.text) > _MAX_TEXT_CHARS:
+            raise AgentmemError("the text is %d characters; a memory holds at most %d: keep a long "
+                                "document as a file in the repository and remember one line that "
+                                "points to it" % (len(m.text), _MAX_TEXT_CHARS))
+        m.type = (m.type or _DEFAULT_TYPE).strip().lower()
+        if not _TYPE_REGEX.match(m.type):
+            raise AgentmemError("bad type %r: use a lower-case word such as %s"
+                                % (m.type, ", ".join(_MEMORY_TYPES)))
+        try:
+            m.confidence = float(m.confidence)
+        except (TypeError, ValueError):
+            raise AgentmemError("confidence must be a number from 0 to 1, not %r"
+                                % (m.confidence,)) from None
+        if not 0.0 <= m.confidence <= 1.0 or m.confidence != m.confidence:
+            raise AgentmemError("confidence must be from 0 to 1, not %r" % (m.confidence,))
+        if m.created:
+            ts = _parse_time(m.created)
+            if ts is None:
+                raise AgentmemError("created is not a date: %r" % (m.created,))
+            m.created = _now_iso(ts)
+        else:
+            m.created = _now_iso()
+        m.tags = _dedupe(t.lower().replace(" ", "-") for t in m.tags)
+        m.files = _dedupe(_normalize_file(f) for f in m.files)
+        m.sources = _dedupe(m.sources or [m.source])
+        return m
+
+    def _clean_fields(self, m):
+        """Mask secrets in every field of a memory, in place: text, tags, files, source,
+        sources, session (it names a file) and every other metadata key, however nested."""
+        m.text = self.clean(m.text)
+        m.tags = [self.clean(str(t)) for t in m.tags]
+        m.files = [self.clean(str(f)) for f in m.files]
+        m.source = self.clean(str(m.source or ""))
+        m.sources = [self.clean(str(x)) for x in m.sources]
+        m.session = self.clean(str(m.session or ""))
+        m.extra = {k: self._clean_value(v) for k, v in m.extra.items()}
+        return m
+
+    def _clean_value(self, value, depth=0):
+        """A metadata value with its secrets masked, however it nests."""
+        if isinstance(value, str):
+            return self.clean(value)
+        if depth > 20:
+            return None
+        if isinstance(value, list):
+            return [self._clean_value(v, depth + 1) for v in value]
+        if isinstance(value, dict):
+            return {self.clean(str(k)): self._clean_value(v, depth + 1) for k, v in value.items()}
+        return value
+
+    def remember(self, text, type=_DEFAULT_TYPE, tags=(), files=(), confidence=None, source="",
+                 session="", created=""):
+        """Save one memory by hand; returns (Memory, 'added' | 'merged' | 'unchanged')."""
+        m = self.prepare(
+            Memory(
+                text,
+                type=type,
+                tags=tags,
+                files=files,
+                confidence=_DEFAULT_CONFIDENCE if confidence is None else confidence,
+                source=source,
+                session=session,
+                created=created,
+            )
+        )
+        root = self.project_root()
+        if root:                       # like a captured memory: stale when its files change
+            git = _git_info(root)
+            if git.get("branch"):
+                m.extra["branch"] = git["branch"]
+            if git.get("commit"):
+                m.extra["commit"] = git["commit"][:12]
+            hashes = {f: h for f, h in ((f, _file_hash(os.path.join(root, f), root))
+                                        for f in m.files) if h}
+            if hashes:
+                m.extra["hashes"] = hashes
+        day = m.created[:10]
+        return self.add(
+            [m],
+            lambda _m: "memories/%s.md" % day,
+            header=lambda rel: "# Memories saved by hand · %s\n\n%s\n\n" % (day, _FILE_HELP),
+        )[0]
+
+    def add(self, items, route, header=None, replace=()):
+        """Store prepared memories: merge near-duplicates, append the rest to files.
+
+        `route(memory)` names the file (relative to the store) a new memory goes
+        to; `header(rel)` is the text a new file starts with. A memory whose id
+        is in `replace` and already stored replaces that memory (a session's
+        summary is rewritten, not repeated). Everything is written under the
+        store lock, each file replaced atomically. Returns a list of (Memory,
+        status) in the order of `items`; status is added, merged, updated or
+        unchanged.
+        """
+        self.ensure()
+        with self.lock():
+            idx = self.index()
+            taken = idx.all_ids() if len(items) > 20 else None
+            stored_before = idx.stats_of("mem")[0] > 0
+            pending = {}  # sketch key -> [(Memory, shingles, signature)] of this batch
+            loaded = {}             # (path, id) -> existing Memory, so two merges meet one object
+            appends, touched, results = {}, {}, []
+            for m in items:
+                if m.id in replace:
+                    old = idx.find(m.id, prefix=False)
+                    if old:
+                        old = old[0]
+                        if (old.text, old.type) == (m.text, m.type):
+                            results.append((old, "unchanged"))
+                            continue
+                        m.path, m.line, m.created = old.path, old.line, old.created
+                        m.updated = _now_iso()
+                        touched.setdefault(old.path, {})[old.id] = m
+                        results.append((m, "updated"))
+                        continue
+                sh = _shingles(m.text)
+                keys, sig = _fingerprint(m.text)
+                target, tried = None, set()
+                for k in keys:
+                    for cand, csh, csig in reversed(pending.get(k, ())):   # the latest first
+                        # each candidate once, however many keys it shares; the cheapest tests
+                        # first: Jaccard never exceeds the ratio of the sizes, and the
+                        # signatures estimate it before the exact comparison
+                        if id(cand) in tried or len(tried) >= _NEAR_CANDIDATES:
+                            continue
+                        tried.add(id(cand))
+                        size = len(csh)
+                        if (
+                            cand.type == m.type
+                            and min(size, len(sh)) > _DUPLICATE_JACCARD * max(size, len(sh))
+                            and _similar_enough(sig, csig, _DUPLICATE_JACCARD)
+                            and _jaccard(sh, csh) > _DUPLICATE_JACCARD
+                            and _claim(cand.text) == _claim(m.text)
+                        ):
+                            target = cand
+                            break
+                    if target:
+                        break
+                if target is None and stored_before:
+                    for near in idx.near(keys, m.type):
+                        cand = loaded.setdefault((near.path, near.id), near)
+                        if (
+                            _similar_enough(sig, _fingerprint(cand.text)[1], _DUPLICATE_JACCARD)
+                            and _jaccard(sh, _shingles(cand.text)) > _DUPLICATE_JACCARD
+                            and _claim(cand.text) == _claim(m.text)
+                        ):
+                            target = cand
+                            break
+                if target is not None:
+                    status = _merge_into(target, m)
+                    if status == "merged" and target.line:      # an existing memory in a file
+                        touched.setdefault(target.path, {})[target.id] = target
+                    results.append((target, status))
+                    for k in keys:
+                        _bounded(pending.setdefault(k, []), (target, _shingles(target.text),
+                                                             _fingerprint(target.text)[1]))
+                    continue
+                if not m.id or not _ID_REGEX.match(m.id) or \
+                        (m.id in taken if taken is not None else idx.find(m.id, prefix=False)):
+                    m.id = _new_id(taken or ())
+                if taken is not None:
+                    taken.add(m.id)
+                m.path = route(m)
+                appends.setdefault(m.path, []).append(m)
+                results.append((m, "added"))
+                for k in keys:
+                    _bounded(pending.setdefault(k, []), (m, sh, sig))
+            if stored_before and len(items) <= _SUPERSEDE_BATCH:   # not for bulk imports
+                for m, status in results:
+                    old = self._replaced_by(idx, m) if status == "added" else None
+                    if old is not None:
+                        old = loaded.setdefault((old.path, old.id), old)
+                        old.extra["superseded_by"], m.extra["supersedes"] = m.id, old.id
+                        touched.setdefault(old.path, {})[old.id] = old
+            for rel in sorted(set(appends) | set(touched)):
+                self._write_file(rel, appends.get(rel, []), touched.get(rel, {}), header)
+            idx.refresh()
+        return results
+
+    def _replaced_by(self, idx, m):
+        """The older decision or convention `m` replaces, or None: the same subject (many of
+        the shorter text's words shared) said differently (not a near-duplicate)."""
+        if m.type not in ("decision", "convention") or not _query_terms(m.text):
+            return None
+        for h in idx.search(m.text, limit=5, types=[m.type]):
+            o = h.memory
+            if o.id == m.id or o.extra.get("superseded_by") or (o.session and o.session ==
+                                                                m.session):
+                continue
+            if _same_subject(o.text, m.text) and \
+                    _jaccard(_shingles(o.text), _shingles(m.text)) < _DUPLICATE_JACCARD:
+                return o
+        return None
+
+    def _write_file(self, rel, new, changed, header, removed=()):
+        """Rewrite one file: replace `changed` memories (by id) in place, delete the blocks
+        of the ids in `removed`, append `new`; returns the ids it found to replace or delete."""
+        path = self.inside(rel)
+        if os.path.exists(path):
+            text = self.read(rel)
+        else:
+            text = header(rel) if header else "%s\n\n" % _FILE_HELP
+        found, shared = set(), _file_shared(text)
+        if changed or removed:
+            lines = text.split("\n")
+            for old in sorted(_parse_memories(text, rel), key=lambda x: -x.line):
+                if old.id in changed or old.id in removed:
+                    found.add(old.id)
+                    block = _render_memory(changed[old.id], shared).split("\n")[:-1] \
+                        if old.id in changed else []
+                    lines[old.line - 1:old.end - 1] = block
+            text = "\n".join(lines)
+        if new:
+            if not text.endswith("\n\n"):
+                text = text.rstrip("\n") + "\n\n"
+            text += "".join(_render_memory(m, shared) for m in new)
+        _atomic_write(path, text)
+        return found
+
+    def set_type(self, ident, mtype):
+        """Change a memory's type in its file (promote a convention to a rule)."""
+        mtype = (mtype or "").strip().lower()
+        if not _TYPE_REGEX.match(mtype):
+            raise AgentmemError("bad type %r: use a lower-case word such as %s"
+                                % (mtype, ", ".join(_MEMORY_TYPES)))
+        m = self.get(ident)
+        m.type = mtype
+        self.add([m], lambda _m: m.path, replace={m.id})
+        return m
+
+    def forget(self, ident):
+        """Delete one memory from its markdown file; returns the Memory removed."""
+        m = self.get(ident)
+        with self.lock():
+            if m.id not in self._write_file(m.path, [], {}, None, removed={m.id}):
+                raise AgentmemError("memory %s changed on disk while forgetting it; try again"
+                                    % m.id)
+            self.index().refresh()
+        return m
+
+    # -- use and age -----------------------------------------------------------
+
+    def used_times(self):
+        """{memory id: epoch seconds} of the last time MCP recall gave it to an agent
+        (local/used.json: this machine's, derived, safe to lose)."""
+        try:
+            with open(os.path.join(self.local, "used.json"), encoding="utf-8") as f:
+                used = json.load(f)
+            return {k: float(v) for k, v in used.items() if isinstance(v, (int, float))} \
+                if isinstance(used, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def mark_used(self, ids):
+        """Remember that these memories were just used (recall results)."""
+        used, now = self.used_times(), round(time.time())
+        used.update((i, now) for i in ids)
+        if len(used) > _USED_KEPT:
+            used = dict(sorted(used.items(), key=lambda kv: kv[1])[-_USED_KEPT:])
+        try:
+            self.ensure()
+            _atomic_write(os.path.join(self.local, "used.json"), json.dumps(used), durable=False)
+        except OSError:
+            pass
+
+    def last_active(self, m, used=None):
+        """Epoch seconds a memory was last created, entered this store, changed, confirmed or
+        used. A file written before `stored` was kept counts from its last change."""
+        used = self.used_times() if used is None else used
+        times = [_parse_time(m.created) or 0, _parse_time(m.updated) or 0,
+                 _parse_time(str(m.extra.get("stored") or "")) or 0,
+                 _parse_time(str(m.extra.get("reviewed") or "")) or 0, used.get(m.id, 0)]
+        if not m.extra.get("stored") and m.path:
+            try:
+                times.append(os.path.getmtime(self.inside(m.path)))
+            except (OSError, AgentmemError):
+                pass
+        return max(times)
+
+    def gc(self, days=_ARCHIVE_AFTER_DAYS, purge=False, dry_run=False):
+        """Archive memories unused for `days` (out of recall and inject, kept in their file);
+        with `purge`, delete archived ones archived over _PURGE_AFTER_DAYS ago. Rules,
+        memories a person wrote and scanned ones are never archived. Returns (archived,
+        purged) lists of Memory."""
+        now, used = time.time(), self.used_times()
+        archive, purged = [], []
+        for m in self.memories():
+            if m.extra.get("archived"):
+                since = _parse_time(str(m.extra["archived"])) or now
+                if purge and now - since > _PURGE_AFTER_DAYS * 86400:
+                    purged.append(m)
+                continue
+            if m.type == "rule" or m.source in ("", "cli") or m.extra.get("scanned"):
+                continue
+            if now - self.last_active(m, used) > days * 86400:
+                archive.append(m)
+        if dry_run:
+            return archive, purged
+        for m in archive:
+            m.extra["archived"] = _now_iso()[:10]
+        with self.lock():
+            for rel in sorted({m.path for m in archive + purged}):
+                self._write_file(rel, [], {m.id: m for m in archive if m.path == rel}, None,
+                                 removed={m.id for m in purged if m.path == rel})
+            self.index().refresh()
+        return archive, purged
+
+    # -- knowledge the repository already holds --------------------------------
+
+    def scan(self, root):
+        """Index the repository's decision records and agent instruction files as read-only
+        memories, one file under scanned/ per source; a source's file is rewritten whole, so
+        changed sections update and removed ones go. Returns {added, updated, removed,
+        sources}."""
+        counts = {"added": 0, "updated": 0, "removed": 0, "sources": 0}
+        found = {}
+        for rel, kind in _scan_sources(root):
+            mems = _scan_file(root, rel, kind)
+            if mems:
+                found["scanned/%s.md" % _slug(rel.replace("/", "-"), 80)] = (rel, mems)
+        if not found and not os.path.isdir(os.path.join(self.root, "scanned")):
+            return counts                                   # nothing to scan, nothing created
+        self.ensure()
+        with self.lock():
+            before = {m.id: m for m in self.memories() if m.path.startswith("scanned/")}
+            for path, (rel, mems) in sorted(found.items()):
+                for m in mems:
+                    self.prepare(m)
+                    old = before.pop(m.id, None)
+                    if old is None:
+                        counts["added"] += 1
+                    else:
+                        m.created = old.created          # a section keeps its age until it changes
+                        if old.text != m.text:
+                            counts["updated"] += 1
+                            m.updated = _now_iso()
+                        elif old.updated:
+                            m.updated = old.updated
+                text = "# Scanned from %s (agentmem scan rewrites this file)\n\n%s\n\n" % (
+                    rel, _FILE_HELP) + "".join(_render_memory(m) for m in mems)
+                if not os.path.exists(self.inside(path)) or self.read(path) != text:
+                    _atomic_write(self.inside(path), text)
+            counts["removed"] = len(before)
+            for rel in {m.path for m in before.values()} - set(found):
+                os.unlink(self.inside(rel))
+            counts["sources"] = len(found)
+            self.index().refresh()
+        return counts
+
+    # -- rules learned from corrections --------------------------------------
+
+    def rules(self):
+        """(active, proposed): the rules, and the conventions that should become one: the
+        person corrected the same habit _PROMOTE_SEEN times (a correction and the ones it
+        superseded, across sessions, each counted as often as it was seen) or said it as an
+        always/never rule. A proposal the person dropped is not proposed again."""
+        mems = {m.id: m for m in self.memories() if m.type in ("rule", "convention")}
+        active = [m for m in mems.values() if m.type == "rule" and not
+                  m.extra.get("superseded_by")]
+        proposed = []
+        for m in mems.values():
+            if m.type != "convention" or m.extra.get("superseded_by") or \
+                    m.extra.get("rule") == "dropped":
+                continue
+            corrections, seen, link = 0, set(), m
+            while link is not None and link.id not in seen:     # back along `supersedes`
+                seen.add(link.id)
+                if "correction" in link.tags:
+                    corrections += link.seen
+                link = mems.get(str(link.extra.get("supersedes") or ""))
+            absolute = str(m.extra.get("by", "")).startswith(("person", "user-")) and \
+                _ALWAYS_NEVER_REGEX.search(m.text)
+            if corrections >= _PROMOTE_SEEN or absolute:
+                m.extra["corrections"] = corrections
+                proposed.append(m)
+        return active, proposed
+
+    def promote_rules(self):
+        """Make every proposed rule a rule now (AGENTMEM_AUTO_RULES=1); returns them."""
+        _active, proposed = self.rules()
+        for m in proposed:
+            self.set_type(m.id, "rule")
+        return proposed
+
+    def drop_rule(self, ident):
+        """Never propose this convention as a rule again (it stays a convention)."""
+        m = self.get(ident)
+        m.extra["rule"] = "dropped"
+        return self.update(m)
+
+    # -- review ----------------------------------------------------------------
+
+    def review_queue(self):
+        """[(Memory, reason)] a person should look at, most urgent first: two versions a merge
+        joined, stale ones, unsure ones, then automatic ones nobody reviewed (newest first)."""
+        order = {"two versions": 0, "stale": 1, "unsure": 2, "unreviewed": 3}
+        out = []
+        for m in self.memories():
+            if m.extra.get("archived") or m.extra.get("superseded_by") or m.type == "episode":
+                continue
+            stale = self.stale(m)
+            if m.extra.get("conflict"):
+                reason = "two versions"
+            elif stale:
+                reason = "stale"
+            elif m.confidence < _UNSURE_CONFIDENCE:
+                reason = "unsure"
+            elif m.source not in ("", "cli") and not m.extra.get("reviewed") and \
+                    not m.extra.get("scanned"):
+                reason = "unreviewed"
+            else:
+                continue
+            detail = {"stale": self._what_changed(stale),
+                      "two versions": str(m.extra.get("conflict")),
+                      "unsure": "confidence %.2f" % m.confidence,
+                      "unreviewed": "captured from %s" % m.source}[reason]
+            out.append((m, reason, detail))
+        self.hash_cache().save()
+        out.sort(key=lambda x: (order[x[1]], -(_parse_time(x[0].updated or x[0].created) or 0)))
+        return out
+
+    def _what_changed(self, stale):
+        """'since it was captured: a.py changed, b.py moved or deleted'."""
+        root = self.project_root() or ""
+        return "since it was captured: " + ", ".join(
+            "%s %s" % (f, "changed" if os.path.isfile(os.path.join(root, f)) else
+                       "moved or deleted") for f in stale)
+
+    def check(self, fix_secrets=False):
+        """What in the store needs a person's eye: [(kind, Memory, detail)], kind one of
+        `conflict` (a git merge joined two versions of a memory), `duplicate-id` (one id in
+        two blocks), `secret` (stored before the redaction rules knew its shape) and `stale`
+        (a file it concerns changed since it was captured or confirmed). With
+        `fix_secrets`, those secrets are masked in place now."""
+        findings, by_id, leaky = [], {}, []
+        for m in self.memories():
+            by_id.setdefault(m.id, []).append(m)
+            if m.extra.get("conflict"):
+                findings.append(("conflict", m, str(m.extra["conflict"])))
+            stored = m.to_dict()
+            clean = self._clean_fields(_memory_from_dict(stored))
+            clean.path, clean.line = m.path, m.line
+            fields = [k for k, v in clean.to_dict().items() if v != stored.get(k)]
+            if fields:
+                findings.append(("secret", m, "a secret in its %s" % ", ".join(fields)))
+                leaky.append(clean)
+            stale = self.stale(m)
+            if stale:
+                findings.append(("stale", m, self._what_changed(stale)))
+        self.hash_cache().save()
+        for rel, error in self.index().bad():
+            m = Memory("(the whole file)", type="file", id="-", path=rel, line=1)
+            findings.append(("unreadable", m, "%s; every other file works" % error))
+        for ident, same in by_id.items():
+            for m in same[1:]:
+                findings.append(("duplicate-id", m, "id %s is also at %s:%d"
+                                 % (ident, same[0].path, same[0].line)))
+        if fix_secrets and leaky:
+            self.update(*leaky)
+        return findings
+
+    # -- import and export ---------------------------------------------------
+
+    def import_jsonl(self, lines, name="import"):
+        """Import JSONL lines; returns (counts, errors) with errors as [(line number, message)].
+
+        Each line is a JSON object with `text` and optionally type, tags, files,
+        confidence, created, source, session (plus anything `export` writes).
+        Good lines are stored in one pass even when some lines are bad.
+        """
+        items, errors = [], []
+        for n, raw in enumerate(lines, 1):
+            line = raw.strip()
+            if not line:
+                continue
+            try:
+                d = json.loads(line)
+                if not isinstance(d, dict):
+                    raise ValueError("not a JSON object")
+                items.append(self.prepare(_memory_from_dict(d, strict=True)))
+            except (ValueError, RecursionError, AgentmemError) as e:
+                errors.append((n, "nested too deeply" if isinstance(e, RecursionError) else str(e)))
+        router = _ImportRouter(self, name)
+        results = self.add(items, router.route, header=router.header) if items else []
+        counts = {"added": 0, "merged": 0, "unchanged": 0, "updated": 0}
+        for _m, status in results:
+            counts[status] += 1
+        counts["errors"] = len(errors)
+        return counts, errors
+
+    def export_jsonl(self):
+        """Every memory as one JSON line, in a stable order."""
+        for m in self.memories():
+            d = m.to_dict()
+            d.pop("stored", None)                # when it entered *this* store: not the next one's
+            yield json.dumps(d, ensure_ascii=False)
+
+
+def _bounded(bucket, item):
+    """Append to a near-duplicate bucket that keeps only its latest _NEAR_CANDIDATES items,
+    so texts that all look alike (differing in a number) cost linear time, not quadratic."""
+    bucket.append(item)
+    if len(bucket) > _NEAR_CANDIDATES:
+        del bucket[0]
+
+
+def _merge_into(target, m):
+    """Fold memory `m` into its near-duplicate `target`; 'merged' or 'unchanged'."""
+    new_sources = [s for s in (m.sources or [m.source]) if s and s not in target.sources]
+    new_files = [f for f in m.files if f not in target.files]
+    new_tags = [t for t in m.tags if t not in target.tags]
+    if not (new_sources or new_files or new_tags or m.confidence > target.confidence):
+        return "unchanged"
+    if new_sources:
+        if not target.sources and target.source:
+            target.sources = [target.source]
+        target.sources += new_sources
+        target.source = target.source or target.sources[0]
+        target.seen += m.seen
+    target.files += new_files
+    target.tags += new_tags
+    target.confidence = max(target.confidence, m.confidence)
+    target.updated = max(target.updated or target.created, m.updated or m.created)
+    return "merged"
+
+
+# Where a repository keeps what was decided and how agents should work (agentmem scan), with
+# the memory type each becomes. Decision records: one memory per file; the rest per section.
+_SCAN_SOURCES = (
+    ("docs/adr", "adr"), ("docs/decisions", "adr"), ("doc/adr", "adr"),
+    ("doc/architecture/decisions", "adr"), ("docs/architecture/decisions", "adr"),
+    ("CLAUDE.md", "convention"), ("AGENTS.md", "convention"), ("GEMINI.md", "convention"),
+    (".cursorrules", "convention"), (".cursor/rules", "convention"),
+    (".github/copilot-instructions.md", "convention"), ("memory-bank", "fact"),
+)
+_SCAN_MAX_CHARS = 1500                 # of one scanned section: the rest is in the file
+
+
+def _scan_sources(root):
+    """[(relative path, kind)] of the files agentmem scan reads under `root`."""
+    out = []
+    for rel, kind in _SCAN_SOURCES:
+        path = os.path.join(root, rel)
+        if os.path.islink(path) or not _file_hash_allowed(path, root):
+            continue
+        if os.path.isfile(path):
+            out.append((rel, kind))
+        elif os.path.isdir(path):
+            for name in sorted(os.listdir(path)):
+                full = os.path.join(path, name)
+                if name.endswith((".md", ".mdc", ".markdown")) and os.path.isfile(full) and \
+                        not os.path.islink(full):
+                    out.append((rel + "/" + name, kind))
+    return out
+
+
+def _markdown_sections(text):
+    """[(heading, body)] of markdown, split at headings outside code fences; text before the
+    first heading comes with the heading ''."""
+    out, heading, body, fence = [], "", [], False
+    for line in text.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        m = None if fence else re.match(r"^#{1,4}\s+(.+?)\s*#*\s*$", line)
+        if m:
+            out.append((heading, "\n".join(body).strip()))
+            heading, body = m.group(1).strip(), []
+        else:
+            body.append(line)
+    out.append((heading, "\n".join(body).strip()))
+    return [(h, b) for h, b in out if b or h]
+
+
+def _scan_file(root, rel, kind):
+    """The read-only memories of one scanned file: a decision record as one decision (its
+    title, status and decision), any other file one memory per section."""
+    try:
+        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+            text = f.read(2 * 1024 * 1024)
+    except OSError:
+        return []
+    digest = _file_hash(os.path.join(root, rel), root)
+    sections = _markdown_sections(re.sub(r"(?s)^---\n.*?\n---\n", "", text))  # front matter
+    if kind == "adr":
+        title = next((h for h, _b in sections if h), os.path.splitext(os.path.basename(rel))[0])
+        parts = {h.lower(): b for h, b in sections}
+        decision = parts.get("decision") or parts.get("decision outcome") or \
+            "\n\n".join(b for _h, b in sections if b)
+        status = parts.get("status", "").split("\n")[0].strip()
+        body = title + (" (%s)" % status if status else "") + ": " + decision
+        chunks = [("", body, "decision")]
+    else:
+        name = os.path.basename(rel)
+        chunks = [(h, (h + ": " if h else "") + b, "fact" if kind == "fact" else "convention")
+                  for h, b in sections if len(b) >= 20]
+        chunks = [(h or name, t, k) for h, t, k in chunks]
+    out, ids = [], set()
+    for heading, section, mtype in chunks:
+        body = " ".join(section.split()) if len(section) > _SCAN_MAX_CHARS else section.strip()
+        ident, n = _derived_id("scan", rel, heading), 1
+        while ident in ids:                         # two sections under one heading
+            n += 1
+            ident = _derived_id("scan", rel, heading, str(n))
+        ids.add(ident)
+        m = Memory(body[:_SCAN_MAX_CHARS], type=mtype, confidence=0.95, files=[rel],
+                   source="scan:%s" % rel, id=ident)
+        m.extra.update(by="scan", scanned=rel, section=heading)
+        if digest:
+            m.extra["hashes"] = {rel: digest}
+        if mtype == "decision" and re.search(r"(?i)\b(superseded|deprecated|rejected)\b",
+                                             body.split(":")[0]):
+            m.extra["superseded_by"] = "its decision record"
+        out.append(m)
+    return out
+
+
+class _ImportRouter:
+    """Where imported memories go: their session's file, else imports/<name>-NNN.md."""
+    CHUNK = 1000
+
+    def __init__(self, store, name):
+        self.store, self.stem = (
+            store,
+            _slug(os.path.splitext(os.path.basename(name))[0] or "import"),
+        )
+        existing = [p for p in store.md_files() if p.startswith("imports/%s-" % self.stem)]
+        nums = [int(x) for p in existing for x in re.findall(r"-(\d+)\.md$", p)]
+        self.chunk, self.count, self.sessions = max(nums or [0]) + 1, 0, {}
+        self.today = _now_iso()[:10]
+
+    def route(self, m):
+        if m.session:
+            if m.session not in self.sessions:
+                self.sessions[m.session] = self.store.session_path(m.session, m.created[:10])
+            return self.sessions[m.session]
+        if self.count >= self.CHUNK:
+            self.chunk, self.count = self.chunk + 1, 0
+        self.count += 1
+        return "imports/%s-%03d.md" % (self.stem, self.chunk)
+
+    def header(self, rel):
+        stored = '<!-- {"stored": "%s"} -->' % _now_iso()
+        if rel.startswith("sessions/"):
+            return "# Session %s\n\n%s\n%s\n\n" % (rel[9:-3], stored, _FILE_HELP)
+        return "# Imported from %s · %s\n\n%s\n%s\n\n" % (self.stem, self.today, stored, _FILE_HELP)
+
+
+########################################################################
 # LLM: an optional compressor over urllib, with bounded retries and a budget
 ########################################################################
 
@@ -5908,6 +5920,24 @@ def _capture_excluded(store, cwd):
     return False
 
 
+def _python_argv(*args):
+    """The argv that runs this agentmem.py fast: imported as a module, so its bytecode is cached.
+
+    A script is compiled on every run; a module is compiled once into Python's
+    own bytecode cache. The cache goes to the user's cache folder
+    (``-X pycache_prefix``), so no __pycache__ appears beside a vendored copy in
+    a repository, and is written even where PYTHONDONTWRITEBYTECODE is set.
+    Without a cache folder (no home), the file runs as a plain script.
+    """
+    me, py = os.path.abspath(__file__), sys.executable or "python3"
+    cache = _user_cache_dir()
+    if not cache or os.path.basename(me) != "agentmem.py":
+        return [py, me] + list(args)
+    code = ("import sys;sys.dont_write_bytecode=False;sys.path.insert(0,%s);import agentmem;"
+            "sys.exit(agentmem.main())" % json.dumps(os.path.dirname(me)))
+    return [py, "-X", "pycache_prefix=" + os.path.join(cache, "pycache"), "-c", code] + list(args)
+
+
 class _Capture:
     """The capture queue and worker of one store (all state lives in local/)."""
 
@@ -6327,7 +6357,6 @@ _DEFAULT_BUDGET_TOKENS = 1500
 _MIN_BUDGET_TOKENS = 100          # less holds no note beside the block's own framing
 _CHARS_PER_TOKEN = 4
 _HOOK_CONTEXT_CAP = 9500          # Claude Code caps hook context at 10,000 characters
-_PROMOTE_SEEN = 3                 # corrections of one habit after which a rule is proposed
 _SETUP_FACTS = 5                  # how to run things here (a command that worked), at start
 # inject --prompt: at most _PROMPT_PASSAGES passages, each the best run of sentences of a
 # memory or episode that holds _PROMPT_MIN_SHARE of the prompt's weight (_prompt_weights).
@@ -6898,24 +6927,6 @@ _OUR_COMMAND_REGEX = _LazyRegex(
 )
 
 
-def _python_argv(*args):
-    """The argv that runs this agentmem.py fast: imported as a module, so its bytecode is cached.
-
-    A script is compiled on every run; a module is compiled once into Python's
-    own bytecode cache. The cache goes to the user's cache folder
-    (``-X pycache_prefix``), so no __pycache__ appears beside a vendored copy in
-    a repository, and is written even where PYTHONDONTWRITEBYTECODE is set.
-    Without a cache folder (no home), the file runs as a plain script.
-    """
-    me, py = os.path.abspath(__file__), sys.executable or "python3"
-    cache = _user_cache_dir()
-    if not cache or os.path.basename(me) != "agentmem.py":
-        return [py, me] + list(args)
-    code = ("import sys;sys.dont_write_bytecode=False;sys.path.insert(0,%s);import agentmem;"
-            "sys.exit(agentmem.main())" % json.dumps(os.path.dirname(me)))
-    return [py, "-X", "pycache_prefix=" + os.path.join(cache, "pycache"), "-c", code] + list(args)
-
-
 def _agentmem_command(sub):
     """The shell command a hook runs: this interpreter importing this agentmem.py (_python_argv)."""
     import shlex
@@ -7309,10 +7320,6 @@ def _out(text=""):
     sys.stdout.write(text + "\n")
 
 
-def _err(text):
-    sys.stderr.write(text + "\n")
-
-
 def _json_out(data):
     _out(json.dumps(data, ensure_ascii=False, indent=None if isinstance(data, list) else 2))
 
@@ -7326,11 +7333,6 @@ def _split_csv(values):
 
 def _store(args, cwd=None):
     return open_store(getattr(args, "store", None), cwd)
-
-
-def _short(text, width=100):
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 _REVIEW_AT_ONCE = 20              # review walks through this many at a time unless --limit

@@ -134,3 +134,25 @@ def test_a_text_too_long_for_a_memory_is_refused_and_a_long_one_is_shown_cut(sto
     am("remember", "-", input="The deploy checklist: " + "check the dashboards, " * 300, check=0)
     out = am("recall", "deploy checklist", check=0).stdout
     assert len(out) < 3000 and "characters more: agentmem show" in out
+
+
+def test_sections_only_look_back():
+    """A section of agentmem.py names only what an earlier section (or itself) defines."""
+    import ast
+    text = open(AGENTMEM, encoding="utf-8").read()
+    lines = text.split("\n")
+    starts = [i + 1 for i in range(len(lines) - 2) if lines[i].startswith("####") and
+              lines[i + 1].startswith("# ") and lines[i + 2].startswith("####")]
+
+    def section(lineno):
+        return sum(1 for s in starts if s <= lineno)
+    tree = ast.parse(text)
+    defined = {}
+    for node in tree.body:
+        targets = [node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else \
+            [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+        for name in targets:
+            defined.setdefault(name, section(node.lineno))
+    later = sorted({(section(node.lineno), sub.id) for node in tree.body for sub in ast.walk(node)
+                    if isinstance(sub, ast.Name) and defined.get(sub.id, 0) > section(node.lineno)})
+    assert len(starts) >= 12 and later == []
