@@ -1303,9 +1303,9 @@ def _looks_secret(value):
                 or re.search(r"[^A-Za-z0-9]", v) or len(v) >= 12)
 
 
-_SECRET_REGEXES = [(t, _LazyRegex(p, re.S), r) for t, p, r in _SECRET_PATTERNS]
-_SECRET_TRIGGER_REGEX = _LazyRegex("|".join(sorted({re.escape(t) for ts, _p, _r in _SECRET_PATTERNS
-                                                   for t in ts})))
+_SECRET_REGEXES = [(frozenset(t), _LazyRegex(p, re.S), r) for t, p, r in _SECRET_PATTERNS]
+_SECRET_TRIGGERS = tuple(sorted({t for ts, _p, _r in _SECRET_PATTERNS for t in ts}))
+_SECRET_TRIGGER_REGEX = _LazyRegex("|".join(re.escape(t) for t in _SECRET_TRIGGERS))
 
 
 def redact(text, extra_patterns=()):
@@ -1319,10 +1319,14 @@ def redact(text, extra_patterns=()):
     if not text:
         return text
     low = text.lower()
-    for triggers, rx, rep in (_SECRET_REGEXES if _SECRET_TRIGGER_REGEX.search(low) else ()):
-        if any(t in low for t in triggers):
-            text = rx.sub(rep, text)
-            low = text.lower()
+    if _SECRET_TRIGGER_REGEX.search(low):
+        present = {t for t in _SECRET_TRIGGERS if t in low}   # each pattern runs only on its cue
+        for triggers, rx, rep in _SECRET_REGEXES:
+            if not present.isdisjoint(triggers):
+                new = rx.sub(rep, text)
+                if new != text:
+                    text, low = new, new.lower()
+                    present = {t for t in _SECRET_TRIGGERS if t in low}
     for rx in extra_patterns:
         text = rx.sub("[REDACTED]", text)
     return text
