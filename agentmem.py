@@ -1303,8 +1303,11 @@ def _looks_secret(value):
                 or re.search(r"[^A-Za-z0-9]", v) or len(v) >= 12)
 
 
-_SECRET_REGEXES = [(frozenset(t), _LazyRegex(p, re.S), r) for t, p, r in _SECRET_PATTERNS]
+_SECRET_REGEXES = [(_LazyRegex(p, re.S), r) for _t, p, r in _SECRET_PATTERNS]
 _SECRET_TRIGGERS = tuple(sorted({t for ts, _p, _r in _SECRET_PATTERNS for t in ts}))
+# each cue -> the patterns (by position) it wakes
+_SECRET_CUES = {t: tuple(i for i, (ts, _p, _r) in enumerate(_SECRET_PATTERNS) if t in ts)
+                for t in _SECRET_TRIGGERS}
 _SECRET_TRIGGER_REGEX = _LazyRegex("|".join(re.escape(t) for t in _SECRET_TRIGGERS))
 
 
@@ -1320,13 +1323,14 @@ def redact(text, extra_patterns=()):
         return text
     low = text.lower()
     if _SECRET_TRIGGER_REGEX.search(low):
-        present = {t for t in _SECRET_TRIGGERS if t in low}   # each pattern runs only on its cue
-        for triggers, rx, rep in _SECRET_REGEXES:
-            if not present.isdisjoint(triggers):
+        woken = {i for t in _SECRET_TRIGGERS if t in low for i in _SECRET_CUES[t]}
+        for i in sorted(woken):                          # each pattern runs only on its cue
+            rx, rep = _SECRET_REGEXES[i]
+            if i in woken:
                 new = rx.sub(rep, text)
                 if new != text:
                     text, low = new, new.lower()
-                    present = {t for t in _SECRET_TRIGGERS if t in low}
+                    woken = {j for t in _SECRET_TRIGGERS if t in low for j in _SECRET_CUES[t]}
     for rx in extra_patterns:
         text = rx.sub("[REDACTED]", text)
     return text
