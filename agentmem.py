@@ -5841,6 +5841,9 @@ _AGENT_BY_PATH = (("/.claude/", "claude-code"), ("/.codex/", "codex"), ("/.gemin
                   ("/.cursor/", "cursor"))
 
 
+_HOOK_INPUT_DEPTH = 64        # an agent's hook input nests a few levels; deeper is not a hook's
+
+
 def _read_hook_input(stream=None):
     """The hook's JSON object from stdin; {} for a terminal, empty input or garbage."""
     stream = stream or sys.stdin
@@ -5857,7 +5860,18 @@ def _read_hook_input(stream=None):
         return {}                                   # nested thousands deep: no hook sends that
     except ValueError:
         return {"_raw": text[:_MAX_QUERY_CHARS]}            # plain text piped in by hand
-    return d if isinstance(d, dict) else {}
+    return d if isinstance(d, dict) and not _nested_deeper(d, _HOOK_INPUT_DEPTH) else {}
+
+
+def _nested_deeper(value, depth):
+    """Whether JSON data nests deeper than `depth` (looked at without recursion)."""
+    level = [value]
+    for _ in range(depth):
+        level = [v for x in level for v in (x.values() if isinstance(x, dict) else
+                                             x if isinstance(x, list) else ())]
+        if not level:
+            return False
+    return True
 
 
 def _hook_fields(d):
