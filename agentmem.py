@@ -353,6 +353,11 @@ def _err(text):
     sys.stderr.write(text + "\n")
 
 
+def _capitalized(text):
+    """A text with its first letter in upper case ("changed X" -> "Changed X")."""
+    return text[:1].upper() + text[1:]
+
+
 def _short(text, width=100):
     """A text on one line, cut to `width` characters with an ellipsis."""
     text = " ".join(text.split())
@@ -2623,7 +2628,12 @@ _MAX_MEMORY_CHARS = 700
 _MAX_FACTS_PER_CHUNK = 12
 # an agent's line whose words are mostly in a kept memory of its type adds nothing
 _RESTATED_SHARE = 0.6
-_SAME_SUBJECT_SHARE = 0.6        # a later claim sharing this much of an earlier one replaces it
+# two claims are about one subject when they share this many words and this share of the
+# shorter one's: (3, 0.6) or (5, 0.4); a later claim on the same subject replaces the earlier
+_SAME_SUBJECT = ((3, 0.6), (5, 0.4))
+# two texts overlap (a confirmation joins what it confirms) at this many shared words, or this
+# share of the shorter one's
+_OVERLAP_WORDS, _OVERLAP_SHARE = 3, 0.5
 _CLAIM_TYPES = ("bug", "fact", "decision", "dead-end")
 _SHORT_ANSWER_WORDS = 14          # an answer this short to a question does not name its subject
 _CONTINUATION_WORDS = 8           # "Not using it." continues what came before when this short
@@ -2651,8 +2661,7 @@ def _same_subject(a, b):
     """Whether two claims are about the same thing: many of the shorter one's words are shared."""
     ta, tb = _content_terms(a), _content_terms(b)
     shared, least = len(ta & tb), min(len(ta), len(tb))
-    return (shared >= 3 and shared >= _SAME_SUBJECT_SHARE * least) or \
-        (shared >= 5 and shared >= 0.4 * least)
+    return any(shared >= words and shared >= share * least for words, share in _SAME_SUBJECT)
 
 
 def _first_rule(rules, text):
@@ -2774,7 +2783,7 @@ def _overlaps(a, b):
     if not ta or not tb:
         return False
     shared = len(ta & tb)
-    return shared >= 3 or shared >= 0.5 * min(len(ta), len(tb))
+    return shared >= _OVERLAP_WORDS or shared >= _OVERLAP_SHARE * min(len(ta), len(tb))
 
 
 class _Candidate:
@@ -2869,7 +2878,7 @@ class _Observer:
     def add(self, kind, mtype, text, files=(), ts="", tags=()):
         """Keep one candidate, unless it is noise, an injection, or already kept."""
         text = _clip(_phrase("lead-in").sub("", text))
-        text = text[:1].upper() + text[1:]
+        text = _capitalized(text)
         if not text or _looks_like_noise(text) or _says("injection", text):
             return None
         by_agent = kind.startswith("assistant")
@@ -3010,7 +3019,7 @@ class _Observer:
     def _person_typed(self, turn, s, cls, ts):
         mtype, kind = cls
         body = _phrase("label").sub("", _phrase("filler").sub("", s)).strip()
-        body = body[:1].upper() + body[1:]
+        body = _capitalized(body)
         if self._pairs(turn.prev, mtype):
             turn.prev.text = _clip(turn.prev.text + " " + body)
             return
@@ -3047,7 +3056,7 @@ class _Observer:
         s = _phrase("ack").sub("", s).strip()
         if _SELF_REGEX.match(s) and _says("built", _SELF_REGEX.sub("", s)):
             s = _SELF_REGEX.sub("", s)                        # "I changed X" is "Changed X"
-            s = s[:1].upper() + s[1:]
+            s = _capitalized(s)
         narration = not s or _says("narration", s)
         said, turn.before = turn.before, "" if narration else s
         continues = _says("continuation", s) and len(s.split()) <= _CONTINUATION_WORDS
@@ -3096,7 +3105,7 @@ class _Observer:
         if rule:
             made = self.add(rule[1], rule[0], s, () if rule[0] == "todo" else self.turn_files, ts)
         elif self.facts_left > 0 and _says("findings-heading", heading) and not built:
-            made = self.add("assistant-fact", "fact", s[:1].upper() + s[1:],
+            made = self.add("assistant-fact", "fact", _capitalized(s),
                             self.turn_files if built else (), ts)
             self.facts_left -= 1 if made else 0
         else:
@@ -3110,7 +3119,7 @@ class _Observer:
             return False
         target = max(near, key=lambda c: len(_content_terms(c.text) & _content_terms(s)))
         if _content_terms(s) - _content_terms(target.text):
-            target.text = _clip(target.text + " " + s[:1].upper() + s[1:])
+            target.text = _clip(target.text + " " + _capitalized(s))
             target.files = _dedupe(target.files + _mentioned_files(s))
         return True
 
@@ -3205,7 +3214,7 @@ def _told(s):
     """A sentence of the agent as the episode keeps it: "I'm fixing one thing: X" is X."""
     head, colon, rest = s.partition(": ")
     if colon and _says("narration", head) and _word_count(rest) >= 5:
-        return rest[:1].upper() + rest[1:]
+        return _capitalized(rest)
     return s
 
 
@@ -8315,7 +8324,7 @@ def _args_demo(p):
     )
 
 
-# name -> (function or its name in the cold sections, arguments, help, description, examples)
+# name -> (function, what adds its arguments, help, description, examples)
 _COMMANDS = {}
 
 
@@ -8565,17 +8574,15 @@ def _hook_args(argv):
     return _Namespace(command=argv[0], func=func, store=None, **defaults.values)
 
 
+_STORE_HELP = "the store folder (default: $AGENTMEM_DIR, else .agentmem/ at the git root)"
+
+
 def _build_parser(only=None):
     """The argparse parser; with `only`, just that command gets its arguments (a faster start)."""
     import argparse
 
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--store",
-        metavar="PATH",
-        default=argparse.SUPPRESS,
-        help="the store folder (default: $AGENTMEM_DIR, else .agentmem/ at the git root)",
-    )
+    common.add_argument("--store", metavar="PATH", default=argparse.SUPPRESS, help=_STORE_HELP)
     parser = argparse.ArgumentParser(
         prog="agentmem",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -8587,11 +8594,7 @@ def _build_parser(only=None):
         "Run 'agentmem COMMAND --help' for a command's options.",
     )
     parser.add_argument("--version", action="version", version="agentmem " + __version__)
-    parser.add_argument(
-        "--store",
-        metavar="PATH",
-        help="the store folder (default: $AGENTMEM_DIR, else .agentmem/ at the git root)",
-    )
+    parser.add_argument("--store", metavar="PATH", help=_STORE_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     parser.commands = {}
@@ -8634,7 +8637,6 @@ def main(argv=None):
     _utf8_stdio()
     argv = sys.argv[1:] if argv is None else list(argv)
     args = _hook_args(argv) or _parse(argv)
-    store = None
     try:
         return args.func(args) or 0
     except AgentmemError as e:
@@ -8658,9 +8660,6 @@ def main(argv=None):
             % (type(e).__name__, e)
         )
         return 1
-    finally:
-        if store is not None:
-            store.close()
 
 
 
