@@ -17,6 +17,10 @@ Public API (``__all__``; everything else has a leading underscore):
     Store.recall(query, limit=5, ...) -> [Hit(memory, score)]
         BM25 over memories, passages and sessions, typo tolerant (docs/ranking.md)
     Store.get, forget, memories, stats, import_jsonl, export_jsonl
+    Store.prepare(m), add(items, route), update(*mems), set_type, clean(text)
+                                              writing, for callers that build Memory objects
+    Store.exists, ensure, lock, read, config, index, close, project_root,
+        unmerged(m), last_active(m), promote_rules, drop_rule(id)
     Store.check(), confirm(id), stale(m), review_queue(), relate(a, b, kind),
         rules(), scan(root), gc(days)        keeping memory honest (docs/trust.md)
     read_transcript(path) -> (events, info, offset)   Claude, Codex, Gemini, text
@@ -1884,6 +1888,7 @@ class Memory:
 
     @property
     def title(self):
+        """The memory's first sentence or line: what a list shows and ranking weighs most."""
         return _first_sentence(self.text)
 
     def meta(self):
@@ -3634,6 +3639,7 @@ class Hit:
         return "Hit(%r, score=%.4f)" % (self.memory, self.score)
 
     def to_dict(self):
+        """The memory's JSON form with its score and whether it is stale (recall --json)."""
         d = self.memory.to_dict()
         d["score"] = round(self.score, 6)
         d["stale"] = bool(self.stale)
@@ -3680,7 +3686,7 @@ class _Index:
     def connect(self):
         import sqlite3
         if self.db is None:
-            self.store.check_local()
+            self.store._check_local()
             os.makedirs(self.store.local, exist_ok=True)
             try:
                 self.db = self._open(sqlite3)
@@ -3782,7 +3788,7 @@ class _Index:
         """
         import sqlite3
         db = self.connect()
-        disk = self.store.md_files()
+        disk = self.store._md_files()
         known = {
             r[0]: tuple(r[1:]) for r in db.execute("SELECT path, mtime_ns, size, ino FROM files")
         }
@@ -4265,7 +4271,7 @@ class _Index:
             for r, (_doc, mem, s) in enumerate(ranking):
                 ranks.setdefault(mem, {})[name] = r
                 strength[mem] = strength.get(mem, 0.0) + _RANKER_WEIGHTS[name] * s / best
-        now, used = time.time(), self.store.used_times()
+        now, used = time.time(), self.store._used_times()
         scored = []
         for chunk in _chunks(ranks):
             for rowid, ident, conf, ts, session, mtype, script in self.db.execute(
@@ -4304,7 +4310,7 @@ class _Index:
                 score *= _UNMERGED_WEIGHT
                 m.extra["unmerged"] = elsewhere
             hits.append((order(score, rowid, m.id), Hit(m, score, r, stale)))
-        self.store.hash_cache().save()
+        self.store._hash_cache().save()
         hits.sort(key=lambda x: x[0])
         hits = [h for _key, h in hits]
         return hits[:max(1, limit)]
@@ -4543,6 +4549,7 @@ class Store:
     # -- files -------------------------------------------------------------
 
     def exists(self):
+        """Whether the store's folder exists (nothing is created until the first write)."""
         return os.path.isdir(self.root)
 
     def project_root(self):
@@ -4551,7 +4558,7 @@ class Store:
 
     def ensure(self):
         """Create the store on first write: folders, .gitignore, .gitattributes."""
-        self.check_local()
+        self._check_local()
         os.makedirs(self.local, exist_ok=True)
         for name, text in ((".gitignore", _GITIGNORE), (".gitattributes", _GITATTRIBUTES)):
             p = os.path.join(self.root, name)
@@ -4559,17 +4566,18 @@ class Store:
                 _atomic_write(p, text)
 
     def lock(self, timeout=_LOCK_TIMEOUT):
-        self.check_local()
+        """The store's write lock, as a context manager (one writer at a time, across processes)."""
+        self._check_local()
         return _FileLock(os.path.join(self.local, "lock"), timeout)
 
-    def check_local(self):
+    def _check_local(self):
         """local/ (index, queue, locks) is a folder of the store, never a link out of it."""
         if os.path.islink(self.local) or (os.path.exists(self.local) and
                                           not os.path.isdir(self.local)):
             raise AgentmemError("%s is not a folder of the store (a symlink?); remove it, "
                                 "agentmem rebuilds it" % self.local)
 
-    def md_files(self):
+    def _md_files(self):
         """{relative path: (mtime_ns, size, inode)} of every markdown file outside local/."""
         out = {}
         if not os.path.isdir(self.root):
@@ -4594,10 +4602,11 @@ class Store:
         return out
 
     def read(self, rel):
-        with open(self.inside(rel), encoding="utf-8", errors="replace") as f:
+        """The text of a file of the store (relative path); never through a symlink out of it."""
+        with open(self._inside(rel), encoding="utf-8", errors="replace") as f:
             return f.read()
 
-    def inside(self, rel):
+    def _inside(self, rel):
         """The absolute path of `rel` in the store; AgentmemError when a symlink (or '..')
         would lead out of it: nothing follows a link out of the store."""
         path = os.path.join(self.root, rel)
@@ -4627,7 +4636,7 @@ class Store:
                 self._config = cfg
         return self._config
 
-    def redactors(self):
+    def _redactors(self):
         """Compiled extra secret patterns from config.json ("redact": [regex, ...])."""
         out = []
         for p in self.config().get("redact", []) or []:
@@ -4641,7 +4650,7 @@ class Store:
         """What may reach disk of a text: private spans removed, secrets masked, and no lone
         surrogate (it cannot be written as UTF-8)."""
         text = text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
-        return redact(_strip_private(text), self.redactors()).strip()
+        return redact(_strip_private(text), self._redactors()).strip()
 
     # -- the index ---------------------------------------------------------
 
@@ -4654,6 +4663,7 @@ class Store:
         return self._index
 
     def close(self):
+        """Close the search index (the next call opens it again)."""
         if self._index is not None:
             self._index.close()
             self._index = None
@@ -4675,6 +4685,7 @@ class Store:
         return found[0]
 
     def memories(self, types=None):
+        """Every memory of the store (of `types`, when given), oldest first."""
         if not self.exists():
             return []
         return self.index().all(types)
@@ -4732,7 +4743,7 @@ class Store:
             self.update(ma)
         return ma, mb
 
-    def hash_cache(self):
+    def _hash_cache(self):
         """The project's file hashes by size and mtime (local/file-hashes.json)."""
         if self._hashes is None:
             self._hashes = _HashCache(os.path.join(self.local, "file-hashes.json"))
@@ -4743,7 +4754,7 @@ class Store:
         (or last confirmed); [] when none did or it names none."""
         root = root or self.project_root()
         hashes = m.extra.get("hashes")
-        return _stale_files(hashes, root, self.hash_cache()) if root and hashes else []
+        return _stale_files(hashes, root, self._hash_cache()) if root and hashes else []
 
     def unmerged(self, m, root=None):
         """The branch a memory was captured on when that work is not in this checkout's
@@ -4815,7 +4826,7 @@ class Store:
             s.update(self.index().stats())
         return s
 
-    def session_path(self, session, day):
+    def _session_path(self, session, day):
         """The file a session's memories go to: the one it already has, else
         sessions/<day>-<session>.md (a long id such as a UUID is cut to its first 8 signs)."""
         return self.index(refresh=False).session_file(session) or "sessions/%s-%s.md" % (
@@ -5030,7 +5041,7 @@ class Store:
     def _write_file(self, rel, new, changed, header, removed=()):
         """Rewrite one file: replace `changed` memories (by id) in place, delete the blocks
         of the ids in `removed`, append `new`; returns the ids it found to replace or delete."""
-        path = self.inside(rel)
+        path = self._inside(rel)
         if os.path.exists(path):
             text = self.read(rel)
         else:
@@ -5075,7 +5086,7 @@ class Store:
 
     # -- use and age -----------------------------------------------------------
 
-    def used_times(self):
+    def _used_times(self):
         """{memory id: epoch seconds} of the last time MCP recall gave it to an agent
         (local/used.json: this machine's, derived, safe to lose)."""
         try:
@@ -5086,9 +5097,9 @@ class Store:
         except (OSError, ValueError):
             return {}
 
-    def mark_used(self, ids):
+    def _mark_used(self, ids):
         """Remember that these memories were just used (recall results)."""
-        used, now = self.used_times(), round(time.time())
+        used, now = self._used_times(), round(time.time())
         used.update((i, now) for i in ids)
         if len(used) > _USED_KEPT:
             used = dict(sorted(used.items(), key=lambda kv: kv[1])[-_USED_KEPT:])
@@ -5101,13 +5112,13 @@ class Store:
     def last_active(self, m, used=None):
         """Epoch seconds a memory was last created, entered this store, changed, confirmed or
         used. A file written before `stored` was kept counts from its last change."""
-        used = self.used_times() if used is None else used
+        used = self._used_times() if used is None else used
         times = [_parse_time(m.created) or 0, _parse_time(m.updated) or 0,
                  _parse_time(str(m.extra.get("stored") or "")) or 0,
                  _parse_time(str(m.extra.get("reviewed") or "")) or 0, used.get(m.id, 0)]
         if not m.extra.get("stored") and m.path:
             try:
-                times.append(os.path.getmtime(self.inside(m.path)))
+                times.append(os.path.getmtime(self._inside(m.path)))
             except (OSError, AgentmemError):
                 pass
         return max(times)
@@ -5117,7 +5128,7 @@ class Store:
         with `purge`, delete archived ones archived over _PURGE_AFTER_DAYS ago. Rules,
         memories a person wrote and scanned ones are never archived. Returns (archived,
         purged) lists of Memory."""
-        now, used = time.time(), self.used_times()
+        now, used = time.time(), self._used_times()
         archive, purged = [], []
         for m in self.memories():
             if m.extra.get("archived"):
@@ -5173,11 +5184,11 @@ class Store:
                             m.updated = old.updated
                 text = "# Scanned from %s (agentmem scan rewrites this file)\n\n%s\n\n" % (
                     rel, _FILE_HELP) + "".join(_render_memory(m) for m in mems)
-                if not os.path.exists(self.inside(path)) or self.read(path) != text:
-                    _atomic_write(self.inside(path), text)
+                if not os.path.exists(self._inside(path)) or self.read(path) != text:
+                    _atomic_write(self._inside(path), text)
             counts["removed"] = len(before)
             for rel in {m.path for m in before.values()} - set(found):
-                os.unlink(self.inside(rel))
+                os.unlink(self._inside(rel))
             counts["sources"] = len(found)
             self.index().refresh()
         return counts
@@ -5250,7 +5261,7 @@ class Store:
                       "unsure": "confidence %.2f" % m.confidence,
                       "unreviewed": "captured from %s" % m.source}[reason]
             out.append((m, reason, detail))
-        self.hash_cache().save()
+        self._hash_cache().save()
         out.sort(key=lambda x: (order[x[1]], -(_parse_time(x[0].updated or x[0].created) or 0)))
         return out
 
@@ -5282,7 +5293,7 @@ class Store:
             stale = self.stale(m)
             if stale:
                 findings.append(("stale", m, self._what_changed(stale)))
-        self.hash_cache().save()
+        self._hash_cache().save()
         for rel, error in self.index().bad():
             m = Memory("(the whole file)", type="file", id="-", path=rel, line=1)
             findings.append(("unreadable", m, "%s; every other file works" % error))
@@ -5458,7 +5469,7 @@ class _ImportRouter:
             store,
             _slug(os.path.splitext(os.path.basename(name))[0] or "import"),
         )
-        existing = [p for p in store.md_files() if p.startswith("imports/%s-" % self.stem)]
+        existing = [p for p in store._md_files() if p.startswith("imports/%s-" % self.stem)]
         nums = [int(x) for p in existing for x in re.findall(r"-(\d+)\.md$", p)]
         self.chunk, self.count, self.sessions = max(nums or [0]) + 1, 0, {}
         self.today = _now_iso()[:10]
@@ -5466,7 +5477,7 @@ class _ImportRouter:
     def route(self, m):
         if m.session:
             if m.session not in self.sessions:
-                self.sessions[m.session] = self.store.session_path(m.session, m.created[:10])
+                self.sessions[m.session] = self.store._session_path(m.session, m.created[:10])
             return self.sessions[m.session]
         if self.count >= self.CHUNK:
             self.chunk, self.count = self.chunk + 1, 0
@@ -6358,7 +6369,7 @@ class _Capture:
 
         def route(_m):
             if not path:
-                path.append(self.store.session_path(session, day))
+                path.append(self.store._session_path(session, day))
             return path[0]
 
         def header(rel):
@@ -6558,7 +6569,7 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
         "Less certain or possibly stale",
         [m for m in mems if m.id not in used] + todos + deferred, low=True,
     )
-    store.hash_cache().save()
+    store._hash_cache().save()
     if not sections:
         return ""
     texts = [ln for _t, lines in sections for _m, ln in lines]
@@ -6862,7 +6873,7 @@ class _MCPServer:
         )
         if not hits:
             return "No memories match %r." % _clip(query, 80), {"note": _MCP_NOTE, "results": []}
-        self.store().mark_used(h.memory.id for h in hits)   # what the agent used stays young
+        self.store()._mark_used(h.memory.id for h in hits)   # what the agent used stays young
         lines, results, room = [_MCP_NOTE + ":"], [], _MCP_REPLY_CHARS
         for h in hits:
             h.memory.text = _clip(h.memory.text, min(_MCP_NOTE_CHARS, max(200, room)))

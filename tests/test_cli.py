@@ -156,3 +156,21 @@ def test_sections_only_look_back():
     later = sorted({(section(node.lineno), sub.id) for node in tree.body for sub in ast.walk(node)
                     if isinstance(sub, ast.Name) and defined.get(sub.id, 0) > section(node.lineno)})
     assert len(starts) >= 12 and later == []
+
+
+def test_every_public_definition_has_a_docstring_and_store_lists_its_plumbing():
+    import ast
+    tree = ast.parse(open(AGENTMEM, encoding="utf-8").read())
+    missing = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+            if not ast.get_docstring(node):
+                missing.append(node.name)
+            for sub in getattr(node, "body", []) if isinstance(node, ast.ClassDef) else []:
+                if isinstance(sub, ast.FunctionDef) and not sub.name.startswith("_") and \
+                        not ast.get_docstring(sub):
+                    missing.append("%s.%s" % (node.name, sub.name))
+    assert missing == []
+    store_methods = [n for n in dir(agentmem.Store) if not n.startswith("_")]
+    assert all(name in agentmem.__doc__ for name in store_methods), \
+        [n for n in store_methods if n not in agentmem.__doc__]
