@@ -3629,11 +3629,13 @@ def _files_match(have, wanted):
 
 
 class Hit:
-    """One recall result: a Memory, its fused score, and its rank in each ranker."""
-    __slots__ = ("memory", "score", "ranks", "stale")
+    """One recall result: a Memory, its fused score, and its rank in each ranker. `strength`
+    (each ranker's score as a share of its best, summed) orders equal scores."""
+    __slots__ = ("memory", "score", "ranks", "stale", "strength")
 
-    def __init__(self, memory, score, ranks, stale=()):
+    def __init__(self, memory, score, ranks, stale=(), strength=0.0):
         self.memory, self.score, self.ranks, self.stale = memory, score, ranks, list(stale)
+        self.strength = strength
 
     def __repr__(self):
         return "Hit(%r, score=%.4f)" % (self.memory, self.score)
@@ -3646,6 +3648,11 @@ class Hit:
         if self.stale:
             d["stale_files"] = self.stale
         return d
+
+
+def _hit_order(score, strength, ident):
+    """The sort key of a hit: higher score first, then stronger raw scores, then the id."""
+    return -round(score, 12), -round(strength, 12), ident
 
 
 def _chunks(seq, n=500):
@@ -3675,9 +3682,12 @@ class _Index:
     function from the same counts, so both backends rank alike.
     """
 
-    def __init__(self, store, backend):
-        self.store, self.backend = store, backend
-        self.path = os.path.join(store.local, "index-%s.sqlite3" % backend)
+    def __init__(self, local, backend, files, read, check=None):
+        """An index kept in the folder `local`; `files()` lists the markdown files it derives
+        from (relative paths), `read(rel)` reads one, `check()` vets `local` before it is used."""
+        self.local, self.backend = local, backend
+        self.files, self.read, self.check = files, read, check or (lambda: None)
+        self.path = os.path.join(local, "index-%s.sqlite3" % backend)
         self.db = None
         self._stats = None
 
@@ -3686,8 +3696,8 @@ class _Index:
     def connect(self):
         import sqlite3
         if self.db is None:
-            self.store._check_local()
-            os.makedirs(self.store.local, exist_ok=True)
+            self.check()
+            os.makedirs(self.local, exist_ok=True)
             try:
                 self.db = self._open(sqlite3)
             except sqlite3.DatabaseError:           # a corrupt or foreign file: it is derived
@@ -3788,7 +3798,7 @@ class _Index:
         """
         import sqlite3
         db = self.connect()
-        disk = self.store._md_files()
+        disk = self.files()
         known = {
             r[0]: tuple(r[1:]) for r in db.execute("SELECT path, mtime_ns, size, ino FROM files")
         }
@@ -3809,7 +3819,7 @@ class _Index:
                 db.execute("DELETE FROM bad WHERE path=?", (p,))
             for p in changed:
                 try:
-                    text = self.store.read(p)
+                    text = self.read(p)
                 except OSError:
                     continue                        # vanished meanwhile: the next refresh sees it
                 db.execute("SAVEPOINT one_file")
@@ -4184,8 +4194,9 @@ class _Index:
     # -- searching -----------------------------------------------------------
 
     def search(self, query, limit=_DEFAULT_LIMIT, types=None, files=None, min_confidence=None,
-               archived=False):
-        """Memories for a query, best first, as [Hit]; archived ones only with `archived`.
+               archived=False, used=None):
+        """Memories for a query, best first, as [Hit]; archived ones only with `archived`;
+        `used` maps ids to when an agent last used them (young again).
 
         Rankers: BM25 over whole memories ('memory'), over their passages
         ('passage'), over the close known terms that stand in for unknown
@@ -4246,6 +4257,7 @@ class _Index:
             limit,
             _query_intent(query),
             asked_in if asked_in != "latin" else "",
+            used,
         )
 
     def _filter(self, types, files, min_confidence, archived=False):
@@ -4264,14 +4276,16 @@ class _Index:
             params.append(json.dumps([_normalize_file(f) for f in files]))
         return (" AND ".join(clauses), params) if clauses else None
 
-    def _fuse(self, rankings, session_rank, limit, intent, asked_in):
+    def _fuse(self, rankings, session_rank, limit, intent, asked_in, used=None):
+        """The `limit` best memories by _fused_score over the rankers' ranks, as [Hit]; equal
+        scores (ranks 4 + 5 = 5 + 4) go to the stronger raw scores (`strength`), then the id."""
         ranks, strength = {}, {}  # strength: each ranker's score as a share of its best, summed
         for name, ranking in rankings.items():
             best = ranking[0][2] if ranking and ranking[0][2] > 0 else 1.0
             for r, (_doc, mem, s) in enumerate(ranking):
                 ranks.setdefault(mem, {})[name] = r
                 strength[mem] = strength.get(mem, 0.0) + _RANKER_WEIGHTS[name] * s / best
-        now, used = time.time(), self.store._used_times()
+        now, used = time.time(), used or {}
         scored = []
         for chunk in _chunks(ranks):
             for rowid, ident, conf, ts, session, mtype, script in self.db.execute(
@@ -4288,32 +4302,12 @@ class _Index:
                 last = max(ts, used.get(ident, 0))          # used lately: young again
                 scored.append((_fused_score(r, conf, last, now, affinity), ident, rowid, r))
 
-        # equal fused scores (ranks 4 + 5 = 5 + 4): stronger raw scores first
-        def order(score, rowid, ident):
-            return -round(score, 12), -round(strength[rowid], 12), ident
-        scored.sort(key=lambda x: order(x[0], x[2], x[1]))
-        top = scored[:max(1, limit) * 3]            # a stale memory may drop below fresher ones
+        scored.sort(key=lambda x: _hit_order(x[0], strength[x[2]], x[1]))
+        top = scored[:max(1, limit)]
         data = dict(self.db.execute("SELECT rowid, data FROM memories WHERE rowid IN (%s)"
                                     % ",".join("?" * len(top)), [x[2] for x in top]).fetchall())
-        hits = []
-        for fused, _ident, rowid, r in top:
-            m = _memory_from_dict(json.loads(data[rowid]))
-            score, stale = fused, self.store.stale(m)
-            if stale:
-                score = fused * _STALE_WEIGHT
-                r["stale"] = 1
-            if m.extra.get("superseded_by"):
-                score *= _SUPERSEDED_WEIGHT
-            score *= _EVIDENCE_WEIGHT.get(str(m.extra.get("by") or ""), 1.0)
-            elsewhere = self.store.unmerged(m)
-            if elsewhere:                               # work not in this checkout's history
-                score *= _UNMERGED_WEIGHT
-                m.extra["unmerged"] = elsewhere
-            hits.append((order(score, rowid, m.id), Hit(m, score, r, stale)))
-        self.store._hash_cache().save()
-        hits.sort(key=lambda x: x[0])
-        hits = [h for _key, h in hits]
-        return hits[:max(1, limit)]
+        return [Hit(_memory_from_dict(json.loads(data[rowid])), fused, r, strength=strength[rowid])
+                for fused, _ident, rowid, r in top]
 
     # -- lookups ---------------------------------------------------------------
 
@@ -4657,7 +4651,8 @@ class Store:
     def index(self, refresh=True):
         """The derived search index, brought up to date with the markdown files."""
         if self._index is None:
-            self._index = _Index(self, _choose_backend())
+            self._index = _Index(self.local, _choose_backend(), self._md_files, self.read,
+                                 self._check_local)
         if refresh:
             self._index.refresh()
         return self._index
@@ -4698,9 +4693,31 @@ class Store:
             if not _query_terms(query or ""):
                 raise AgentmemError("the query has no words to search for: %r" % (query or "")[:80])
             return []
-        hits = self.index().search(query, limit=limit, types=types, files=files,
-                                   min_confidence=min_confidence, archived=archived)
-        return self._linked(hits, types)
+        hits = self.index().search(query, limit=max(1, limit) * 3, types=types, files=files,
+                                   min_confidence=min_confidence, archived=archived,
+                                   used=self._used_times())
+        return self._linked(self._weighed(hits, limit), types)
+
+    def _weighed(self, hits, limit):
+        """The `limit` best of the index's hits once what the store knows weighs in: a stale
+        memory (its files changed), a replaced one, one from a branch not merged here, and
+        what it rests on (`by`); a hit may so drop below fresher ones."""
+        for h in hits:
+            m = h.memory
+            h.stale = self.stale(m)
+            if h.stale:
+                h.score *= _STALE_WEIGHT
+                h.ranks["stale"] = 1
+            if m.extra.get("superseded_by"):
+                h.score *= _SUPERSEDED_WEIGHT
+            h.score *= _EVIDENCE_WEIGHT.get(str(m.extra.get("by") or ""), 1.0)
+            elsewhere = self.unmerged(m)
+            if elsewhere:                               # work not in this checkout's history
+                h.score *= _UNMERGED_WEIGHT
+                m.extra["unmerged"] = elsewhere
+        self._hash_cache().save()
+        hits.sort(key=lambda h: _hit_order(h.score, h.strength, h.memory.id))
+        return hits[:max(1, limit)]
 
     def _linked(self, hits, types=None):
         """Hits, plus up to _LINKED_MAX memories one link away from the best three (a decision
@@ -5028,7 +5045,8 @@ class Store:
         the shorter text's words shared) said differently (not a near-duplicate)."""
         if m.type not in ("decision", "convention") or not _query_terms(m.text):
             return None
-        for h in idx.search(m.text, limit=5, types=[m.type]):
+        for h in self._weighed(idx.search(m.text, limit=15, types=[m.type],
+                                          used=self._used_times()), 5):
             o = h.memory
             if o.id == m.id or o.extra.get("superseded_by") or (o.session and o.session ==
                                                                 m.session):

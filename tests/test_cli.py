@@ -174,3 +174,15 @@ def test_every_public_definition_has_a_docstring_and_store_lists_its_plumbing():
     store_methods = [n for n in dir(agentmem.Store) if not n.startswith("_")]
     assert all(name in agentmem.__doc__ for name in store_methods), \
         [n for n in store_methods if n not in agentmem.__doc__]
+
+
+def test_the_index_ranks_and_knows_nothing_of_the_store():
+    import ast
+    tree = ast.parse(open(AGENTMEM, encoding="utf-8").read())
+    [index] = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "_Index"]
+    touched = {sub.attr for sub in ast.walk(index) if isinstance(sub, ast.Attribute) and
+               isinstance(sub.value, ast.Name) and sub.value.id == "self"}
+    names = {sub.id for sub in ast.walk(index) if isinstance(sub, ast.Name)}
+    assert "store" not in touched and "Store" not in names
+    assert not {"stale", "unmerged", "_hash_cache", "_used_times"} & {
+        sub.attr for sub in ast.walk(index) if isinstance(sub, ast.Attribute)}
