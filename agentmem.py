@@ -2640,6 +2640,21 @@ _SAME_SUBJECT = ((3, 0.6), (5, 0.4))
 # share of the shorter one's
 _OVERLAP_WORDS, _OVERLAP_SHARE = 3, 0.5
 _CLAIM_TYPES = ("bug", "fact", "decision", "dead-end")
+# What a statement says that keeps it from being a typed memory, first match wins:
+# (whose kinds, of which types or None for all, concept ('?' a question mark), unless the text
+# says this concept ('named': names something itself), why)
+_UNFIT = (
+    ("assistant", None, "plan", "", "a plan: what the agent is about to do"),
+    ("assistant", None, "subjectless", "named", "names nothing itself"),
+    ("assistant", None, "speculation", "", "a guess, for the episode only"),
+    ("assistant", None, "blame", "fix", "blame put on a tool, with no fix"),
+    (("assistant", "user", "open"), None, "status", "named", "status chatter"),
+    ("user-convention", None, "hedge", "", "thinking aloud, not a rule"),
+    ("user-fact", None, "hedge", "", "thinking aloud, not a fact"),
+    (("user-convention", "user-fact"), None, "?", "", "a question, not a rule"),
+    ("user", None, "subjectless", "named", "no subject of its own"),
+    ("user", ("convention", "todo", "fact"), "request", "", "asked of the agent, not a rule"),
+)
 _SHORT_ANSWER_WORDS = 14          # an answer this short to a question does not name its subject
 _CONTINUATION_WORDS = 8           # "Not using it." continues what came before when this short
 _SENTENCE_ENDS = (".", "!", "?", "。", "！", "？")
@@ -2819,6 +2834,20 @@ def _unquoted(s):
     return _QUOTED_REGEX.sub(" ", s)
 
 
+def _unfit(kind, mtype, text):
+    """Why a statement of `kind` cannot be a typed memory of `mtype`, or '' (see _UNFIT)."""
+    if not text or _looks_like_noise(text) or _says("injection", text):
+        return "noise"
+    for kinds, types, concept, unless, why in _UNFIT:
+        if not kind.startswith(kinds) or (types and mtype not in types):
+            continue
+        said = "?" in text if concept == "?" else _says(concept, text)
+        excused = _named(text) if unless == "named" else bool(unless and _says(unless, text))
+        if said and not excused:
+            return why
+    return ""
+
+
 def _classify_user_sentence(s):
     """(type, kind) for one sentence the person wrote, or None when it is a plain request.
 
@@ -2881,29 +2910,11 @@ class _Observer:
         self.unsettled = []          # [(candidate, message)] the agent made since the person spoke
 
     def add(self, kind, mtype, text, files=(), ts="", tags=()):
-        """Keep one candidate, unless it is noise, an injection, or already kept."""
-        text = _clip(_phrase("lead-in").sub("", text))
-        text = _capitalized(text)
-        if not text or _looks_like_noise(text) or _says("injection", text):
+        """Keep one candidate, unless it cannot stand as a memory (_unfit) or is already kept."""
+        text = _capitalized(_clip(_phrase("lead-in").sub("", text)))
+        if _unfit(kind, mtype, text):
             return None
         by_agent = kind.startswith("assistant")
-        if by_agent and (_says("plan", text) or (_says("subjectless", text) and not _named(text))):
-            return None  # "I'll fix it next", "That line is already fixed."
-        if by_agent and (_says("speculation", text) or (_says("blame", text) and not
-                                                         _says("fix", text))):
-            return None  # "Probably a compiler bug": a guess, for the episode only
-        if _says("status", text) and not _named(text):
-            return None  # "All done, blockers resolved."
-        if kind in ("user-convention", "user-fact") and (_says("hedge", text) or "?" in text):
-            return None  # "Then it should be fine.": thinking aloud, not a rule; nor a question
-        if kind.startswith("user") and _says("subjectless", text) and not _named(text):
-            return None  # "Then it auto-updates.": no subject of its own
-        if (
-            kind.startswith("user")
-            and mtype in ("convention", "todo", "fact")
-            and _says("request", text)
-        ):
-            return None                              # "Can you make sure ...": asked, not a rule
         terms = _content_terms(text)
         for c in list(self.out):
             if c.type == mtype and (c.text == text or text in c.text):
