@@ -6516,6 +6516,47 @@ def _note_line(m, flags=()):
     return "- [%s] %s" % (" · ".join(bits), text)
 
 
+def _start_flags(store, m, root, flag_stale=True):
+    """What a note at session start must say before its text: stale, from a branch not merged
+    here, unsure."""
+    flags = []
+    stale = store.stale(m, root) if flag_stale else []
+    if stale:
+        flags.append("stale: %s changed since" % ", ".join(stale[:2]))
+    elsewhere = store.unmerged(m, root) if flag_stale else ""
+    if elsewhere:
+        flags.append("from branch %s, not merged here" % elsewhere)
+    if m.confidence < _UNSURE_CONFIDENCE:
+        flags.append("unsure")
+    return flags
+
+
+def _notes_block(sections, limit):
+    """[(title, [(memory, line)])] as one fenced block of at most `limit` characters, whole
+    lines only, or '' when none fits."""
+    if not sections:
+        return ""
+    texts = [ln for _t, lines in sections for _m, ln in lines]
+    fence = _fence_for(texts)
+    head = "%s\n%s agentmem-notes" % (_INJECT_PREAMBLE, fence)
+    tail = "%s\n" % fence
+    out, size = [head], len(head) + len(tail) + 2
+    for title, lines in sections:
+        block = ["## " + title]
+        for _m, ln in lines:
+            if size + len("\n".join(block)) + len(ln) + 2 > limit:
+                break
+            block.append(ln)
+        if len(block) > 1:
+            out.append("\n".join(block))
+            size += len(out[-1]) + 1
+        if size >= limit - 80:
+            break
+    if len(out) == 1:
+        return ""
+    return "\n".join(out) + "\n" + tail
+
+
 def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", source="startup"):
     """The markdown notes block inject prints, or '' when there is nothing to say.
 
@@ -6539,15 +6580,7 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
         for m in mems:
             if m.id in used or m.extra.get("conflict") or m.extra.get("superseded_by"):
                 continue        # two versions joined by a merge, or replaced: never told
-            flags = []
-            stale = store.stale(m, root) if flag_stale else []
-            if stale:
-                flags.append("stale: %s changed since" % ", ".join(stale[:2]))
-            elsewhere = store.unmerged(m, root) if flag_stale else ""
-            if elsewhere:
-                flags.append("from branch %s, not merged here" % elsewhere)
-            if m.confidence < _UNSURE_CONFIDENCE:
-                flags.append("unsure")
+            flags = _start_flags(store, m, root, flag_stale)
             if flags and not low:
                 deferred.append(m)                       # kept for the last section
                 continue
@@ -6599,27 +6632,7 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
         [m for m in mems if m.id not in used] + todos + deferred, low=True,
     )
     store._hash_cache().save()
-    if not sections:
-        return ""
-    texts = [ln for _t, lines in sections for _m, ln in lines]
-    fence = _fence_for(texts)
-    head = "%s\n%s agentmem-notes" % (_INJECT_PREAMBLE, fence)
-    tail = "%s\n" % fence
-    out, size = [head], len(head) + len(tail) + 2
-    for title, lines in sections:
-        block = ["## " + title]
-        for _m, ln in lines:
-            if size + len("\n".join(block)) + len(ln) + 2 > limit:
-                break
-            block.append(ln)
-        if len(block) > 1:
-            out.append("\n".join(block))
-            size += len(out[-1]) + 1
-        if size >= limit - 80:
-            break
-    if len(out) == 1:
-        return ""
-    return "\n".join(out) + "\n" + tail
+    return _notes_block(sections, limit)
 
 
 def _hook_output(event, context, fmt):
