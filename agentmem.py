@@ -6009,6 +6009,25 @@ def _python_argv(*args):
     return [py, "-X", "pycache_prefix=" + os.path.join(cache, "pycache"), "-c", code] + list(args)
 
 
+def _stamp(m, cwd, branch, commit):
+    """A captured memory made fit for a store in git, in place: no home folder in its text,
+    only the project's own files (relative), and the branch, commit and file hashes that
+    tell later whether it still holds."""
+    m.text = _without_home(m.text, cwd)
+    files = [f for f in (_relative_file(f, cwd) for f in m.files)
+             if not os.path.isabs(f) and not f.startswith(("~", "..")) and
+             (os.path.splitext(f)[1] or (cwd and os.path.exists(os.path.join(cwd, f))))]
+    m.files = _paths_first(files)
+    if branch:
+        m.extra["branch"] = branch
+    if commit:
+        m.extra["commit"] = commit[:12]
+    hashes = {f: h for f, h in ((f, _file_hash(os.path.join(cwd, f), cwd)) for f in m.files)
+              if h}                                 # never a file outside the project
+    if hashes:
+        m.extra["hashes"] = hashes
+
+
 class _Capture:
     """The capture queue and worker of one store (all state lives in local/)."""
 
@@ -6246,22 +6265,7 @@ class _Capture:
         transcripts = state.setdefault("transcripts", {})
         key = job.get("transcript") or "session:" + (job.get("session") or "")
         ts = transcripts.setdefault(key, {"offset": 0, "seen": [], "context": {}})
-        events, info = [], {"format": "none"}
-        if job.get("transcript"):
-            if os.path.exists(job["transcript"]):
-                events, info, offset = read_transcript(
-                    job["transcript"], job.get("format") or "auto", ts.get("offset", 0)
-                )
-                ts["offset"] = offset
-                # Claude Code 2.x keeps sub-agents beside the session
-                if info.get("format") == "claude":
-                    events += self.subagent_events(job["transcript"], ts)
-            elif not job.get("last_message"):
-                raise AgentmemError("transcript %s does not exist" % job["transcript"])
-        if job.get("last_message") and not any(
-            e.role == "assistant" and job["last_message"].strip() in e.text for e in events
-        ):
-            events.append(Event("assistant", job["last_message"], job.get("created", "")))
+        events, info = self.job_events(job, ts)
         seen = set(ts.get("seen") or [])
         fresh = [e for e in events if e.key not in seen]
         keys = [e.key for e in fresh]            # as read: the next capture sees the same text
@@ -6296,6 +6300,28 @@ class _Capture:
         with self.store.lock():
             _atomic_write(self.state_path, json.dumps(state, ensure_ascii=False))
         return stored
+
+    def job_events(self, job, ts):
+        """(events, info) of a job: its transcript from where the last capture stopped (`ts`
+        keeps the offset), its sub-agents, and the hook's last message when the transcript
+        lacks it."""
+        events, info = [], {"format": "none"}
+        if job.get("transcript"):
+            if os.path.exists(job["transcript"]):
+                events, info, offset = read_transcript(
+                    job["transcript"], job.get("format") or "auto", ts.get("offset", 0)
+                )
+                ts["offset"] = offset
+                # Claude Code 2.x keeps sub-agents beside the session
+                if info.get("format") == "claude":
+                    events += self.subagent_events(job["transcript"], ts)
+            elif not job.get("last_message"):
+                raise AgentmemError("transcript %s does not exist" % job["transcript"])
+        if job.get("last_message") and not any(
+            e.role == "assistant" and job["last_message"].strip() in e.text for e in events
+        ):
+            events.append(Event("assistant", job["last_message"], job.get("created", "")))
+        return events, info
 
     def subagent_events(self, transcript, ts):
         """What the session's sub-agents said since the last capture (<session>/subagents/*.jsonl).
@@ -6368,24 +6394,9 @@ class _Capture:
             s.extra["by"] = "summary"
             memories = memories + [s]
         for m in memories:
-            m.text = _without_home(m.text, cwd)
-            files = [f for f in (_relative_file(f, cwd) for f in m.files)
-                     if not os.path.isabs(f) and not f.startswith(("~", "..")) and
-                     (os.path.splitext(f)[1] or (cwd and os.path.exists(os.path.join(cwd, f))))]
-            m.files = _paths_first(files)
-        for m in memories:
             m.session, m.source = session, "%s:%s" % (agent, session)
             m.created = m.created or first_ts
-            if branch:
-                m.extra["branch"] = branch
-            if commit:
-                m.extra["commit"] = commit[:12]
-            hashes = {
-                f: h for f, h in ((f, _file_hash(os.path.join(cwd, f), cwd)) for f in m.files)
-                if h                                # never a file outside the project
-            }
-            if hashes:
-                m.extra["hashes"] = hashes
+            _stamp(m, cwd, branch, commit)
             try:
                 items.append(self.store.prepare(m))
             except AgentmemError:
