@@ -4975,51 +4975,15 @@ class Store:
             loaded = {}             # (path, id) -> existing Memory, so two merges meet one object
             appends, touched, results = {}, {}, []
             for m in items:
-                if m.id in replace:
-                    old = idx.find(m.id, prefix=False)
-                    if old:
-                        old = old[0]
-                        if (old.text, old.type) == (m.text, m.type):
-                            results.append((old, "unchanged"))
-                            continue
-                        m.path, m.line, m.created = old.path, old.line, old.created
-                        m.updated = _now_iso()
-                        touched.setdefault(old.path, {})[old.id] = m
-                        results.append((m, "updated"))
-                        continue
+                if m.id in replace and self._replace(idx, m, touched, results):
+                    continue
                 sh = _shingles(m.text)
                 keys, sig = _fingerprint(m.text)
-                target, tried = None, set()
-                for k in keys:
-                    for cand, csh, csig in reversed(pending.get(k, ())):   # the latest first
-                        # each candidate once, however many keys it shares; the cheapest tests
-                        # first: Jaccard never exceeds the ratio of the sizes, and the
-                        # signatures estimate it before the exact comparison
-                        if id(cand) in tried or len(tried) >= _NEAR_CANDIDATES:
-                            continue
-                        tried.add(id(cand))
-                        size = len(csh)
-                        if (
-                            cand.type == m.type
-                            and min(size, len(sh)) > _DUPLICATE_JACCARD * max(size, len(sh))
-                            and _similar_enough(sig, csig, _DUPLICATE_JACCARD)
-                            and _jaccard(sh, csh) > _DUPLICATE_JACCARD
-                            and _claim(cand.text) == _claim(m.text)
-                        ):
-                            target = cand
-                            break
-                    if target:
-                        break
+                target = _batch_duplicate(m, sh, sig, keys, pending)
                 if target is None and stored_before:
-                    for near in idx.near(keys, m.type):
-                        cand = loaded.setdefault((near.path, near.id), near)
-                        if (
-                            _similar_enough(sig, _fingerprint(cand.text)[1], _DUPLICATE_JACCARD)
-                            and _jaccard(sh, _shingles(cand.text)) > _DUPLICATE_JACCARD
-                            and _claim(cand.text) == _claim(m.text)
-                        ):
-                            target = cand
-                            break
+                    target = next((cand for cand in (loaded.setdefault((n.path, n.id), n)
+                                                     for n in idx.near(keys, m.type))
+                                   if _near_duplicate(m, sh, sig, cand)), None)
                 if target is not None:
                     status = _merge_into(target, m)
                     if status == "merged" and target.line:      # an existing memory in a file
@@ -5040,16 +5004,36 @@ class Store:
                 for k in keys:
                     _bounded(pending.setdefault(k, []), (m, sh, sig))
             if stored_before and len(items) <= _SUPERSEDE_BATCH:   # not for bulk imports
-                for m, status in results:
-                    old = self._replaced_by(idx, m) if status == "added" else None
-                    if old is not None:
-                        old = loaded.setdefault((old.path, old.id), old)
-                        old.extra["superseded_by"], m.extra["supersedes"] = m.id, old.id
-                        touched.setdefault(old.path, {})[old.id] = old
+                self._supersede(idx, results, loaded, touched)
             for rel in sorted(set(appends) | set(touched)):
                 self._write_file(rel, appends.get(rel, []), touched.get(rel, {}), header)
             idx.refresh()
         return results
+
+    def _replace(self, idx, m, touched, results):
+        """Put `m` in the place of the stored memory with its id (a session's digest is
+        rewritten, not repeated); False when none is stored."""
+        old = idx.find(m.id, prefix=False)
+        if not old:
+            return False
+        old = old[0]
+        if (old.text, old.type) == (m.text, m.type):
+            results.append((old, "unchanged"))
+            return True
+        m.path, m.line, m.created = old.path, old.line, old.created
+        m.updated = _now_iso()
+        touched.setdefault(old.path, {})[old.id] = m
+        results.append((m, "updated"))
+        return True
+
+    def _supersede(self, idx, results, loaded, touched):
+        """Mark the older decision or convention each added one replaces (_replaced_by)."""
+        for m, status in results:
+            old = self._replaced_by(idx, m) if status == "added" else None
+            if old is not None:
+                old = loaded.setdefault((old.path, old.id), old)
+                old.extra["superseded_by"], m.extra["supersedes"] = m.id, old.id
+                touched.setdefault(old.path, {})[old.id] = old
 
     def _replaced_by(self, idx, m):
         """The older decision or convention `m` replaces, or None: the same subject (many of
@@ -5377,6 +5361,34 @@ def _bounded(bucket, item):
     bucket.append(item)
     if len(bucket) > _NEAR_CANDIDATES:
         del bucket[0]
+
+
+def _near_duplicate(m, sh, sig, cand, csh=None, csig=None):
+    """Whether `cand` says what `m` says (docs/format.md, near-duplicates), cheapest test
+    first: the type, the sizes (Jaccard never exceeds their ratio), the signatures' estimate,
+    the exact Jaccard of word pairs, and the same negations and numbers."""
+    if cand.type != m.type:
+        return False
+    if csh is not None and min(len(csh), len(sh)) <= _DUPLICATE_JACCARD * max(len(csh), len(sh)):
+        return False
+    if not _similar_enough(sig, csig or _fingerprint(cand.text)[1], _DUPLICATE_JACCARD):
+        return False
+    return _jaccard(sh, csh if csh is not None else _shingles(cand.text)) > _DUPLICATE_JACCARD \
+        and _claim(cand.text) == _claim(m.text)
+
+
+def _batch_duplicate(m, sh, sig, keys, pending):
+    """The memory of this batch that `m` repeats, or None: the latest first, each candidate
+    once however many sketch keys it shares, at most _NEAR_CANDIDATES of them."""
+    tried = set()
+    for k in keys:
+        for cand, csh, csig in reversed(pending.get(k, ())):
+            if id(cand) in tried or len(tried) >= _NEAR_CANDIDATES:
+                continue
+            tried.add(id(cand))
+            if _near_duplicate(m, sh, sig, cand, csh, csig):
+                return cand
+    return None
 
 
 def _merge_into(target, m):
