@@ -1595,69 +1595,99 @@ def _parse_claude(lines, info):
     return events
 
 
+def _codex_meta(p, ts, info, out):
+    """session_meta: the session's id, folder and git state."""
+    info.setdefault("session", p.get("id") or "")
+    if p.get("cwd"):
+        info.setdefault("cwd", p["cwd"])
+    git = p.get("git") or {}
+    if git.get("branch"):
+        info.setdefault("branch", git["branch"])
+    if git.get("commit_hash"):
+        info.setdefault("commit", git["commit_hash"])
+
+
+def _codex_message(p, ts, info, out):
+    """A message of the person (injected context left out) or of the agent."""
+    text = _blocks_text(p.get("content"))
+    if p.get("role") == "user":
+        text = _person_text(text)
+        if text:
+            out["items"].append(Event("user", text, ts))
+    elif p.get("role") == "assistant" and text.strip():
+        out["items"].append(Event("assistant", text.strip(), ts))
+
+
+def _codex_call(p, ts, info, out):
+    """A tool call (function, custom such as apply_patch, or local shell), kept by call_id."""
+    ptype = p.get("type")
+    name = str(p.get("name") or ptype)
+    args = p.get("arguments") if ptype == "function_call" else p.get("input") or p.get("action")
+    if isinstance(args, str) and args[:1] in "{[":
+        try:
+            args = json.loads(args)
+        except ValueError:
+            pass
+    out["calls"][p.get("call_id")] = name
+    out["items"].append(Event("call", _call_text(name, args), ts, name, _tool_files(name, args)))
+
+
+def _codex_output(p, ts, info, out):
+    """A tool's output, paired with its call; the person's answers to request_user_input."""
+    text, data = p.get("output"), None
+    if isinstance(text, str) and text[:1] == "{":
+        try:
+            data = json.loads(text)
+            text = data.get("output", text)
+        except (ValueError, AttributeError):
+            pass
+    name = out["calls"].get(p.get("call_id"), "")
+    out["items"].append(Event("result", str(text or ""), ts, name))
+    answers = _codex_answers(data) if name == "request_user_input" else ""
+    if answers:
+        out["items"].append(Event("user", answers, ts))     # the person's choices
+
+
+def _codex_event(p, ts, info, out):
+    """The event stream's copy of a message: used only when the rollout has no other."""
+    role = "user" if p.get("type") == "user_message" else "assistant"
+    text = str(p.get("message") or "")
+    text = _person_text(text) if role == "user" else text.strip()
+    if text:
+        out["fallback"].append(Event(role, text, ts))
+
+
+# (line type, payload type) -> what reads it; a line of another kind tells nothing
+_CODEX_RECORDS = {
+    ("session_meta", None): _codex_meta,
+    ("response_item", "message"): _codex_message,
+    ("response_item", "function_call"): _codex_call,
+    ("response_item", "custom_tool_call"): _codex_call,
+    ("response_item", "local_shell_call"): _codex_call,
+    ("response_item", "function_call_output"): _codex_output,
+    ("response_item", "custom_tool_call_output"): _codex_output,
+    ("event_msg", "user_message"): _codex_event,
+    ("event_msg", "agent_message"): _codex_event,
+}
+
+
 def _parse_codex(lines, info):
-    """Events of a Codex CLI rollout (JSONL lines): one stream, calls paired by call_id."""
-    items, fallback, calls = [], [], {}
+    """Events of a Codex CLI rollout (JSONL lines): one stream, calls paired by call_id; each
+    line read by its handler in _CODEX_RECORDS."""
+    out = {"items": [], "fallback": [], "calls": {}}
     for d in lines:
         try:
             kind, p, ts = d.get("type"), d.get("payload") or {}, d.get("timestamp") or ""
             if not isinstance(p, dict):
                 continue
-            if kind == "session_meta":
-                info.setdefault("session", p.get("id") or "")
-                if p.get("cwd"):
-                    info.setdefault("cwd", p["cwd"])
-                git = p.get("git") or {}
-                if git.get("branch"):
-                    info.setdefault("branch", git["branch"])
-                if git.get("commit_hash"):
-                    info.setdefault("commit", git["commit_hash"])
-            elif kind == "response_item":
-                ptype = p.get("type")
-                if ptype == "message" and p.get("role") in ("user", "assistant"):
-                    text = _blocks_text(p.get("content"))
-                    if p["role"] == "user":
-                        text = _person_text(text)
-                        if text:
-                            items.append(Event("user", text, ts))
-                    elif text.strip():
-                        items.append(Event("assistant", text.strip(), ts))
-                elif ptype in ("function_call", "custom_tool_call", "local_shell_call"):
-                    name = str(p.get("name") or ptype)
-                    args = p.get("arguments") if ptype == "function_call" else \
-                        p.get("input") or p.get("action")
-                    if isinstance(args, str) and args[:1] in "{[":
-                        try:
-                            args = json.loads(args)
-                        except ValueError:
-                            pass
-                    calls[p.get("call_id")] = name
-                    items.append(
-                        Event("call", _call_text(name, args), ts, name, _tool_files(name, args))
-                    )
-                elif ptype in ("function_call_output", "custom_tool_call_output"):
-                    out, data = p.get("output"), None
-                    if isinstance(out, str) and out[:1] == "{":
-                        try:
-                            data = json.loads(out)
-                            out = data.get("output", out)
-                        except (ValueError, AttributeError):
-                            pass
-                    name = calls.get(p.get("call_id"), "")
-                    items.append(Event("result", str(out or ""), ts, name))
-                    answers = _codex_answers(data) if name == "request_user_input" else ""
-                    if answers:
-                        items.append(Event("user", answers, ts))     # the person's choices
-            elif kind == "event_msg" and p.get("type") in ("user_message", "agent_message"):
-                text = str(p.get("message") or "")
-                role = "user" if p["type"] == "user_message" else "assistant"
-                text = _person_text(text) if role == "user" else text.strip()
-                if text:
-                    fallback.append(Event(role, text, ts))
+            read = _CODEX_RECORDS.get((kind, None if kind == "session_meta" else p.get("type")))
+            if read:
+                read(p, ts, info, out)
         except _RECORD_ERRORS:
             info["skipped"] = info.get("skipped", 0) + 1  # one bad record costs itself
+    items = out["items"]
     if not any(e.role in ("user", "assistant") for e in items):
-        items = fallback + [e for e in items if e.role not in ("user", "assistant")]
+        items = out["fallback"] + [e for e in items if e.role not in ("user", "assistant")]
     return items
 
 
