@@ -1525,74 +1525,90 @@ def _short_args(args):
     return str(args)[:200]
 
 
+def _claude_summary(d, ts, out):
+    """A `summary` line: the session's title."""
+    if d.get("summary"):
+        out["events"].append(Event("summary", str(d["summary"]), ts))
+
+
+def _claude_queued(d, ts, out):
+    """A message the person typed while the agent worked (not a slash command)."""
+    if d.get("operation") == "enqueue":
+        text = _person_text(str(d.get("content") or ""))
+        if text and not text.startswith("/"):
+            out["events"].append(Event("user", text, ts))
+
+
+def _claude_user(d, ts, out):
+    """A user line: the person's words, tool results (and answers inside them), or the
+    compaction summary; a sub-agent's prompt, written by the main agent, is left out."""
+    content = (d.get("message") or {}).get("content")
+    if d.get("isCompactSummary"):                   # the session's own later view of itself
+        out["events"].append(Event("compact", _blocks_text(content), ts))
+        return
+    if d.get("isSidechain"):
+        return
+    for b in content if isinstance(content, list) else ():
+        if isinstance(b, dict) and b.get("type") == "tool_result":
+            text = b.get("content")
+            text = _blocks_text(text) if not isinstance(text, str) else text
+            tool = out["tools"].get(b.get("tool_use_id"), "")
+            out["events"].append(Event("result", text, ts, tool))
+            answers = _answers(text)                # the person's words in a tool result
+            if answers:
+                out["events"].append(Event("user", answers, ts))
+    text = _person_text(_blocks_text(content))
+    if text:
+        out["events"].append(Event("user", text, ts))
+
+
+def _claude_assistant(d, ts, out):
+    """An assistant line: its text blocks and tool calls, each block of one API message once
+    however many lines repeat it."""
+    msg = d.get("message") or {}
+    content = msg.get("content")
+    mid = msg.get("id") or d.get("uuid") or ""
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
+    for b in blocks:
+        if not isinstance(b, dict):
+            continue
+        sig = (mid, b.get("type"), b.get("id") or b.get("text"))
+        if sig in out["seen"]:
+            continue
+        out["seen"].add(sig)
+        if b.get("type") == "text" and (b.get("text") or "").strip():
+            by = "subagent" if d.get("isSidechain") else ""     # a sub-agent's report (1.x)
+            out["events"].append(Event("assistant", b["text"].strip(), ts, by))
+        elif b.get("type") == "tool_use":
+            name = str(b.get("name") or "")
+            out["tools"][b.get("id")] = name
+            args = b.get("input") or {}
+            out["events"].append(
+                Event("call", _call_text(name, args), ts, name, _tool_files(name, args)))
+
+
+# line type -> what reads it; progress, snapshots, attachments, system lines tell nothing
+_CLAUDE_RECORDS = {"summary": _claude_summary, "queue-operation": _claude_queued,
+                   "user": _claude_user, "assistant": _claude_assistant}
+
+
 def _parse_claude(lines, info):
-    """Events of a Claude Code transcript (JSONL lines)."""
-    events, tool_names, seen_blocks = [], {}, set()
+    """Events of a Claude Code transcript (JSONL lines), each line read by its handler in
+    _CLAUDE_RECORDS; `isMeta` lines are injected text, not the person."""
+    out = {"events": [], "tools": {}, "seen": set()}
     for d in lines:
         try:
-            kind = d.get("type")
             info.setdefault("session", d.get("sessionId") or "")
             if d.get("cwd"):
                 info.setdefault("cwd", d["cwd"])
             if d.get("gitBranch"):
                 info.setdefault("branch", d["gitBranch"])
-            ts = d.get("timestamp") or ""
-            if kind == "summary" and d.get("summary"):
-                events.append(Event("summary", str(d["summary"]), ts))
-                continue
-            if kind == "queue-operation" and d.get("operation") == "enqueue":
-                text = _person_text(str(d.get("content") or ""))   # typed while the agent worked
-                if text and not text.startswith("/"):
-                    events.append(Event("user", text, ts))
-                continue
-            if kind not in ("user", "assistant") or d.get("isMeta"):
-                continue  # progress, snapshots, queue, attachments, system
-            msg = d.get("message") or {}
-            content = msg.get("content")
-            if kind == "user":
-                if d.get("isCompactSummary"):               # the session's own later view of itself
-                    events.append(Event("compact", _blocks_text(content), ts))
-                    continue
-                if d.get("isSidechain"):                # the main agent's prompt to a sub-agent
-                    continue
-                if isinstance(content, list):
-                    for b in content:
-                        if isinstance(b, dict) and b.get("type") == "tool_result":
-                            out = b.get("content")
-                            out = _blocks_text(out) if not isinstance(out, str) else out
-                            events.append(
-                                Event("result", out, ts, tool_names.get(b.get("tool_use_id"), ""))
-                            )
-                            answers = _answers(out)       # the person's words in a tool result
-                            if answers:
-                                events.append(Event("user", answers, ts))
-                text = _person_text(_blocks_text(content))
-                if text:
-                    events.append(Event("user", text, ts))
-                continue
-            mid = msg.get("id") or d.get("uuid") or ""
-            blocks = content if isinstance(content, list) else \
-                [{"type": "text", "text": content or ""}]
-            for b in blocks:
-                if not isinstance(b, dict):
-                    continue
-                sig = (mid, b.get("type"), b.get("id") or b.get("text"))
-                if sig in seen_blocks:              # one API message split or repeated over lines
-                    continue
-                seen_blocks.add(sig)
-                if b.get("type") == "text" and (b.get("text") or "").strip():
-                    by = "subagent" if d.get("isSidechain") else ""   # a sub-agent's report (1.x)
-                    events.append(Event("assistant", b["text"].strip(), ts, by))
-                elif b.get("type") == "tool_use":
-                    name = str(b.get("name") or "")
-                    tool_names[b.get("id")] = name
-                    args = b.get("input") or {}
-                    events.append(
-                        Event("call", _call_text(name, args), ts, name, _tool_files(name, args))
-                    )
+            read = _CLAUDE_RECORDS.get(d.get("type"))
+            if read and not (d.get("isMeta") and d.get("type") in ("user", "assistant")):
+                read(d, d.get("timestamp") or "", out)
         except _RECORD_ERRORS:
             info["skipped"] = info.get("skipped", 0) + 1  # one bad record costs itself
-    return events
+    return out["events"]
 
 
 def _codex_meta(p, ts, info, out):
