@@ -2861,6 +2861,19 @@ class _Candidate:
         self.fixed = False           # a bug whose fix was made, not only its cause found
 
 
+def _agent_bare(s):
+    """(sentence, acknowledged) of the agent without its acknowledgement and leading "I"
+    ("Done. I changed X" is "Changed X"), or None for a plan: what it is about to do is no
+    fact yet."""
+    if _says("plan", s) and not _says("ack", s):
+        return None
+    acked = bool(_says("ack", s))
+    s = _phrase("ack").sub("", s).strip()
+    if _SELF_REGEX.match(s) and _says("built", _SELF_REGEX.sub("", s)):
+        s = _capitalized(_SELF_REGEX.sub("", s))              # "I changed X" is "Changed X"
+    return s, acked
+
+
 def _reports_change(s):
     """Whether a sentence says a change was made, in any of its clauses: "Turns out it was
     X; added Y." (the observer's "built" phrasings, past a path or label that leads)."""
@@ -3111,14 +3124,18 @@ class _Observer:
         self._agent_bug(turn, ts)
 
     def _agent_sentence(self, turn, s, heading, ts):
-        context = self.context
-        if _says("plan", s) and not _says("ack", s):
-            return                                   # what the agent is about to do is no fact yet
-        acked = bool(_says("ack", s))
-        s = _phrase("ack").sub("", s).strip()
-        if _SELF_REGEX.match(s) and _says("built", _SELF_REGEX.sub("", s)):
-            s = _SELF_REGEX.sub("", s)                        # "I changed X" is "Changed X"
-            s = _capitalized(s)
+        """One sentence of the agent, decided in this order: a plan tells nothing yet; an
+        acknowledgement and a leading "I" are cut ("I changed X" is "Changed X"); a short
+        continuation ("Not using it.") joins what came before; a question, an answer to the
+        person's question, narration or a suggestion is bookkeeping only; a confirmation of
+        what the person just said joins their memory; a part of a bug story (cause, fix, a
+        change while a problem is open) joins the turn's bug; else a dead end, decision or
+        todo (_AGENT_RULES) or a finding under a findings heading; else it waits, as it may
+        explain a fix that follows."""
+        bare = _agent_bare(s)
+        if bare is None:
+            return
+        s, acked = bare
         narration = not s or _says("narration", s)
         said, turn.before = turn.before, "" if narration else s
         continues = _says("continuation", s) and len(s.split()) <= _CONTINUATION_WORDS
@@ -3127,10 +3144,7 @@ class _Observer:
                 turn.last.text = _clip(turn.last.text + " " + s)
             return
         idle = narration or _looks_like_noise(s) or _says("suggestion", s)
-        if s.endswith("?") and not narration:
-            context["asked"], context["answer"] = s, ""      # "Want me to keep the old endpoint?"
-        elif context.get("asked") and not context.get("answer") and not idle:
-            context["answer"] = s  # the first thing said to the person's question
+        self._agent_asks(s, narration, idle)
         if idle or s.endswith("?") or _says("injection", s):
             return
         plain = _unquoted(s)
@@ -3138,41 +3152,64 @@ class _Observer:
         if agrees and self._agent_confirms(s):
             return
         diagnosis, turn.pending = turn.pending, ""
-        made = None
         item = _ITEM_LABEL_REGEX.match(s)  # a new item of a list: "Simplified retries - ..."
         built = _says("built", _PATH_LEAD_REGEX.sub("", s[item.end():] if item else s))
-        # "The lock is now held ..."
+        if self._bug_part(turn, s, plain, heading, diagnosis, built, item):
+            return
+        made = self._agent_claim(turn, s, plain, heading, said, continues, built, ts)
+        turn.last = made or turn.last
+
+    def _agent_asks(self, s, narration, idle):
+        """Keep the agent's question, or its first answer to the person's question, as the
+        context a short reply of the person needs ("Want me to keep the old endpoint?")."""
+        context = self.context
+        if s.endswith("?") and not narration:
+            context["asked"], context["answer"] = s, ""
+        elif context.get("asked") and not context.get("answer") and not idle:
+            context["answer"] = s
+
+    def _bug_part(self, turn, s, plain, heading, diagnosis, built, item):
+        """Whether a sentence belongs to the turn's bug story (then it is added to it): a
+        cause, a fix, a sentence under a root-cause heading, a change that goes on with the
+        story ("The lock is now held ..."), or a change made while the person's problem is
+        open, with the diagnosis said just before it."""
+        problem_open = self.context.get("problem_open")
         goes_on = turn.bug and not item and (built or _says("now", plain))
-        if (
+        if not (
             _says("cause", plain)
             or _says("fix", plain)
             or _says("cause-heading", heading)
             or goes_on
-            or (_says("fix-heading", heading) and context.get("problem_open") and built)
-            or (context.get("problem_open") and diagnosis and built and not _says("probing", plain))
+            or (_says("fix-heading", heading) and problem_open and built)
+            or (problem_open and diagnosis and built and not _says("probing", plain))
         ):
-            if not turn.bug and diagnosis and not _says("cause", plain):
-                turn.bug.append(diagnosis)  # what was wrong, said just before the fix
-            turn.bug.append(s)                               # the cause, and what was done about it
-            turn.fixed = turn.fixed or bool(built or _says("fix", plain) or _reports_change(s) or
-                                            _says("fix-heading", heading))
-            return
+            return False
+        if not turn.bug and diagnosis and not _says("cause", plain):
+            turn.bug.append(diagnosis)  # what was wrong, said just before the fix
+        turn.bug.append(s)                                   # the cause, and what was done about it
+        turn.fixed = turn.fixed or bool(built or _says("fix", plain) or _reports_change(s) or
+                                        _says("fix-heading", heading))
+        return True
+
+    def _agent_claim(self, turn, s, plain, heading, said, continues, built, ts):
+        """A dead end, decision or todo of the agent (_AGENT_RULES), or a finding under a
+        findings heading, as a candidate; None when the sentence waits (it may explain a fix
+        that follows) or joins the dead end before it."""
         rule = _first_rule(_AGENT_RULES, plain)
         dead_end = rule is not None and rule[0] == "dead-end"
         if dead_end and turn.last is not None and turn.last.type == "dead-end":
             turn.last.text = _clip(turn.last.text + " " + s)  # "Tried X, but Y. Rolled back to Z."
-            return
+            return None
         if dead_end and said and continues:
             s = said + " " + s  # "That is a dead end." judges what came before
         if rule:
-            made = self.add(rule[1], rule[0], s, () if rule[0] == "todo" else self.turn_files, ts)
-        elif self.facts_left > 0 and _says("findings-heading", heading) and not built:
-            made = self.add("assistant-fact", "fact", _capitalized(s),
-                            self.turn_files if built else (), ts)
+            return self.add(rule[1], rule[0], s, () if rule[0] == "todo" else self.turn_files, ts)
+        if self.facts_left > 0 and _says("findings-heading", heading) and not built:
+            made = self.add("assistant-fact", "fact", _capitalized(s), (), ts)
             self.facts_left -= 1 if made else 0
-        else:
-            turn.pending = s  # nothing yet: it may explain a fix that follows
-        turn.last = made or turn.last
+            return made
+        turn.pending = s  # nothing yet: it may explain a fix that follows
+        return None
 
     def _agent_confirms(self, s):
         """The agent confirming what the person just said: keep what it adds; True when it did."""
