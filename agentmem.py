@@ -3471,6 +3471,8 @@ class _Episode:
         self.pending = []            # what a compaction summary says is pending
 
     def event(self, ev):
+        """Take one event: the person's words open a turn, the agent's prose and what its tool
+        calls and a compaction summary tell are kept in it (tool output is evidence only)."""
         if ev.role in ("call", "result"):
             self._workaround(ev)
         turn = self.turns[-1]
@@ -3483,24 +3485,32 @@ class _Episode:
         elif ev.role == "assistant":
             turn.said.append((_strip_private(ev.text).replace("\u2019", "'"), ev.tool))
         elif ev.role == "compact":
-            for title, body in _compact_sections(_strip_private(ev.text)):
-                lines = [s for s in _prose_lines(body) if _telling(s) or len(s) > 40]
-                if title.lower().startswith(("pending", "remaining", "next step")):
-                    self.pending = [s.rstrip(".") for s in _prose_lines(body)]
-                for entry in _pack(lines):
-                    turn.notes.append((4, "%s, in the session's summary: %s" % (title, entry)))
+            self._compaction(turn, _strip_private(ev.text))
         elif ev.role == "call":
-            name = ev.tool.lower()
-            if name in ("todowrite", "update_plan"):
-                self.todos = _todo_items(ev.text)
-            elif name == "exitplanmode" and ev.text.strip():
-                for entry in _pack(_prose_lines(ev.text)):
-                    turn.notes.append((3, "Plan: " + entry))
-            else:
-                msg = _commit_message(ev.text)
-                if msg:
-                    turn.notes.append((4, "Commit: " + _clip(msg, _EPISODE_ENTRY_CHARS)))
-                    self.commits.append(msg)
+            self._call(turn, ev)
+
+    def _compaction(self, turn, text):
+        """A compaction summary's sections as notes; its pending tasks for the digest."""
+        for title, body in _compact_sections(text):
+            lines = [s for s in _prose_lines(body) if _telling(s) or len(s) > 40]
+            if title.lower().startswith(("pending", "remaining", "next step")):
+                self.pending = [s.rstrip(".") for s in _prose_lines(body)]
+            for entry in _pack(lines):
+                turn.notes.append((4, "%s, in the session's summary: %s" % (title, entry)))
+
+    def _call(self, turn, ev):
+        """What a tool call tells: the to-do list, an approved plan, a commit's message."""
+        name = ev.tool.lower()
+        if name in ("todowrite", "update_plan"):
+            self.todos = _todo_items(ev.text)
+        elif name == "exitplanmode" and ev.text.strip():
+            for entry in _pack(_prose_lines(ev.text)):
+                turn.notes.append((3, "Plan: " + entry))
+        else:
+            msg = _commit_message(ev.text)
+            if msg:
+                turn.notes.append((4, "Commit: " + _clip(msg, _EPISODE_ENTRY_CHARS)))
+                self.commits.append(msg)
 
     def _workaround(self, ev):
         """A program the shell could not find, then the command that ran it all the same
@@ -7537,20 +7547,13 @@ def _describe(m, score=None, stale=(), full=False):
         (m.updated or m.created)[:10],
         m.confidence,
     )
-    if score is not None:
-        head += " · score %.3f" % score
-    if m.seen > 1:
-        head += " · seen %d×" % m.seen
-    if m.extra.get("conflict"):
-        head += " · TWO VERSIONS (agentmem check)"
-    if stale:
-        head += " · STALE: %s changed since" % ", ".join(stale[:3])
-    if m.extra.get("superseded_by"):
-        head += " · SUPERSEDED by %s" % m.extra["superseded_by"]
-    if m.extra.get("linked"):
-        head += " · linked: %s" % m.extra["linked"]
-    if m.extra.get("unmerged"):
-        head += " · from branch %s, not merged here" % m.extra["unmerged"]
+    marks = [(score is not None, "score %.3f" % (score or 0)), (m.seen > 1, "seen %d×" % m.seen),
+             (m.extra.get("conflict"), "TWO VERSIONS (agentmem check)"),
+             (stale, "STALE: %s changed since" % ", ".join(stale[:3])),
+             (m.extra.get("superseded_by"), "SUPERSEDED by %s" % m.extra.get("superseded_by")),
+             (m.extra.get("linked"), "linked: %s" % m.extra.get("linked")),
+             (m.extra.get("unmerged"), "from branch %s, not merged here" % m.extra.get("unmerged"))]
+    head += "".join(" · " + said for shown, said in marks if shown)
     text = m.text if full or len(m.text) <= _SHOWN_CHARS else \
         m.text[:_SHOWN_CHARS].rstrip() + "… (%d characters more: agentmem show %s)" % (
             len(m.text) - _SHOWN_CHARS, m.id)
