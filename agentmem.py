@@ -1809,15 +1809,10 @@ def _detect_format(path, head):
     return "text"
 
 
-def read_transcript(path, fmt="auto", offset=0):
-    """(events, info, new_offset) of a transcript, from byte `offset` on for JSONL logs.
-
-    Append-only logs (Claude, Codex) are read from the offset to their last
-    complete line, so a Stop hook after every turn reads only what is new.
-    Gemini rewrites its file and plain text has no lines to trust, so they
-    are read whole; the capture state skips events it has already seen.
-    A line that is not JSON is skipped; it never stops the rest.
-    """
+def _transcript_bytes(path, fmt, offset):
+    """(format, bytes, new offset) of a transcript file: the format judged from its first
+    bytes when "auto"; an append-only log (Claude, Codex) from `offset` to its last complete
+    line, anything else whole. AgentmemError for a binary file or one that cannot be read."""
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as f:
@@ -1835,30 +1830,20 @@ def read_transcript(path, fmt="auto", offset=0):
             if fmt not in _TRANSCRIPT_FORMATS:
                 raise AgentmemError("unknown transcript format %r (use %s)"
                                     % (fmt, ", ".join(_TRANSCRIPT_FORMATS)))
-            if offset > size:                       # the file was replaced or truncated: start over
-                offset = 0
-            if fmt in ("claude", "codex"):
-                f.seek(offset)
-                data = f.read()
-                end = data.rfind(b"\n") + 1
-                data, new_offset = data[:end], offset + end
-            else:
+            if fmt not in ("claude", "codex"):
                 f.seek(0)
-                data, new_offset = f.read(), size
+                return fmt, f.read(), size
+            start = offset if offset <= size else 0     # replaced or truncated: start over
+            f.seek(start)
+            data = f.read()
+            end = data.rfind(b"\n") + 1
+            return fmt, data[:end], start + end
     except OSError as e:
         raise AgentmemError("cannot read transcript %s: %s" % (path, e.strerror or e)) from None
-    text = data.decode("utf-8", "replace")
-    info = {"format": fmt}
-    if fmt == "text":
-        return _parse_text(text, info), info, new_offset
-    if fmt == "gemini" and text.lstrip().startswith("{") and '"messages"' in text[:200000]:
-        try:
-            whole = json.loads(text)
-            if isinstance(whole, dict) and isinstance(whole.get("messages"), list):
-                info["session"] = whole.get("sessionId") or ""
-                return _sane(_parse_gemini(whole["messages"], info), info), info, new_offset
-        except (ValueError, RecursionError):
-            pass
+
+
+def _json_records(text):
+    """The JSON objects of a JSONL text, one a line; any other line is skipped."""
     records = []
     for line in (x.strip() for x in text.split("\n")):
         if line.startswith("{"):
@@ -1868,9 +1853,33 @@ def read_transcript(path, fmt="auto", offset=0):
                 continue
             if isinstance(d, dict):
                 records.append(d)
+    return records
+
+
+def read_transcript(path, fmt="auto", offset=0):
+    """(events, info, new_offset) of a transcript, from byte `offset` on for JSONL logs.
+
+    Append-only logs (Claude, Codex) are read from the offset to their last
+    complete line, so a Stop hook after every turn reads only what is new.
+    Gemini rewrites its file and plain text has no lines to trust, so they
+    are read whole; the capture state skips events it has already seen.
+    A line that is not JSON is skipped; it never stops the rest.
+    """
+    fmt, data, new_offset = _transcript_bytes(path, fmt, offset)
+    text = data.decode("utf-8", "replace")
+    info = {"format": fmt}
+    if fmt == "text":
+        return _parse_text(text, info), info, new_offset
+    if fmt == "gemini" and text.lstrip().startswith("{") and '"messages"' in text[:200000]:
+        try:                                            # Gemini's legacy form: one JSON object
+            whole = json.loads(text)
+            if isinstance(whole, dict) and isinstance(whole.get("messages"), list):
+                info["session"] = whole.get("sessionId") or ""
+                return _sane(_parse_gemini(whole["messages"], info), info), info, new_offset
+        except (ValueError, RecursionError):
+            pass
     parser = {"claude": _parse_claude, "codex": _parse_codex, "gemini": _parse_gemini}[fmt]
-    events = parser(records, info)
-    return _sane(events, info), info, new_offset
+    return _sane(parser(_json_records(text), info), info), info, new_offset
 
 
 def _sane(events, info):
