@@ -1707,8 +1707,9 @@ def _parse_codex(lines, info):
     return items
 
 
-def _parse_gemini(records, info):
-    """Events of a Gemini CLI session: 2026 JSONL (ids rewritten, last copy wins) or legacy JSON."""
+def _gemini_latest(records, info):
+    """The message records of a Gemini CLI session in order, the last copy of a rewritten id
+    winning; the header line's session id goes to `info`."""
     order, latest = [], {}
     for d in records:
         if not isinstance(d, dict) or "$set" in d:
@@ -1721,30 +1722,41 @@ def _parse_gemini(records, info):
         if rid not in latest:
             order.append(rid)
         latest[rid] = d
+    return [latest[rid] for rid in order]
+
+
+def _gemini_record(d, events):
+    """The events of one Gemini message: the person's words, or the model's prose, tool calls
+    and their results."""
+    kind, ts = d.get("type"), d.get("timestamp") or ""
+    text = _blocks_text(d.get("content"))
+    if kind == "user":
+        text = _person_text(text)
+        if text:
+            events.append(Event("user", text, ts))
+        return
+    if kind not in ("gemini", "model", "assistant"):
+        return
+    if text.strip():
+        events.append(Event("assistant", text.strip(), ts))
+    for call in d.get("toolCalls") or []:
+        if not isinstance(call, dict):
+            continue
+        name, args = str(call.get("name") or ""), call.get("args") or {}
+        events.append(Event("call", _short_args(args), ts, name, _tool_files(name, args)))
+        result = call.get("resultDisplay") or call.get("result")
+        if result:
+            text = result if isinstance(result, str) else \
+                json.dumps(result, ensure_ascii=False)[:4000]
+            events.append(Event("result", text, ts, name))
+
+
+def _parse_gemini(records, info):
+    """Events of a Gemini CLI session: 2026 JSONL (ids rewritten, last copy wins) or legacy JSON."""
     events = []
-    for rid in order:
+    for d in _gemini_latest(records, info):
         try:
-            d = latest[rid]
-            kind, ts = d.get("type"), d.get("timestamp") or ""
-            text = _blocks_text(d.get("content"))
-            if kind == "user":
-                text = _person_text(text)
-                if text:
-                    events.append(Event("user", text, ts))
-            elif kind in ("gemini", "model", "assistant"):
-                if text.strip():
-                    events.append(Event("assistant", text.strip(), ts))
-                for call in d.get("toolCalls") or []:
-                    if not isinstance(call, dict):
-                        continue
-                    name, args = str(call.get("name") or ""), call.get("args") or {}
-                    events.append(
-                        Event("call", _short_args(args), ts, name, _tool_files(name, args)))
-                    result = call.get("resultDisplay") or call.get("result")
-                    if result:
-                        text = result if isinstance(result, str) else \
-                            json.dumps(result, ensure_ascii=False)[:4000]
-                        events.append(Event("result", text, ts, name))
+            _gemini_record(d, events)
         except _RECORD_ERRORS:
             info["skipped"] = info.get("skipped", 0) + 1  # one bad record costs itself
     return events
