@@ -5297,18 +5297,9 @@ class Store:
         with self.lock():
             before = {m.id: m for m in self.memories() if m.path.startswith("scanned/")}
             for path, (rel, mems) in sorted(found.items()):
-                for m in mems:
-                    self.prepare(m)
-                    old = before.pop(m.id, None)
-                    if old is None:
-                        counts["added"] += 1
-                    else:
-                        m.created = old.created          # a section keeps its age until it changes
-                        if old.text != m.text:
-                            counts["updated"] += 1
-                            m.updated = _now_iso()
-                        elif old.updated:
-                            m.updated = old.updated
+                said = [_rescanned(self.prepare(m), before.pop(m.id, None)) for m in mems]
+                counts["added"] += said.count("added")
+                counts["updated"] += said.count("updated")
                 text = "# Scanned from %s (agentmem scan rewrites this file)\n\n%s\n\n" % (
                     rel, _FILE_HELP) + "".join(_render_memory(m) for m in mems)
                 if not os.path.exists(self._inside(path)) or self.read(path) != text:
@@ -5535,6 +5526,20 @@ _SCAN_SOURCES = (
     (".github/copilot-instructions.md", "convention"), ("memory-bank", "fact"),
 )
 _SCAN_MAX_CHARS = 1500                 # of one scanned section: the rest is in the file
+
+
+def _rescanned(m, old):
+    """'added', 'updated' or 'unchanged' for a section scanned again; a section keeps its
+    age (created, updated) until it changes."""
+    if old is None:
+        return "added"
+    m.created = old.created
+    if old.text != m.text:
+        m.updated = _now_iso()
+        return "updated"
+    if old.updated:
+        m.updated = old.updated
+    return "unchanged"
 
 
 def _scan_sources(root):
@@ -6653,6 +6658,21 @@ def _note_line(m, flags=()):
     return "- [%s] %s" % (" · ".join(bits), text)
 
 
+def _related(store, cwd, query=""):
+    """(section title, memories) related to the branch checked out, the changed files and
+    `query`, or None when there is nothing to go by."""
+    branch, changed = _git_changes(cwd)
+    words = " ".join([query, branch.replace("/", " ").replace("-", " ")] + changed)
+    if not words.strip() or not _query_terms(words):
+        return None
+    related = [h.memory for h in store.recall(words, limit=6, types=_TYPED)]
+    if changed:
+        related += [h.memory for h in store.recall(" ".join(changed), limit=4, files=changed,
+                                                   types=_TYPED)]
+    title = "Related to %s" % ("the current work" if not query else "this question")
+    return title + (" (branch %s)" % branch if branch else ""), related
+
+
 def _start_flags(store, m, root, flag_stale=True):
     """What a note at session start must say before its text: stale, from a branch not merged
     here, unsure."""
@@ -6755,15 +6775,9 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     summary = idx.top(("summary",), limit=1, newest=True)
     section("Open todos", todos)
     section("Last session", summary, flag_stale=False)
-    branch, changed = _git_changes(cwd) if source != "prompt" else ("", [])
-    words = " ".join([query, branch.replace("/", " ").replace("-", " ")] + changed)
-    if words.strip() and _query_terms(words):
-        related = [h.memory for h in store.recall(words, limit=6, types=_TYPED)]
-        if changed:
-            related += [h.memory for h in store.recall(" ".join(changed), limit=4, files=changed,
-                                                       types=_TYPED)]
-        title = "Related to %s" % ("the current work" if not query else "this question")
-        section(title + (" (branch %s)" % branch if branch else ""), related)
+    related = _related(store, cwd, query) if source != "prompt" else None
+    if related:
+        section(*related)
     section(
         "Less certain or possibly stale",
         [m for m in mems if m.id not in used] + todos + deferred, low=True,
