@@ -5107,11 +5107,7 @@ class Store:
                         _bounded(pending.setdefault(k, []), (target, _shingles(target.text),
                                                              _fingerprint(target.text)[1]))
                     continue
-                if not m.id or not _ID_REGEX.match(m.id) or \
-                        (m.id in taken if taken is not None else idx.find(m.id, prefix=False)):
-                    m.id = _new_id(taken or ())
-                if taken is not None:
-                    taken.add(m.id)
+                m.id = _free_id(m.id, idx, taken)
                 m.path = route(m)
                 appends.setdefault(m.path, []).append(m)
                 results.append((m, "added"))
@@ -5466,6 +5462,17 @@ def _bounded(bucket, item):
     bucket.append(item)
     if len(bucket) > _NEAR_CANDIDATES:
         del bucket[0]
+
+
+def _free_id(ident, idx, taken=None):
+    """`ident` when it is a valid id no stored memory has, else a new one; `taken` (the ids
+    of a large batch, looked up once) learns it."""
+    if not ident or not _ID_REGEX.match(ident) or \
+            (ident in taken if taken is not None else idx.find(ident, prefix=False)):
+        ident = _new_id(taken or ())
+    if taken is not None:
+        taken.add(ident)
+    return ident
 
 
 def _near_duplicate(m, sh, sig, cand, csh=None, csig=None):
