@@ -3775,6 +3775,22 @@ class Hit:
         return d
 
 
+def _field_counts(toks, weights, needles):
+    """(weighted term frequencies, length) of a document's stored tokens (fields joined by
+    tabs, tokens by spaces) for the (term, padded term) `needles`."""
+    tf, dl = {}, 0
+    for field, w in zip(toks.split("\t"), weights):
+        if not field:
+            continue
+        dl += field.count(" ") + 1
+        padded = " %s " % field.replace(" ", "  ")      # doubled, so counts never overlap
+        for t, needle in needles:
+            c = padded.count(needle)
+            if c:
+                tf[t] = tf.get(t, 0.0) + w * c
+    return tf, dl
+
+
 def _hit_order(score, strength, ident):
     """The sort key of a hit: higher score first, then stronger raw scores, then the id."""
     return -round(score, 12), -round(strength, 12), ident
@@ -4258,22 +4274,9 @@ class _Index:
         for chunk in _chunks([h[0] for h in hits]):
             toks.update(db.execute("SELECT rowid, toks FROM %s WHERE rowid IN (%s)"
                                    % (table, ",".join("?" * len(chunk))), chunk).fetchall())
-        weights = _LEVEL_WEIGHTS[level]
         needles = [(t, " %s " % t) for t in list(terms) + list(forms)]
-        out = []
-        for doc, owner in hits:
-            tf, dl = {}, 0
-            for field, w in zip(toks[doc].split("\t"), weights):
-                if not field:
-                    continue
-                dl += field.count(" ") + 1
-                padded = " %s " % field.replace(" ", "  ")      # doubled, so counts never overlap
-                for t, needle in needles:
-                    c = padded.count(needle)
-                    if c:
-                        tf[t] = tf.get(t, 0.0) + w * c
-            out.append((doc, owner, tf, dl))
-        return out
+        return [(doc, owner) + _field_counts(toks[doc], _LEVEL_WEIGHTS[level], needles)
+                for doc, owner in hits]
 
     def _allowed(self, filt):
         return {
