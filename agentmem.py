@@ -738,6 +738,12 @@ def _ru_suffix(w, start, groups):
     return best
 
 
+def _ru_cut(w, start, groups):
+    """`w` without the longest suffix of `groups` that lies past `start` (see _ru_suffix)."""
+    n = _ru_suffix(w, start, groups)
+    return w[:-n] if n else w
+
+
 def _stem_ru(word):
     """Russian stem after the Snowball Russian algorithm, written for agentmem.
 
@@ -754,38 +760,26 @@ def _stem_ru(word):
         (i + 1 for i in range(r1 + 1, len(w)) if w[i] not in _RU_VOWELS and w[i - 1] in _RU_VOWELS),
         len(w),
     )
-    n = _ru_suffix(w, rv, _RU_GERUND)
-    if n:
-        w = w[:-n]
-    else:
-        n = _ru_suffix(w, rv, ((), _RU_REFLEXIVE))
-        w = w[:-n] if n else w
-        n = _ru_suffix(w, rv, ((), _RU_ADJECTIVE))
-        if n:
-            w = w[:-n]
-            n = _ru_suffix(w, rv, _RU_PARTICIPLE)
-            if n:
-                w = w[:-n]
+    cut = _ru_cut(w, rv, _RU_GERUND)
+    if cut == w:                                        # no gerund: reflexive, then the ending
+        w = _ru_cut(w, rv, ((), _RU_REFLEXIVE))
+        cut = _ru_cut(w, rv, ((), _RU_ADJECTIVE))
+        if cut != w:
+            cut = _ru_cut(cut, rv, _RU_PARTICIPLE)
+        elif _ru_suffix(w, rv, _RU_VERB):
+            cut = _ru_cut(w, rv, _RU_VERB)
         else:
-            n = _ru_suffix(w, rv, _RU_VERB) or _ru_suffix(w, rv, ((), _RU_NOUN))
-            if n:
-                w = w[:-n]
+            cut = _ru_cut(w, rv, ((), _RU_NOUN))
+    w = cut
     if w.endswith("и") and len(w) - 1 >= rv:
         w = w[:-1]
-    n = _ru_suffix(w, r2, ((), ("ость", "ост")))
-    if n:
-        w = w[:-n]
+    w = _ru_cut(w, r2, ((), ("ость", "ост")))
     if w.endswith("нн") and len(w) - 2 >= rv:
-        w = w[:-1]
-    else:
-        n = _ru_suffix(w, rv, ((), ("ейше", "ейш")))
-        if n:
-            w = w[:-n]
-            if w.endswith("нн"):
-                w = w[:-1]
-        elif w.endswith("ь") and len(w) - 1 >= rv:
-            w = w[:-1]
-    return w
+        return w[:-1]
+    cut = _ru_cut(w, rv, ((), ("ейше", "ейш")))
+    if cut != w:
+        return cut[:-1] if cut.endswith("нн") else cut
+    return w[:-1] if w.endswith("ь") and len(w) - 1 >= rv else w
 
 
 _STEMS = {}
