@@ -1,4 +1,5 @@
-# agentmem: `make demo` shows the main job, `make test` runs the suite (installing pytest if needed).
+# agentmem: `make demo` shows the main job, `make test` runs the suite (installing pytest and
+# pytest-xdist if needed).
 PYTHON ?= python3
 SHARED ?= ../shared
 
