@@ -3991,7 +3991,7 @@ class _Index:
         rowid = db.execute("SELECT IFNULL(MAX(rowid), 0) FROM memories").fetchone()[0]
         prow = db.execute("SELECT IFNULL(MAX(rowid), 0) FROM passages").fetchone()[0]
         rows, mem_docs, psg_rows, psg_docs, sketch_rows, vocab = [], [], [], [], [], set()
-        metas = {}                                  # memories share types, tags and files
+        metas = {}                      # memories share types, tags and files: each is tokenised once
         now = time.time()
         for m in mems:
             rowid += 1
@@ -4001,10 +4001,9 @@ class _Index:
             ptoks = [toks + _tool_kinds(toks) for toks in ptoks]  # "RabbitMQ" is also a "broker"
             body = [t for p in ptoks for t in p]
             title = m.title
-            meta = " ".join([m.type] + m.tags + m.files)
-            if meta not in metas:
-                metas[meta] = tokenize(meta)
-            fields = [body if title == m.text.strip() else tokenize(title), metas[meta], body,
+            meta = [t for part in [m.type] + m.tags + m.files
+                    for t in metas.get(part) or metas.setdefault(part, tokenize(part))]
+            fields = [body if title == m.text.strip() else tokenize(title), meta, body,
                       [f for fs in pforms for f in fs]]
             d = m.to_dict()
             d.update(path=m.path, line=m.line, end=m.end)
