@@ -3991,7 +3991,7 @@ class _Index:
         rowid = db.execute("SELECT IFNULL(MAX(rowid), 0) FROM memories").fetchone()[0]
         prow = db.execute("SELECT IFNULL(MAX(rowid), 0) FROM passages").fetchone()[0]
         rows, mem_docs, psg_rows, psg_docs, sketch_rows, vocab = [], [], [], [], [], set()
-        metas = {}                      # memories share types, tags and files: each is tokenised once
+        metas = {}              # memories share types, tags and files: each is tokenised once
         now = time.time()
         for m in mems:
             rowid += 1
