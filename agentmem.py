@@ -63,7 +63,7 @@ _DEFAULT_LIMIT = 5
 _DEFAULT_BACKEND = "auto"                # auto | fts5 | python (AGENTMEM_BACKEND)
 _TRANSCRIPT_FORMATS = ("claude", "codex", "gemini", "text")
 _AGENTS = ("claude-code", "codex", "gemini", "cursor")
-_INDEX_VERSION = 19                      # bump when tokens or tables change: the index rebuilds
+_INDEX_VERSION = 20                      # bump when tokens or tables change: the index rebuilds
 
 # Ranking. See docs/ranking.md; every number here is used in exactly one place.
 _BM25_K1 = 1.2
@@ -145,6 +145,8 @@ _CLAIM_REGEX = _LazyRegex(r"\b(?:not|no|never|nor|none|nothing|without|cannot|"
                           r"не|нет|ни|никогда|без|нельзя)\b|n't\b|\d+(?:[.,:]\d+)*", re.I)
 _CAMEL_REGEX = _LazyRegex(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
 _SENTENCE_END_REGEX = _LazyRegex(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+")
+# where a sentence may end, found fast (a look-behind first would be tried at every character)
+_SENTENCE_MARK_REGEX = _LazyRegex(r"[.!?。！？]\s*|\n+")
 _ID_REGEX = _LazyRegex(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _TYPE_REGEX = _LazyRegex(r"^[a-z][a-z0-9-]{0,23}$")
 # a rule said as a rule: a convention the person states this way is proposed as a rule
@@ -244,6 +246,10 @@ def _derived_id(*parts):
     return _encode_id(hashlib.sha1("\x00".join(parts).encode("utf-8", "surrogatepass")).digest())
 
 
+# JSON as UTF-8 text, by one encoder (json.dumps builds a new one for every call with options)
+_json_text = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _check_id(ident):
     """Return `ident` if it can be a memory id, else raise AgentmemError."""
     if not isinstance(ident, str) or not _ID_REGEX.match(ident):
@@ -255,6 +261,23 @@ def _user_cache_dir():
     """$XDG_CACHE_HOME/agentmem (default ~/.cache/agentmem), or '' when there is no home to find."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "agentmem") if os.path.isabs(base) else ""
+
+
+class _PausedGC:
+    """`with _PausedGC():` no cyclic garbage collection inside. Indexing a bulk import builds
+    hundreds of thousands of lists and tuples that all live to the end; the collector would
+    walk that growing heap again and again (a tenth of a 10,000-memory import) to find no
+    cycle. Reference counting frees everything else as usual."""
+
+    def __enter__(self):
+        import gc
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        import gc
+        if self.was:
+            gc.enable()
 
 
 def _atomic_write(path, text, durable=True):
@@ -859,52 +882,65 @@ def tokenize(text, forms=None):
     ['以后', '后用', 'pnpm', '管理', '理依', '依赖']
     """
     out = []
-    append, stems, stop = out.append, _STEMS, _STOP_WORDS
-    add_form = forms.append if forms is not None else None
+    cache, word_tokens = _WORD_TOKENS, _word_tokens
     for raw in _TOKEN_REGEX.findall(text):
-        if not raw.isascii() and max(raw) >= _CJK_FIRST and _CJK_REGEX.search(raw):
-            for i, part in enumerate(_CJK_REGEX.split(raw)):
-                if i % 2:
-                    pairs = [part[j:j + 2] for j in range(len(part) - 1)]
-                    out.extend(pairs or [part])
-                elif part:
-                    out.extend(tokenize(part, forms))
-            continue
-        if raw.isalpha() and (raw.islower() or raw[1:].islower()):  # a plain word: the fast path
-            low = raw.lower()
-            if low not in stop:
-                s = stems.get(low)
-                if s is None:
-                    s = _stem(low)
-                append(s)
-                if add_form and s != low:
-                    add_form(low)
-            continue
-        if len(raw) > 80:
-            continue
-        segments = [x for x in _SEGMENT_REGEX.split(raw) if x] if not raw.isalnum() else [raw]
-        if not segments:
-            continue
-        if len(segments) > 1 or segments[0] != raw:
-            append(raw.lower())
-            if "/" in raw:
-                append(raw.rsplit("/", 1)[1].lower())
-            elif _HYPHENATED_REGEX.match(raw):  # "sub-agent" also reads as "subagent"
-                append(_stem(raw.replace("-", "").lower()))
-        for seg in segments:
-            # only Latin-script names are split
-            camel = (not seg.islower() or not seg.isalpha()) and \
-                (seg.isascii() or _ASCII_WORD_REGEX.search(seg))
-            parts = _CAMEL_REGEX.findall(seg) if camel else (seg,)
-            if len(parts) > 1:                      # useEffect, HTTPServer, sha256
-                append(seg.lower())
-            for p in map(str.lower, parts):
-                if p not in stop:
-                    s = _stem(p)
-                    append(s)
-                    if add_form and s != p:
-                        add_form(p)
+        got = cache.get(raw)
+        if got is None:
+            got = word_tokens(raw)
+            if len(cache) < 200000:
+                cache[raw] = got
+        out += got[0]
+        if got[1] and forms is not None:
+            forms += got[1]
     return out
+
+
+_WORD_TOKENS = {}               # a word as written -> (its tokens, its forms): words repeat
+
+
+def _word_tokens(raw):
+    """(tokens, forms) of one word as the token regex found it; see tokenize."""
+    out, forms = [], []
+    append = out.append
+    if not raw.isascii() and max(raw) >= _CJK_FIRST and _CJK_REGEX.search(raw):
+        for i, part in enumerate(_CJK_REGEX.split(raw)):
+            if i % 2:
+                pairs = [part[j:j + 2] for j in range(len(part) - 1)]
+                out.extend(pairs or [part])
+            elif part:
+                out.extend(tokenize(part, forms))
+        return tuple(out), tuple(forms)
+    if raw.isalpha() and (raw.islower() or raw[1:].islower()):     # a plain word
+        low = raw.lower()
+        if low in _STOP_WORDS:
+            return (), ()
+        s = _stem(low)
+        return (s,), ((low,) if s != low else ())
+    if len(raw) > 80:
+        return (), ()
+    segments = [x for x in _SEGMENT_REGEX.split(raw) if x] if not raw.isalnum() else [raw]
+    if not segments:
+        return (), ()
+    if len(segments) > 1 or segments[0] != raw:
+        append(raw.lower())
+        if "/" in raw:
+            append(raw.rsplit("/", 1)[1].lower())
+        elif _HYPHENATED_REGEX.match(raw):  # "sub-agent" also reads as "subagent"
+            append(_stem(raw.replace("-", "").lower()))
+    for seg in segments:
+        # only Latin-script names are split
+        camel = (not seg.islower() or not seg.isalpha()) and \
+            (seg.isascii() or _ASCII_WORD_REGEX.search(seg))
+        parts = _CAMEL_REGEX.findall(seg) if camel else (seg,)
+        if len(parts) > 1:                      # useEffect, HTTPServer, sha256
+            append(seg.lower())
+        for p in map(str.lower, parts):
+            if p not in _STOP_WORDS:
+                s = _stem(p)
+                append(s)
+                if s != p:
+                    forms.append(p)
+    return tuple(out), tuple(forms)
 
 
 def _analyze_query(text):
@@ -1010,6 +1046,8 @@ def _tool_kinds(tokens):
             for name in names.split():
                 # its stem, or the whole "moment.js"
                 _KINDS_OF_TOOL[tokenize(name)[0]] = tokenize(kinds)
+    if _KINDS_OF_TOOL.keys().isdisjoint(tokens):       # most texts name no such tool
+        return []
     have = set(tokens)
     extra = []
     for t in have.intersection(_KINDS_OF_TOOL):
@@ -1031,8 +1069,29 @@ def _word_count(text):
 
 def _first_sentence(text, limit=160):
     """The title of a memory: its first sentence or line, at most `limit` characters."""
-    head = _SENTENCE_END_REGEX.split(text.strip(), 1)[0]
-    return head[:limit]
+    head = _SENTENCE_END_REGEX.split(text.strip()[:limit + 1], 1)[0]   # an end beyond the
+    return head[:limit]                                                  # limit changes nothing
+
+
+def _sentences(text):
+    """The pieces of `text` split at _SENTENCE_END_REGEX (the same pieces, found faster): after
+    . ! ? and whitespace, after 。！？, and at line breaks, the whitespace dropped.
+
+    >>> _sentences("Use uv. Not pip!\\nv1.2 is out。次")
+    ['Use uv.', 'Not pip!', 'v1.2 is out。', '次']
+    """
+    out, start = [], 0
+    for m in _SENTENCE_MARK_REGEX.finditer(text):
+        mark = m.group()
+        if mark[0] == "\n":
+            out.append(text[start:m.start()])
+        elif mark[0] in ".!?" and len(mark) == 1:
+            continue                                    # "v1.2": no space, no sentence end
+        else:
+            out.append(text[start:m.start() + 1])
+        start = m.end()
+    out.append(text[start:])
+    return out
 
 
 def _passages(text, words=_PASSAGE_WORDS):
@@ -1042,8 +1101,10 @@ def _passages(text, words=_PASSAGE_WORDS):
     as a whole, and ranked by its best one, so one relevant paragraph in a long
     note is not drowned by the rest, and a query spanning the note still fits.
     """
-    sentences = [s for s in _SENTENCE_END_REGEX.split(text) if s.strip()]
-    if len(sentences) <= 1 or _word_count(text) < words * 3 // 2:
+    if _word_count(text) < words * 3 // 2:
+        return [text]
+    sentences = [s for s in _sentences(text) if s.strip()]
+    if len(sentences) <= 1:
         return [text]
     out, cur, n = [], [], 0
     for s in sentences:
@@ -1109,7 +1170,8 @@ def _sketch(text):
 
 
 def _fingerprint(text):
-    """(sketch keys, signature) of a text: the signature is its _SIGNATURE_SIZE least hashes."""
+    """(sketch keys, signature) of a text: the signature is the frozenset of its _SIGNATURE_SIZE
+    least hashes."""
     fp = _SKETCHES.get(text)
     if fp is not None:
         return fp
@@ -1119,15 +1181,11 @@ def _fingerprint(text):
         every = {w: crc(w.encode("utf-8")) for w in words}
         content = list(every.values())
     else:
-        stop = [w in _STOP_WORDS for w in words]
-        every, content = {}, []
-        for i in range(len(words) - 1):
-            pair = words[i] + " " + words[i + 1]
-            if pair not in every:
-                h = every[pair] = crc(pair.encode("utf-8"))
-                if not (stop[i] and stop[i + 1]):
-                    content.append(h)
-        content = content or list(every.values())
+        pairs = list(map(" ".join, zip(words, words[1:])))
+        every = {p: crc(p.encode()) for p in pairs}
+        stop = _STOP_WORDS
+        content = {every[p] for p, a, b in zip(pairs, words, words[1:])
+                   if a not in stop or b not in stop} or every.values()
     hashes = sorted(content)[:_SKETCH_SIZE]
     keys = hashes if len(hashes) == 1 else \
         [(a << 31) ^ b for i, a in enumerate(hashes) for b in hashes[i + 1:]]
@@ -1135,7 +1193,7 @@ def _fingerprint(text):
     # number of look-alikes (the other keys' buckets keep only the latest few)
     same = " ".join(words).encode("utf-8")
     keys.insert(0, -1 - ((crc(same) << 31) ^ zlib.adler32(same)))
-    fp = (keys, tuple(sorted(every.values())[:_SIGNATURE_SIZE]))
+    fp = (keys, frozenset(sorted(every.values())[:_SIGNATURE_SIZE]))
     if len(_SKETCHES) < 200000:
         _SKETCHES[text] = fp
     return fp
@@ -1150,9 +1208,7 @@ def _similar_enough(sig_a, sig_b, threshold):
     keeps true near-duplicates (missed here less than once in 300) while most
     look-alikes are dropped before the exact comparison.
     """
-    a = set(sig_a)
-    both = a.intersection(sig_b)
-    union = a.union(sig_b)
+    both, union = sig_a & sig_b, sig_a | sig_b     # two frozensets (see _fingerprint)
     need = (threshold - 0.25) * min(len(union), _SIGNATURE_SIZE)
     if len(both) < need:                # too few shared hashes anywhere: no need to sort
         return False
@@ -1321,12 +1377,60 @@ def _looks_secret(value):
                 or re.search(r"[^A-Za-z0-9]", v) or len(v) >= 12)
 
 
+def _trie_pattern(words):
+    r"""A regular expression matching any of `words`, written as their prefix tree, so the
+    regex engine tests one branch per character instead of every word at every position; at
+    a position it matches the longest word that starts there.
+
+    >>> _trie_pattern(["sk", "sk-", "sk.eyj", "key"])
+    '(?:key|sk(?:\\-|\\.eyj)?)'
+    """
+    tree = {}
+    for w in words:
+        node = tree
+        for c in w:
+            node = node.setdefault(c, {})
+        node[""] = {}
+
+    def branch(node):
+        alts = [re.escape(c) + branch(node[c]) for c in sorted(node) if c]
+        if not alts:
+            return ""
+        if len(alts) == 1:
+            one = alts[0]
+            if "" not in node:
+                return one
+            return one + "?" if len(one) == 1 or one.startswith("\\") and len(one) == 2 \
+                else "(?:%s)?" % one
+        return "(?:%s)%s" % ("|".join(alts), "?" if "" in node else "")
+    return branch(tree)
+
+
 _SECRET_REGEXES = [(_LazyRegex(p, re.S), r) for _t, p, r in _SECRET_PATTERNS]
 _SECRET_TRIGGERS = tuple(sorted({t for ts, _p, _r in _SECRET_PATTERNS for t in ts}))
-# each cue -> the patterns (by position) it wakes
-_SECRET_CUES = {t: tuple(i for i, (ts, _p, _r) in enumerate(_SECRET_PATTERNS) if t in ts)
+# each cue -> the patterns (by position) it wakes, and those its prefixes wake: the trigger
+# regex names only the longest cue starting at a position ("sk-" and not "sk")
+_SECRET_OWN_CUES = {t: [i for i, (ts, _p, _r) in enumerate(_SECRET_PATTERNS) if t in ts]
+                    for t in _SECRET_TRIGGERS}
+_SECRET_CUES = {t: tuple(sorted({i for n in range(1, len(t) + 1)
+                                 for i in _SECRET_OWN_CUES.get(t[:n], ())}))
                 for t in _SECRET_TRIGGERS}
-_SECRET_TRIGGER_REGEX = _LazyRegex("|".join(re.escape(t) for t in _SECRET_TRIGGERS))
+# the cues of more than one character (those of one are looked up with `in`)
+_SECRET_TRIGGER_REGEX = _LazyRegex(_trie_pattern(t for t in _SECRET_TRIGGERS if len(t) > 1))
+_SECRET_CHAR_CUES = tuple(t for t in _SECRET_TRIGGERS if len(t) == 1)
+
+
+def _secret_cues(low):
+    """The patterns (by position) the cues in a lower-cased text wake: every position where a
+    cue starts gives its longest cue, and the shorter ones there are its prefixes."""
+    woken = {i for t in _SECRET_CHAR_CUES if t in low for i in _SECRET_CUES[t]}
+    search, pos = _SECRET_TRIGGER_REGEX.search, 0
+    while True:
+        m = search(low, pos)
+        if m is None:
+            return woken
+        woken.update(_SECRET_CUES[m.group()])
+        pos = m.start() + 1
 
 
 def redact(text, extra_patterns=()):
@@ -1339,16 +1443,13 @@ def redact(text, extra_patterns=()):
     """
     if not text:
         return text
-    low = text.lower()
-    if _SECRET_TRIGGER_REGEX.search(low):
-        woken = {i for t in _SECRET_TRIGGERS if t in low for i in _SECRET_CUES[t]}
-        for i in sorted(woken):                          # each pattern runs only on its cue
-            rx, rep = _SECRET_REGEXES[i]
-            if i in woken:
-                new = rx.sub(rep, text)
-                if new != text:
-                    text, low = new, new.lower()
-                    woken = {j for t in _SECRET_TRIGGERS if t in low for j in _SECRET_CUES[t]}
+    woken = _secret_cues(text.lower())
+    for i in sorted(woken):                              # each pattern runs only on its cue
+        rx, rep = _SECRET_REGEXES[i]
+        if i in woken:
+            new = rx.sub(rep, text)
+            if new != text:
+                text, woken = new, _secret_cues(new.lower())
     for rx in extra_patterns:
         text = rx.sub("[REDACTED]", text)
     return text
@@ -2095,7 +2196,7 @@ def _render_memory(m, shared=None):
     for key, value in (shared or {}).items():
         if meta.get(key) == value:
             del meta[key]
-    meta = json.dumps(meta, ensure_ascii=False).replace(">", "\\u003e")
+    meta = _json_text(meta).replace(">", "\\u003e")
     body = "\n".join(("\\" + ln) if ln.startswith("#") or ln.startswith("\\#") else ln
                      for ln in m.text.strip("\n").split("\n"))
     return "## %s · %s\n<!-- %s -->\n%s\n\n" % (m.type, m.id, meta, body)
@@ -2163,7 +2264,7 @@ def _parse_memories(text, path=""):
     lines = text.split("\n")
     shared = _file_shared(text)
     out, suspects = [], []          # suspects: (index, lines) of hand-changed multi-line texts
-    starts = [i for i, ln in enumerate(lines) if _HEADING_REGEX.match(ln)]
+    starts = [i for i, ln in enumerate(lines) if ln[:2] == "##" and _HEADING_REGEX.match(ln)]
     for k, start in enumerate(starts):
         stop = starts[k + 1] if k + 1 < len(starts) else len(lines)
         heading = _HEADING_REGEX.match(lines[start]).group(1)
@@ -2189,7 +2290,7 @@ def _parse_memories(text, path=""):
             if mm or meta:
                 body_lines = body_lines[1:]
         written_sum = meta.pop("sum", "") if isinstance(meta.get("sum"), str) else ""
-        extra_meta = [ln for ln in body_lines if _META_REGEX.match(ln.strip())]
+        extra_meta = [ln for ln in body_lines if "<!--" in ln and _META_REGEX.match(ln.strip())]
         body_lines = [ln[1:] if ln.startswith("\\#") else ln for ln in body_lines
                       if ln not in extra_meta]
         if extra_meta:              # a union merge kept both sides' metadata: two versions
@@ -3879,6 +3980,7 @@ class _Index:
                 db = sqlite3.connect(self.path, timeout=_LOCK_TIMEOUT, isolation_level=None)
             self._create(db)
         db.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; the index is derived anyway
+        db.execute("PRAGMA cache_size=-32768")
         db.create_function("am_files_match", 2, _files_match)
         return db
 
@@ -3903,8 +4005,8 @@ class _Index:
                 CREATE INDEX IF NOT EXISTS passages_mem ON passages(mem);
                 CREATE TABLE IF NOT EXISTS sessions(rowid INTEGER PRIMARY KEY, session TEXT UNIQUE,
                     toks TEXT);
-                CREATE TABLE IF NOT EXISTS sketch(key INTEGER, mem INTEGER);
-                CREATE INDEX IF NOT EXISTS sketch_key ON sketch(key, mem);
+                CREATE TABLE IF NOT EXISTS sketch(key INTEGER, mem INTEGER,
+                    PRIMARY KEY(key, mem)) WITHOUT ROWID;
                 CREATE INDEX IF NOT EXISTS sketch_mem ON sketch(mem);
                 CREATE TABLE IF NOT EXISTS stats(level TEXT PRIMARY KEY, n INTEGER, total INTEGER);
                 CREATE TABLE IF NOT EXISTS bad(path TEXT PRIMARY KEY, error TEXT);
@@ -3948,7 +4050,6 @@ class _Index:
         the second finds nothing left to do. A file that cannot be indexed is
         skipped and named in the `bad` table (`agentmem check` lists it).
         """
-        import sqlite3
         db = self.connect()
         disk = self.files()
         known = {
@@ -3956,6 +4057,14 @@ class _Index:
         }
         if disk == known:
             return False
+        with _PausedGC():
+            self._update(db, disk)
+        self._stats = None
+        return True
+
+    def _update(self, db, disk):
+        """Index what changed on `disk` ({path: (mtime, size, inode)}) in one transaction."""
+        import sqlite3
         db.execute("BEGIN IMMEDIATE")
         try:
             known = {
@@ -3991,8 +4100,6 @@ class _Index:
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        self._stats = None
-        return True
 
     def rebuild(self):
         """Forget everything indexed and index every file again."""
@@ -4009,44 +4116,50 @@ class _Index:
         prow = db.execute("SELECT IFNULL(MAX(rowid), 0) FROM passages").fetchone()[0]
         rows, mem_docs, psg_rows, psg_docs, sketch_rows, vocab = [], [], [], [], [], set()
         metas = {}              # memories share types, tags and files: each is tokenised once
-        now = time.time()
+        now, stamps = time.time(), {}
+
+        def stamp(when):        # memories written together share their time
+            if when not in stamps:
+                stamps[when] = _parse_time(when)
+            return stamps[when]
         for m in mems:
             rowid += 1
             parts = _passages(m.text)
             pforms = [[] for _ in parts]
             ptoks = [tokenize(p, f) for p, f in zip(parts, pforms)]
-            ptoks = [toks + _tool_kinds(toks) for toks in ptoks]  # "RabbitMQ" is also a "broker"
-            body = [t for p in ptoks for t in p]
+            ptoks = [toks + kinds if kinds else toks               # "RabbitMQ" is also a "broker"
+                     for toks, kinds in zip(ptoks, map(_tool_kinds, ptoks))]
+            body = ptoks[0] if len(ptoks) == 1 else [t for p in ptoks for t in p]
             title = m.title
             meta = [t for part in [m.type] + m.tags + m.files
                     for t in metas.get(part) or metas.setdefault(part, tokenize(part))]
             fields = [body if title == m.text.strip() else tokenize(title), meta, body,
-                      [f for fs in pforms for f in fs]]
+                      pforms[0] if len(pforms) == 1 else [f for fs in pforms for f in fs]]
             d = m.to_dict()
             d.update(path=m.path, line=m.line, end=m.end)
+            joined = [" ".join(f) for f in fields]
             rows.append((rowid, m.id, m.path, m.line, m.type, m.confidence,
-                         _parse_time(m.updated or m.created) or now, m.session, "\n".join(m.files),
-                         _script_of(m.text), json.dumps(d, ensure_ascii=False),
-                         "\t".join(" ".join(f) for f in fields),
+                         stamp(m.updated or m.created) or now, m.session, "\n".join(m.files),
+                         _script_of(m.text), _json_text(d), "\t".join(joined),
                          1 if m.extra.get("archived") else 0))
-            mem_docs.append((rowid, fields))
+            mem_docs.append((rowid, rowid, fields, joined))
             if len(ptoks) > 1:                      # the whole memory is a passage too: a query
                 ptoks, pforms = ptoks + [body], pforms + [fields[3]]    # may span all of it
             meta = fields[1]
             # each passage carries the memory's type, tags, files
             for toks, forms in zip(ptoks, pforms):
                 prow += 1
-                psg_rows.append(
-                    (prow, rowid, "\t".join((" ".join(meta), " ".join(toks), " ".join(forms))))
-                )
-                psg_docs.append((prow, rowid, [meta, toks, forms]))
+                pjoined = (joined[1], " ".join(toks), " ".join(forms))
+                psg_rows.append((prow, rowid, "\t".join(pjoined)))
+                psg_docs.append((prow, rowid, [meta, toks, forms], pjoined))
             sketch_rows.extend((k, rowid) for k in _fingerprint(m.text)[0])
-            vocab.update(t for t in body if t.isalpha() and len(t) >= 3)
+            vocab.update(body)
         db.executemany("INSERT INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         db.executemany("INSERT INTO passages VALUES (?,?,?)", psg_rows)
-        db.executemany("INSERT INTO sketch VALUES (?,?)", sketch_rows)
-        db.executemany("INSERT OR IGNORE INTO terms VALUES (?)", ((t,) for t in vocab))
-        self._level_add("mem", [(r, r, f) for r, f in mem_docs])
+        db.executemany("INSERT OR IGNORE INTO sketch VALUES (?,?)", sketch_rows)
+        db.executemany("INSERT OR IGNORE INTO terms VALUES (?)",
+                       ((t,) for t in vocab if t.isalpha() and len(t) >= 3))
+        self._level_add("mem", mem_docs)
         self._level_add("psg", psg_docs)
         return {m.session for m in mems if m.session}
 
@@ -4085,7 +4198,7 @@ class _Index:
         if toks.strip():
             rowid = db.execute("SELECT IFNULL(MAX(rowid), 0) + 1 FROM sessions").fetchone()[0]
             db.execute("INSERT INTO sessions VALUES (?, ?, ?)", (rowid, session, toks))
-            self._level_add("ses", [(rowid, 0, [toks.split()])])
+            self._level_add("ses", [(rowid, 0, [toks.split()], [toks])])
 
     # -- the two backends: add, remove, propose candidates, document frequency ---
 
@@ -4098,7 +4211,7 @@ class _Index:
         return tf, sum(len(f) for f in fields)
 
     def _level_add(self, level, docs):
-        """docs: [(rowid, owner, [tokens of each field])]"""
+        """docs: [(rowid, owner, [tokens of each field], [each field's tokens joined by spaces])]"""
         if not docs:
             return
         db, weights = self.db, _LEVEL_WEIGHTS[level]
@@ -4107,12 +4220,12 @@ class _Index:
             cols = ", ".join(_LEVEL_FIELDS[level])
             db.executemany(
                 "INSERT INTO %s_fts(rowid, %s) VALUES (?%s)" % (level, cols, ",?" * len(weights)),
-                [(r,) + tuple(" ".join(f) for f in fields) for r, _o, fields in docs],
+                [(r,) + tuple(joined) for r, _o, _f, joined in docs],
             )
-            total = sum(len(f) for _r, _o, fields in docs for f in fields)
+            total = sum(len(f) for _r, _o, fields, _j in docs for f in fields)
         else:
             posts, df = [], {}
-            for r, owner, fields in docs:
+            for r, owner, fields, _joined in docs:
                 tf, dl = self._weighted_tf(fields, weights)
                 total += dl
                 for t, v in tf.items():
@@ -5086,34 +5199,33 @@ class Store:
             idx = self.index()
             taken = idx.all_ids() if len(items) > 20 else None
             stored_before = idx.stats_of("mem")[0] > 0
-            pending = {}  # sketch key -> [(Memory, shingles, signature)] of this batch
+            pending = {}            # sketch key -> [(Memory, signature)] of this batch
+            shingled = {}           # text -> its word pairs, made only for a likely duplicate
             loaded = {}             # (path, id) -> existing Memory, so two merges meet one object
             appends, touched, results = {}, {}, []
             for m in items:
                 if m.id in replace and self._replace(idx, m, touched, results):
                     continue
-                sh = _shingles(m.text)
                 keys, sig = _fingerprint(m.text)
-                target = _batch_duplicate(m, sh, sig, keys, pending)
+                target = _batch_duplicate(m, sig, keys, pending, shingled)
                 if target is None and stored_before:
                     target = next((cand for cand in (loaded.setdefault((n.path, n.id), n)
                                                      for n in idx.near(keys, m.type))
-                                   if _near_duplicate(m, sh, sig, cand)), None)
+                                   if _near_duplicate(m, sig, cand, shingled=shingled)), None)
                 if target is not None:
                     status = _merge_into(target, m)
                     if status == "merged" and target.line:      # an existing memory in a file
                         touched.setdefault(target.path, {})[target.id] = target
                     results.append((target, status))
                     for k in keys:
-                        _bounded(pending.setdefault(k, []), (target, _shingles(target.text),
-                                                             _fingerprint(target.text)[1]))
+                        _bounded(pending.setdefault(k, []), (target, _fingerprint(target.text)[1]))
                     continue
                 m.id = _free_id(m.id, idx, taken)
                 m.path = route(m)
                 appends.setdefault(m.path, []).append(m)
                 results.append((m, "added"))
                 for k in keys:
-                    _bounded(pending.setdefault(k, []), (m, sh, sig))
+                    _bounded(pending.setdefault(k, []), (m, sig))
             if stored_before and len(items) <= _SUPERSEDE_BATCH:   # not for bulk imports
                 self._supersede(idx, results, loaded, touched)
             for rel in sorted(set(appends) | set(touched)):
@@ -5429,6 +5541,10 @@ class Store:
         confidence, created, source, session (plus anything `export` writes).
         Good lines are stored in one pass even when some lines are bad.
         """
+        with _PausedGC():
+            return self._import_lines(lines, name)
+
+    def _import_lines(self, lines, name):
         items, errors = [], []
         for n, raw in enumerate(lines, 1):
             line = raw.strip()
@@ -5476,30 +5592,35 @@ def _free_id(ident, idx, taken=None):
     return ident
 
 
-def _near_duplicate(m, sh, sig, cand, csh=None, csig=None):
+def _near_duplicate(m, sig, cand, csig=None, shingled=None):
     """Whether `cand` says what `m` says (docs/format.md, near-duplicates), cheapest test
-    first: the type, the sizes (Jaccard never exceeds their ratio), the signatures' estimate,
-    the exact Jaccard of word pairs, and the same negations and numbers."""
+    first: the type, the signatures' estimate, the exact Jaccard of word pairs (made once per
+    text in `shingled`, and only for the few pairs the estimate lets through), and the same
+    negations and numbers."""
     if cand.type != m.type:
-        return False
-    if csh is not None and min(len(csh), len(sh)) <= _DUPLICATE_JACCARD * max(len(csh), len(sh)):
         return False
     if not _similar_enough(sig, csig or _fingerprint(cand.text)[1], _DUPLICATE_JACCARD):
         return False
-    return _jaccard(sh, csh if csh is not None else _shingles(cand.text)) > _DUPLICATE_JACCARD \
+    shingled = {} if shingled is None else shingled
+    for text in (m.text, cand.text):
+        if text not in shingled:
+            shingled[text] = _shingles(text)
+    return _jaccard(shingled[m.text], shingled[cand.text]) > _DUPLICATE_JACCARD \
         and _claim(cand.text) == _claim(m.text)
 
 
-def _batch_duplicate(m, sh, sig, keys, pending):
+def _batch_duplicate(m, sig, keys, pending, shingled):
     """The memory of this batch that `m` repeats, or None: the latest first, each candidate
     once however many sketch keys it shares, at most _NEAR_CANDIDATES of them."""
     tried = set()
     for k in keys:
-        for cand, csh, csig in reversed(pending.get(k, ())):
-            if id(cand) in tried or len(tried) >= _NEAR_CANDIDATES:
+        for cand, csig in reversed(pending.get(k, ())):
+            if id(cand) in tried:
                 continue
+            if len(tried) >= _NEAR_CANDIDATES:
+                return None
             tried.add(id(cand))
-            if _near_duplicate(m, sh, sig, cand, csh, csig):
+            if cand.type == m.type and _near_duplicate(m, sig, cand, csig, shingled):
                 return cand
     return None
 

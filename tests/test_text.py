@@ -222,6 +222,20 @@ def test_every_provider_format_is_masked(name):
     assert "[REDACTED" in masked and secret_part(sample) not in masked, masked
 
 
+def test_every_cue_in_a_text_wakes_its_patterns_even_when_cues_overlap():
+    # the cue scan finds the longest cue at each position; a shorter one inside it ("sk" in
+    # "sk-", "pass" in "password") or across it ("pas|sk") must wake its patterns all the same
+    import random
+    rnd = random.Random(5)
+    cues = agentmem._SECRET_TRIGGERS
+    for _ in range(3000):
+        text = "".join(rnd.choice(cues) + rnd.choice(["", " ", "x", "_"]) for _ in range(4))
+        text = text[rnd.randrange(3):]
+        want = {i for i, (ts, _p, _r) in enumerate(agentmem._SECRET_PATTERNS)
+                if any(t in text for t in ts)}
+        assert agentmem._secret_cues(text) == want, text
+
+
 def test_code_that_only_looks_like_a_secret_is_left_alone():
     assert [(x, agentmem.redact(x)) for x in LOOK_ALIKES if agentmem.redact(x) != x] == []
 
