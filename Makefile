@@ -24,6 +24,7 @@ test-quick:
 lint:
 	@$(PYTHON) -m ruff --version 2>/dev/null | grep -q "$(RUFF_VERSION)" || $(PYTHON) -m pip install --quiet --disable-pip-version-check "ruff==$(RUFF_VERSION)"
 	$(PYTHON) -m ruff check agentmem.py tests bench
+	$(PYTHON) -m ruff format --check agentmem.py
 
 coverage:
 	@$(PYTHON) -c "import coverage" 2>/dev/null || $(PYTHON) -m pip install --quiet --disable-pip-version-check coverage
