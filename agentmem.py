@@ -21,7 +21,8 @@ Public API (``__all__``; everything else has a leading underscore):
                                               writing, for callers that build Memory objects
     Store.exists, ensure, lock, read, config, index, close, project_root,
         unmerged(m), last_active(m), promote_rules, drop_rule(id)
-    Store.check(), confirm(id), stale(m), review_queue(), relate(a, b, kind),
+    Store.check(), confirm(id), edit(id, text, mtype, tags), stale(m), review_queue(),
+        relate(a, b, kind),
         rules(), scan(root), gc(days)        keeping memory honest (docs/trust.md)
     read_transcript(path) -> (events, info, offset)   Claude, Codex, Gemini, text
     compress_heuristic(events) -> [Memory]   what a session learned (docs/capture.md)
@@ -68,7 +69,7 @@ _DEFAULT_LIMIT = 5
 _DEFAULT_BACKEND = "auto"                # auto | fts5 | python (AGENTMEM_BACKEND)
 _TRANSCRIPT_FORMATS = ("claude", "codex", "gemini", "text")
 _AGENTS = ("claude-code", "codex", "gemini", "cursor")
-_INDEX_VERSION = 20                      # bump when tokens or tables change: the index rebuilds
+_INDEX_VERSION = 21                      # bump when tokens or tables change: the index rebuilds
 
 # Ranking. See docs/ranking.md; every number here is used in exactly one place.
 _BM25_K1 = 1.2
@@ -91,6 +92,7 @@ _PASSAGE_WORDS = 24                      # long memories are also indexed in pas
 _FUZZY_CUTOFF = 0.8                      # difflib ratio for a typo to match a known term
 _FUZZY_MIN_LEN = 4
 _MAX_TEXT_CHARS = 16384                  # a memory's text at most (remember, MCP, import)
+_SHOWN_CHARS = 2000  # recall and review print at most this much of one memory
 _MAX_QUERY_CHARS = 100000                # a pasted prompt is cut here before it is tokenised,
 _MAX_QUERY_TERMS = 24                    # ... then keeps its rarest (most informative) terms
 
@@ -2339,6 +2341,38 @@ def _memory_from_dict(d, strict=False):
     )
 
 
+_INDEX_SKIP = frozenset(_META_KEYS + _PLACE_KEYS)
+
+
+def _memory_from_index(data):
+    """A Memory from the index's copy (the JSON text _Index._insert wrote from `to_dict`).
+    That copy was made of a Memory _memory_from_dict had already checked, so it is read back
+    without the checks: a list page of a large store reads thousands.
+
+    >>> m = Memory("Use uv", type="convention", tags=["py"], source="cli", id="abc12345")
+    >>> d = dict(m.to_dict(), path="a.md", line=3, end=6, reviewed="2026-11-30")
+    >>> m2 = _memory_from_index(json.dumps(d))
+    >>> (m2.to_dict(), m2.path, m2.line) == (_memory_from_dict(d).to_dict(), "a.md", 3)
+    True
+    """
+    d = json.loads(data)
+    m = Memory.__new__(Memory)
+    m.id, m.type, m.text = d["id"], d["type"], d["text"]
+    m.tags, m.files, m.confidence = d["tags"], d["files"], d["confidence"]
+    m.created, m.updated, m.source = d["created"], d["updated"], d["source"]
+    m.sources, m.session, m.seen = d["sources"], d["session"], d["seen"]
+    m.path, m.line, m.end = d.get("path", ""), d.get("line", 0), d.get("end", 0)
+    m.extra = {k: v for k, v in d.items() if k not in _INDEX_SKIP}
+    return m
+
+
+def _unreviewed(m):
+    """Whether a memory was stored by capture or an import and no person has looked at it."""
+    return (
+        m.source not in ("", "cli") and not m.extra.get("reviewed") and not m.extra.get("scanned")
+    )
+
+
 def _render_memory(m, shared=None):
     """The markdown block of one memory, ending with a blank line. Metadata its file's header
     already gives (`shared`: the session, its source, branch and commit) is not repeated.
@@ -4173,6 +4207,10 @@ _LEVEL_WEIGHTS = {"mem": _FIELD_WEIGHTS + (_FORM_WEIGHT,),
 _FTS5_TOKENIZE = "ascii tokenchars '._/-'"
 
 
+# metadata the review queue decides on, kept in a column so it reads no memory it will not show
+_REVIEW_FLAGS = ("conflict", "superseded_by", "reviewed", "scanned", "hashes")
+
+
 class _Index:
     """The search index of a store: one SQLite file in local/, derived from the markdown.
 
@@ -4243,7 +4281,7 @@ class _Index:
                     size INTEGER, ino INTEGER);
                 CREATE TABLE IF NOT EXISTS memories(rowid INTEGER PRIMARY KEY, id TEXT, path TEXT,
                     line INTEGER, type TEXT, confidence REAL, ts REAL, session TEXT, files TEXT,
-                    script TEXT, data TEXT, toks TEXT, archived INTEGER);
+                    script TEXT, data TEXT, toks TEXT, archived INTEGER, source TEXT, flags TEXT);
                 CREATE INDEX IF NOT EXISTS memories_id ON memories(id);
                 CREATE INDEX IF NOT EXISTS memories_path ON memories(path);
                 CREATE INDEX IF NOT EXISTS memories_session ON memories(session);
@@ -4416,6 +4454,8 @@ class _Index:
                     _json_text(d),
                     "\t".join(joined),
                     1 if m.extra.get("archived") else 0,
+                    m.source,
+                    " ".join(k for k in _REVIEW_FLAGS if m.extra.get(k)),
                 )
             )
             mem_docs.append((rowid, rowid, fields, joined))
@@ -4430,7 +4470,7 @@ class _Index:
                 psg_docs.append((prow, rowid, [meta, toks, forms], pjoined))
             sketch_rows.extend((k, rowid) for k in _fingerprint(m.text)[0])
             vocab.update(body)
-        db.executemany("INSERT INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        db.executemany("INSERT INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         db.executemany("INSERT INTO passages VALUES (?,?,?)", psg_rows)
         db.executemany("INSERT OR IGNORE INTO sketch VALUES (?,?)", sketch_rows)
         db.executemany(
@@ -4882,7 +4922,7 @@ class _Index:
             ).fetchall()
         )
         return [
-            Hit(_memory_from_dict(json.loads(data[rowid])), fused, r, strength=strength[rowid])
+            Hit(_memory_from_index(data[rowid]), fused, r, strength=strength[rowid])
             for fused, _ident, rowid, r in top
         ]
 
@@ -4901,7 +4941,7 @@ class _Index:
                 "SELECT data FROM memories WHERE id >= ? AND id < ? LIMIT 20",
                 (ident, ident + "\U0010ffff"),
             ).fetchall()
-        return [_memory_from_dict(json.loads(r[0])) for r in rows]
+        return [_memory_from_index(r[0]) for r in rows]
 
     def near(self, keys, mtype):
         """Memories of type `mtype` sharing a sketch key (near-duplicate candidates), lazily:
@@ -4914,7 +4954,7 @@ class _Index:
                 query % "SELECT mem FROM sketch WHERE key IN (%s)" % ",".join("?" * len(same)),
                 [mtype] + same,
             ).fetchall():
-                yield _memory_from_dict(json.loads(d))
+                yield _memory_from_index(d)
         if alike:  # each read from the index: near-linear imports
             arm = "SELECT mem FROM (SELECT mem FROM sketch WHERE key = ? ORDER BY mem DESC LIMIT ?)"
             rows = self.db.execute(
@@ -4926,7 +4966,7 @@ class _Index:
                 [mtype] + [v for k in alike for v in (k, _NEAR_CANDIDATES)] + [_NEAR_CANDIDATES],
             ).fetchall()
             for (d,) in rows:
-                yield _memory_from_dict(json.loads(d))
+                yield _memory_from_index(d)
 
     def top(self, types, min_confidence=0.0, limit=50, newest=False):
         """Memories of these types, most seen, surest and newest first (or simply newest first)."""
@@ -4938,7 +4978,7 @@ class _Index:
                 "ORDER BY %s LIMIT ?" % order,
                 (t, min_confidence, limit),
             ).fetchall()
-        mems = [(ts, _memory_from_dict(json.loads(d))) for ts, d in rows]
+        mems = [(ts, _memory_from_index(d)) for ts, d in rows]
         if newest:
             mems.sort(key=lambda x: -x[0])
         else:
@@ -4955,13 +4995,77 @@ class _Index:
         ).fetchone()
         return row[0] if row else None
 
+    def newest(self, types=None, chunk=200):
+        """Memories newest first (of `types`, when given), read `chunk` at a time, so a caller
+        that stops early reads little."""
+        where = " WHERE type IN (%s)" % ",".join("?" * len(types)) if types else ""
+        offset = 0
+        while True:
+            rows = self.db.execute(
+                "SELECT data FROM memories%s ORDER BY ts DESC, path, line LIMIT ? OFFSET ?" % where,
+                list(types or ()) + [chunk, offset],
+            ).fetchall()
+            for (data,) in rows:
+                yield _memory_from_index(data)
+            if len(rows) < chunk:
+                return
+            offset += chunk
+
+    def review_rows(self):
+        """[(rowid, type, confidence, source, flags)] of every memory not archived, oldest first
+        (flags: the _REVIEW_FLAGS its metadata sets, space-separated)."""
+        return self.db.execute(
+            "SELECT rowid, type, confidence, source, flags FROM memories WHERE archived = 0 "
+            "ORDER BY ts, path, line"
+        ).fetchall()
+
+    def by_rowid(self, rowids):
+        """The memories of these index rows, in that order."""
+        found = {}
+        for chunk in _chunks(list(rowids)):
+            found.update(
+                self.db.execute(
+                    "SELECT rowid, data FROM memories WHERE rowid IN (%s)"
+                    % ",".join("?" * len(chunk)),
+                    chunk,
+                ).fetchall()
+            )
+        return [_memory_from_index(found[r]) if r in found else None for r in rowids]
+
+    def having(self, key):
+        """Memories with `key` set in their metadata (a conflict, a link ...)."""
+        rows = self.db.execute(
+            "SELECT data FROM memories WHERE instr(data, ?) > 0 ORDER BY path, line",
+            ('"%s":' % key,),
+        )
+        return [m for m in (_memory_from_index(r[0]) for r in rows) if m.extra.get(key)]
+
+    def of_session(self, session):
+        """The memories of one session, in file order."""
+        rows = self.db.execute(
+            "SELECT data FROM memories WHERE session = ? ORDER BY path, line", (session,)
+        )
+        return [_memory_from_index(r[0]) for r in rows]
+
+    def sessions(self):
+        """[(session, its file, memories, newest time)] of the sessions that have a file under
+        sessions/, the latest first."""
+        return self.db.execute(
+            "SELECT session, MIN(path), COUNT(*), MAX(ts) FROM memories WHERE session != '' "
+            "AND path LIKE 'sessions/%' GROUP BY session ORDER BY MAX(ts) DESC"
+        ).fetchall()
+
+    def times(self):
+        """When each memory was last written (seconds since the epoch), episodes left out."""
+        return [r[0] for r in self.db.execute("SELECT ts FROM memories WHERE type != 'episode'")]
+
     def all(self, types=None):
         sql, params = "SELECT data FROM memories", []
         if types:
             sql += " WHERE type IN (%s)" % ",".join("?" * len(types))
             params = list(types)
         sql += " ORDER BY ts, path, line"
-        return [_memory_from_dict(json.loads(r[0])) for r in self.db.execute(sql, params)]
+        return [_memory_from_index(r[0]) for r in self.db.execute(sql, params)]
 
     def stats(self):
         db = self.db
@@ -5123,6 +5227,26 @@ def _slug(text, limit=40):
     """
     s = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-_").lower()
     return s[:limit].rstrip("-_") or "x"
+
+
+# why a memory is in the review queue, most urgent first
+_REVIEW_REASONS = ("two versions", "stale", "unsure", "unreviewed")
+
+
+def _review_reason(mtype, confidence, source, flags, rowid, stale):
+    """The reason (of _REVIEW_REASONS) a memory needs a person, or None; `flags` are its
+    _REVIEW_FLAGS, `stale(rowid)` tells whether its files changed."""
+    if mtype == "episode" or "superseded_by" in flags:
+        return None
+    if "conflict" in flags:
+        return "two versions"
+    if "hashes" in flags and stale(rowid):
+        return "stale"
+    if confidence < _UNSURE_CONFIDENCE:
+        return "unsure"
+    if source not in ("", "cli") and "reviewed" not in flags and "scanned" not in flags:
+        return "unreviewed"
+    return None
 
 
 class Store:
@@ -5455,6 +5579,37 @@ class Store:
         if root and m.files:
             _provenance(m, root)  # the files as they are now: fresh again
         m.confidence = round(min(1.0, m.confidence + 0.1), 2)
+        m.updated = _now_iso()
+        m.extra["reviewed"] = m.updated[:10]
+        return self.update(m)
+
+    def edit(self, ident, text=None, mtype=None, tags=None):
+        """A person corrects a memory in place: its text, type or tags (None leaves one as it
+        is), cleaned as a new memory is (private spans out, secrets masked); the memory is
+        then marked reviewed with the day. Returns it."""
+        m = self.get(ident)
+        if text is not None:
+            text = self.clean(str(text))
+            if not text:
+                raise AgentmemError("empty text: `agentmem forget %s` deletes a memory" % m.id)
+            if len(text) > _MAX_TEXT_CHARS:
+                raise AgentmemError(
+                    "the text is %d characters; a memory holds at most %d"
+                    % (len(text), _MAX_TEXT_CHARS)
+                )
+            m.text = text
+        if mtype is not None:
+            mtype = str(mtype).strip().lower()
+            if not _TYPE_REGEX.match(mtype):
+                raise AgentmemError(
+                    "bad type %r: use a lower-case word such as %s"
+                    % (mtype, ", ".join(_MEMORY_TYPES))
+                )
+            m.type = mtype
+        if tags is not None:
+            m.tags = _dedupe(
+                self.clean(str(t)).lower().replace(" ", "-") for t in tags if str(t).strip()
+            )
         m.updated = _now_iso()
         m.extra["reviewed"] = m.updated[:10]
         return self.update(m)
@@ -5888,38 +6043,38 @@ class Store:
 
     # -- review ----------------------------------------------------------------
 
-    def review_queue(self):
-        """[(Memory, reason)] a person should look at, most urgent first: two versions a merge
-        joined, stale ones, unsure ones, then automatic ones nobody reviewed (newest first)."""
-        order = {"two versions": 0, "stale": 1, "unsure": 2, "unreviewed": 3}
+    def review_queue(self, limit=None):
+        """[(Memory, reason, detail)] a person should look at, most urgent first: two versions a
+        merge joined, stale ones, unsure ones, then automatic ones nobody reviewed (newest
+        first). With `limit`, only the first `limit` (a large store reads only those)."""
+        if not self.exists():
+            return []
+        idx, root, cache = self.index(), self.project_root(), self._hash_cache()
+
+        def stale(rowid):  # read only for a memory that has file hashes
+            m = idx.by_rowid([rowid])[0]
+            return bool(root and m and _stale_files(m.extra.get("hashes"), root, cache))
+
+        picked = []
+        for i, (rowid, mtype, confidence, source, flags) in enumerate(idx.review_rows()):
+            reason = _review_reason(mtype, confidence, source, (flags or "").split(), rowid, stale)
+            if reason:
+                picked.append((_REVIEW_REASONS.index(reason), -i, rowid, reason))
+        cache.save()
+        picked = sorted(picked)[:limit] if limit is not None else sorted(picked)
         out = []
-        for m in self.memories():
-            if m.extra.get("archived") or m.extra.get("superseded_by") or m.type == "episode":
+        for m, (_o, _i, _r, reason) in zip(idx.by_rowid([p[2] for p in picked]), picked):
+            if m is None:  # gone since the rows were read
                 continue
-            stale = self.stale(m)
-            if m.extra.get("conflict"):
-                reason = "two versions"
-            elif stale:
-                reason = "stale"
-            elif m.confidence < _UNSURE_CONFIDENCE:
-                reason = "unsure"
-            elif (
-                m.source not in ("", "cli")
-                and not m.extra.get("reviewed")
-                and not m.extra.get("scanned")
-            ):
-                reason = "unreviewed"
+            if reason == "two versions":
+                detail = str(m.extra.get("conflict"))
+            elif reason == "stale":
+                detail = self._what_changed(_stale_files(m.extra.get("hashes"), root, cache))
+            elif reason == "unsure":
+                detail = "confidence %.2f" % m.confidence
             else:
-                continue
-            detail = {
-                "stale": self._what_changed(stale),
-                "two versions": str(m.extra.get("conflict")),
-                "unsure": "confidence %.2f" % m.confidence,
-                "unreviewed": "captured from %s" % m.source,
-            }[reason]
+                detail = "captured from %s" % m.source
             out.append((m, reason, detail))
-        self._hash_cache().save()
-        out.sort(key=lambda x: (order[x[1]], -(_parse_time(x[0].updated or x[0].created) or 0)))
         return out
 
     def _what_changed(self, stale):
@@ -7459,6 +7614,15 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     return _notes_block(sections, limit)
 
 
+def _inject_budget(cfg, prompt=False, asked=None):
+    """Tokens inject may use: what was asked (--budget) or the default for a session start or
+    a prompt, within the project's cap (`inject_budget` in config.json)."""
+    budget = asked or (_PROMPT_BUDGET_TOKENS if prompt else _DEFAULT_BUDGET_TOKENS)
+    if isinstance(cfg.get("inject_budget"), int) and cfg["inject_budget"] > 0:
+        budget = min(budget, cfg["inject_budget"])  # the project's cap on what a session is told
+    return budget
+
+
 def _hook_output(event, context, fmt):
     """What a hook prints: Claude/Codex/Gemini JSON, Cursor JSON, or plain text."""
     if fmt == "text":
@@ -7839,6 +8003,974 @@ class _MCPServer:
 
 def _rpc_error(mid, code, message):
     return {"jsonrpc": "2.0", "id": mid, "error": {"code": code, "message": message}}
+
+
+########################################################################
+# Dashboard: see, search, review and correct the memory in a browser
+########################################################################
+
+# fmt: off
+_DASHBOARD_PORT = 37737        # agentmem serve's default port (--port)
+_DASHBOARD_MAX_BODY = 1 << 20  # bytes a form may send: an edited text is at most 16,384 characters
+_DASHBOARD_LIST = 100          # memories a list shows at most (search, review, a session)
+_DASHBOARD_WEEKS = 12          # weeks the overview's chart of new memories covers
+_DASHBOARD_SESSIONS = 200      # sessions the timeline lists at most
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+# what a finished action says on the page it returns to (?done=...)
+_DASHBOARD_DONE = {
+    "confirmed": "Confirmed: fresh again, surer, reviewed.",
+    "forgotten": "Forgotten: its block is gone from the markdown.",
+    "edited": "Saved to the markdown.",
+    "promoted": "Promoted: it is now a rule, injected first.",
+    "related": "Linked.",
+}
+# every answer's headers: nothing loads from elsewhere, nothing runs inline, no framing
+_DASHBOARD_HEADERS = (
+    ("Content-Security-Policy",
+     "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; "
+     "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
+    ("X-Content-Type-Options", "nosniff"),
+    ("X-Frame-Options", "DENY"),
+    ("Referrer-Policy", "same-origin"),
+    ("Cache-Control", "no-store"),
+)
+# fmt: on
+
+_DASHBOARD_CSS = """
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2327;
+background:#f6f7f9}
+header{background:#1d2327;color:#fff;padding:.6em 1.2em;display:flex;gap:1.2em;
+align-items:baseline;flex-wrap:wrap}
+header strong{font-size:1.15em}header .root{color:#aab;font-size:.85em}
+nav a{color:#dde;margin-right:1em;text-decoration:none}nav a.on{color:#fff;
+border-bottom:2px solid #6cf}
+main{max-width:1100px;margin:1.2em auto;padding:0 1.2em}
+h1{font-size:1.35em;margin:.2em 0 .6em}h2{font-size:1.1em;margin:1.4em 0 .5em}
+a{color:#0a58ca}.muted{color:#667}.small{font-size:.85em}
+.done{background:#e6f4ea;border:1px solid #9c9;padding:.5em .8em;border-radius:6px}
+.error{background:#fdecea;border:1px solid #e99;padding:.5em .8em;border-radius:6px}
+ul.mems{list-style:none;padding:0;margin:0}
+ul.mems li{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:.6em .8em;
+margin:.5em 0}
+.text{white-space:pre-wrap;word-break:break-word;margin:.3em 0}
+pre{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:.8em;
+white-space:pre-wrap;word-break:break-word;font-size:.9em}
+.type{display:inline-block;font-size:.8em;padding:0 .45em;border-radius:4px;
+background:#e8eef7;color:#234}
+.t-rule,.t-convention{background:#efe4fb}.t-decision{background:#e3f2fd}
+.t-bug{background:#fdecea}.t-todo{background:#fff4d6}.t-dead-end{background:#eceff1}
+.mark{display:inline-block;font-size:.75em;font-weight:600;padding:0 .4em;border-radius:4px;
+background:#fff3cd;color:#7a5b00;margin-left:.3em}
+.mark.bad{background:#fdecea;color:#a12}
+table{border-collapse:collapse;background:#fff;border:1px solid #dde1e6;border-radius:8px}
+td,th{padding:.3em .7em;border-bottom:1px solid #eef0f3;text-align:left;vertical-align:top}
+form.inline{display:inline}form.search{display:flex;gap:.4em;flex-wrap:wrap;
+align-items:center}
+input[type=search]{flex:1 1 320px;padding:.45em .6em;font-size:1em}
+input,select,textarea,button{font:inherit}
+textarea{width:100%;min-height:9em;box-sizing:border-box}
+button{padding:.3em .8em;border-radius:6px;border:1px solid #99a;background:#fff;
+cursor:pointer}
+button.go{background:#0a58ca;color:#fff;border-color:#0a58ca}
+button.danger{color:#a12;border-color:#d99}
+.actions{display:flex;gap:.5em;flex-wrap:wrap;margin:.6em 0}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(300px,1fr));gap:1em}
+.card{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:.7em 1em}
+svg{max-width:640px}svg text{font-size:11px;fill:#334}
+.card table{width:100%}.card td{overflow-wrap:anywhere}
+svg rect.bar{fill:#5b8def}svg rect.over{fill:#e5534b}
+svg rect.track{fill:#eef0f3}
+"""
+
+_DASHBOARD_JS = """
+// search as you type: the same /search page, asked for its results only
+document.addEventListener("DOMContentLoaded", function () {
+  var box = document.querySelector("input[data-live]");
+  var out = document.getElementById("results");
+  if (!box || !out) { return; }
+  var timer = null;
+  box.addEventListener("input", function () {
+    clearTimeout(timer);
+    timer = setTimeout(function () {
+      var params = new URLSearchParams(new FormData(box.form));
+      history.replaceState(null, "", "/search?" + params.toString());
+      params.set("part", "results");
+      fetch("/search?" + params.toString(), {credentials: "same-origin"})
+        .then(function (r) { return r.ok ? r.text() : ""; })
+        .then(function (html) { if (html) { out.innerHTML = html; } });
+    }, 250);
+  });
+});
+"""
+
+
+def _esc(value):
+    """Text made safe for HTML (a memory may hold any markup, scripts included)."""
+    import html
+
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _href(path, **params):
+    """A local URL with its query parameters encoded (empty ones left out)."""
+    import urllib.parse
+
+    query = urllib.parse.urlencode({k: v for k, v in params.items() if v not in (None, "")})
+    return _esc(path + ("?" + query if query else ""))
+
+
+def _svg_bars(rows, width=520, over=None):
+    """A horizontal bar chart as inline SVG: [(label, number)] with each number written beside
+    its bar; `over` (a number) draws a limit line and colours bars past it."""
+    if not rows:
+        return '<p class="muted">nothing yet</p>'
+    top = max([n for _l, n in rows] + [over or 0, 1])
+    left, bar, gap = 150, 16, 6
+    room = width - left - 60
+    parts = []
+    for i, (label, n) in enumerate(rows):
+        y = i * (bar + gap)
+        w = max(1, int(room * n / top)) if n else 0
+        cls = "over" if over is not None and n > over else "bar"
+        parts.append(
+            '<text x="0" y="%d">%s</text><rect class="track" x="%d" y="%d" width="%d" '
+            'height="%d"/><rect class="%s" x="%d" y="%d" width="%d" height="%d"/>'
+            '<text x="%d" y="%d">%s</text>'
+            % (
+                y + 12,
+                _esc(_short(str(label), 22)),
+                left,
+                y,
+                room,
+                bar,
+                cls,
+                left,
+                y,
+                w,
+                bar,
+                left + room + 6,
+                y + 12,
+                _esc(n),
+            )
+        )
+    if over is not None:
+        x = left + int(room * over / top)
+        parts.append(
+            '<rect class="over" x="%d" y="0" width="2" height="%d"/>' % (x, len(rows) * (bar + gap))
+        )
+    height = len(rows) * (bar + gap)
+    return (
+        '<svg role="img" width="100%%" viewBox="0 0 %d %d" preserveAspectRatio="xMinYMin '
+        'meet">%s</svg>' % (width, height, "".join(parts))
+    )
+
+
+# -- what the pages show of memories and sessions ------------------------------------------
+
+
+def _marks(store, m, root):
+    """[(label, bad)] of what a person should know before trusting a memory."""
+    stale = store.stale(m, root) if root else []
+    branch = store.unmerged(m, root) if root else ""
+    marks = [
+        (m.extra.get("conflict"), "TWO VERSIONS", True),
+        (stale, "STALE", True),
+        (m.extra.get("superseded_by"), "SUPERSEDED", False),
+        (branch, "from branch %s" % branch, False),
+        (m.extra.get("archived"), "ARCHIVED", False),
+        (m.confidence < _UNSURE_CONFIDENCE, "unsure", False),
+        (_unreviewed(m), "unreviewed", False),
+    ]
+    return [(label, bad) for shown, label, bad in marks if shown]
+
+
+def _mark_html(marks):
+    return "".join(
+        '<span class="mark%s">%s</span>' % (" bad" if bad else "", _esc(label))
+        for label, bad in marks
+    )
+
+
+def _memory_item(store, m, root, score=None, note=""):
+    """One memory in a list: its id, type, day, marks, text (clipped) and where it came from."""
+    text = m.text if len(m.text) <= _SHOWN_CHARS else m.text[:_SHOWN_CHARS].rstrip() + " …"
+    where = []
+    if m.files:
+        where.append("files: " + ", ".join(m.files[:4]))
+    if m.tags:
+        where.append("tags: " + ", ".join(m.tags))
+    if m.extra.get("by"):
+        where.append("evidence: " + (_evidence(m) or str(m.extra["by"])))
+    if score is not None:
+        where.append("score %.3f" % score)
+    return (
+        '<li><a href="/m/%s"><code>%s</code></a> <span class="type t-%s">%s</span> '
+        '<span class="muted small">%s</span>%s%s<div class="text">%s</div>'
+        '<div class="muted small">%s</div></li>'
+        % (
+            _esc(m.id),
+            _esc(m.id),
+            _esc(m.type),
+            _esc(m.type),
+            _esc((m.updated or m.created)[:10]),
+            _mark_html(_marks(store, m, root)),
+            note,
+            _esc(text),
+            _esc(" · ".join(where)),
+        )
+    )
+
+
+def _file_states(store, m, root):
+    """[(file, state)] of a memory's files: unchanged, changed or gone since it was captured
+    or confirmed; 'no hash taken' when none was recorded; 'outside the project' for a path
+    that leaves it."""
+    hashes = m.extra.get("hashes") if isinstance(m.extra.get("hashes"), dict) else {}
+    out = []
+    for f in m.files:
+        full = os.path.join(root, f) if root else ""
+        if not root or not _file_hash_allowed(full, root):
+            out.append((f, "outside the project"))
+        elif not os.path.isfile(full):
+            out.append((f, "gone"))
+        elif not hashes.get(f):
+            out.append((f, "no hash taken"))
+        else:
+            same = store._hash_cache().hash(full, root) == hashes[f]
+            out.append((f, "unchanged" if same else "changed"))
+    return out
+
+
+def _git_history(root, path, limit=15):
+    """[(day, commit, subject)] of the commits that changed `path` (newest first), or []."""
+    import subprocess
+
+    try:
+        p = subprocess.run(
+            [
+                "git",
+                "-C",
+                root,
+                "log",
+                "-n",
+                str(limit),
+                "--date=short",
+                "--format=%ad%x09%h%x09%s",
+                "--",
+                path,
+            ],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=5,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if p.returncode:
+        return []
+    lines = p.stdout.decode("utf-8", "replace").splitlines()
+    return [tuple(ln.split("\t", 2)) for ln in lines if ln.count("\t") >= 2]
+
+
+def _session_list(store):
+    """[{session, path, day, agent, branch, title, count}] of captured sessions, newest first:
+    each session file's header, and the first sentence of the session's digest as title."""
+    out = []
+    titles = {
+        m.session: _short(_first_sentence(m.text, 400), 110)
+        for m in store.index().all(["summary"])
+        if m.session
+    }
+    for session, path, count, last in store.index().sessions()[:_DASHBOARD_SESSIONS]:
+        try:
+            with open(store._inside(path), encoding="utf-8", errors="replace") as f:
+                shared = _file_shared(f.read(4000))
+        except (OSError, AgentmemError):
+            shared = {}
+        source = shared.get("source", "")
+        out.append(
+            {
+                "session": session,
+                "path": path,
+                "count": count,
+                "day": path[9:19]
+                if re.match(r"sessions/\d{4}-\d\d-\d\d-", path)
+                else _now_iso(last)[:10]
+                if last
+                else "",
+                "agent": source.split(":", 1)[0] if ":" in source else (source or "-"),
+                "branch": shared.get("branch", ""),
+                "title": titles.get(session) or session,
+            }
+        )
+    return out
+
+
+# -- the pages ------------------------------------------------------------------------------
+
+
+def _page_overview(store, root):
+    """Counts by type and by week, sessions by agent, sizes, LLM use, and what check found."""
+    if not store.exists() or not store.index().stats()["memories"]:
+        return "Overview", (
+            "<h1>Nothing stored yet</h1><p>This store is empty: <code>%s</code>.</p>"
+            "<p>Wire an agent with <code>agentmem install claude-code</code> (or codex, gemini, "
+            'cursor) and work as usual, or add one now: <code>agentmem remember "We use '
+            'pnpm, not npm" --type convention</code>. This page shows them as they come.</p>'
+            % _esc(store.root)
+        )
+    s = store.stats()
+    s.update(_Capture(store).stats())
+    weeks = {}
+    now = time.time()
+    for ts in store.index().times():
+        age = int((now - ts) // (7 * 86400))
+        if 0 <= age < _DASHBOARD_WEEKS:
+            weeks[age] = weeks.get(age, 0) + 1
+    by_week = [
+        (_now_iso(now - a * 7 * 86400)[:10], weeks.get(a, 0))
+        for a in range(_DASHBOARD_WEEKS - 1, -1, -1)
+    ]
+    agents = {}
+    for row in _session_list(store):
+        agents[row["agent"]] = agents.get(row["agent"], 0) + 1
+    md_bytes = sum(st[1] for st in store._md_files().values())
+    llm, cfg = _LLMUsage(store).summary(), None
+    try:
+        cfg = _llm_settings()
+    except AgentmemError as e:
+        llm["last_error"] = str(e)
+    llm_html = (
+        "LLM off (the heuristic observer works alone; docs/capture.md)"
+        if cfg is None
+        else "%s · %d of %d tokens today in %d requests"
+        % (cfg["provider"], llm["tokens"], cfg["budget"], llm["requests"])
+    )
+    if cfg is not None:
+        llm_html = _esc(llm_html) + _svg_bars([("today", llm["tokens"])], over=cfg["budget"])
+    else:
+        llm_html = _esc(llm_html)
+    bad = store.index().bad()
+    conflicts = store.index().having("conflict")
+    found = [
+        '<li>%s: two versions joined by a git merge (<a href="/m/%s">%s</a>)</li>'
+        % (_esc(m.path), _esc(m.id), _esc(m.id))
+        for m in conflicts[:10]
+    ]
+    found += ["<li>%s cannot be read: %s</li>" % (_esc(rel), _esc(err)) for rel, err in bad[:10]]
+    return "Overview", (
+        '<h1>Overview</h1><div class="grid">'
+        '<div class="card"><h2>Memories by type</h2>%s</div>'
+        '<div class="card"><h2>New memories per week</h2>%s</div>'
+        '<div class="card"><h2>Sessions by agent</h2>%s</div>'
+        '<div class="card"><h2>Store</h2><table>'
+        "<tr><th>memories</th><td>%d in %d files, %d sessions</td></tr>"
+        "<tr><th>markdown</th><td>%.1f KB in %s</td></tr>"
+        "<tr><th>index</th><td>%s backend, %.1f MB</td></tr>"
+        "<tr><th>capture</th><td>last %s; queue %d waiting, %d failed</td></tr>"
+        "</table></div>"
+        '<div class="card"><h2>LLM</h2><p>%s</p></div>'
+        '<div class="card"><h2>Check</h2>%s<p class="small"><a href="/check">run the '
+        "whole check</a> (stale files, secrets stored before a rule knew them, ids twice)"
+        "</p></div></div>"
+        % (
+            _svg_bars(list(s["types"].items())),
+            _svg_bars(by_week),
+            _svg_bars(sorted(agents.items(), key=lambda kv: -kv[1])),
+            s["memories"],
+            s["files"],
+            s["sessions"],
+            md_bytes / 1024.0,
+            _esc(store.root),
+            _esc(s["backend"]),
+            s["index_bytes"] / 1e6,
+            _esc(s["last_capture"] or "never"),
+            s["queue"]["waiting"],
+            s["queue"]["failed"],
+            llm_html,
+            "<ul>%s</ul>" % "".join(found)
+            if found
+            else "<p>No two-version memories, no unreadable files.</p>",
+        )
+    )
+
+
+def _page_check(store, root):
+    """Everything `agentmem check` finds, each with a link to the memory."""
+    findings = store.check() if store.exists() else []
+    items = "".join(
+        '<li><strong>%s</strong> <a href="/m/%s"><code>%s</code></a> %s<div class="text">'
+        "%s</div></li>"
+        % (_esc(kind), _esc(m.id), _esc(m.id), _esc(detail), _esc(_short(m.text, 160)))
+        for kind, m, detail in findings[:_DASHBOARD_LIST]
+    )
+    return "Check", "<h1>Check</h1>%s" % (
+        '<ul class="mems">%s</ul>' % items if items else "<p>Nothing to fix.</p>"
+    )
+
+
+_SEARCH_FILTERS = (
+    "type",
+    "file",
+    "tag",
+    "session",
+    "origin",
+    "stale",
+    "superseded",
+    "archived",
+    "unreviewed",
+)
+
+
+def _search_hits(store, root, params):
+    """[(Memory, score or None)] for the search page: recall's ranking for a query, else the
+    newest memories; then the filters of _SEARCH_FILTERS."""
+    query = params.get("q", "").strip()
+    types = [params["type"]] if params.get("type") else None
+    archived = params.get("archived") == "1"
+    if query and _query_terms(query):
+        pairs = [
+            (h.memory, h.score)
+            for h in store.recall(query, limit=_DASHBOARD_LIST, types=types, archived=archived)
+        ]
+    else:
+        pairs = ((m, None) for m in store.index().newest(types))
+
+    def keep(m):
+        checks = (
+            ("file", lambda v: any(v in f for f in m.files)),
+            ("tag", lambda v: v.lower() in m.tags),
+            ("session", lambda v: m.session == v),
+            ("origin", lambda v: str(m.extra.get("by") or "") == v),
+            ("stale", lambda v: bool(store.stale(m, root)) if root else False),
+            ("superseded", lambda v: bool(m.extra.get("superseded_by"))),
+            ("unreviewed", lambda v: _unreviewed(m)),
+        )
+        if not archived and m.extra.get("archived"):
+            return False
+        return all(test(params[k]) for k, test in checks if params.get(k))
+
+    out = []
+    for m, score in pairs:
+        if keep(m):
+            out.append((m, score))
+            if len(out) >= _DASHBOARD_LIST:
+                break
+    return out
+
+
+def _page_search(store, root, params):
+    """The search box, its filters, and the results (alone with ?part=results)."""
+    if not store.exists():
+        return "Search", "<h1>Search</h1><p>The store is empty.</p>"
+    hits = _search_hits(store, root, params)
+    results = '<p class="muted">%s</p><ul class="mems">%s</ul>' % (
+        "%d shown%s"
+        % (len(hits), " (the first %d)" % _DASHBOARD_LIST if len(hits) >= _DASHBOARD_LIST else ""),
+        "".join(_memory_item(store, m, root, score) for m, score in hits),
+    )
+    if params.get("part") == "results":
+        return None, results
+    types = sorted(store.stats()["types"])
+    origins = sorted(_EVIDENCE_WORDS)
+    boxes = "".join(
+        '<label><input type="checkbox" name="%s" value="1"%s> %s</label>'
+        % (k, " checked" if params.get(k) == "1" else "", k)
+        for k in ("stale", "superseded", "archived", "unreviewed")
+    )
+    form = (
+        '<form class="search" method="get" action="/search">'
+        '<input type="search" name="q" value="%s" placeholder="what do you want to know?" '
+        'data-live autofocus>%s%s<input name="file" value="%s" placeholder="file" size="12">'
+        '<input name="tag" value="%s" placeholder="tag" size="8">'
+        '<input name="session" value="%s" placeholder="session" size="10">%s'
+        '<button class="go">Search</button></form>'
+        % (
+            _esc(params.get("q", "")),
+            _select("type", types, params.get("type")),
+            _select("origin", origins, params.get("origin")),
+            _esc(params.get("file", "")),
+            _esc(params.get("tag", "")),
+            _esc(params.get("session", "")),
+            boxes,
+        )
+    )
+    return "Search", '<h1>Search</h1>%s<div id="results">%s</div>' % (form, results)
+
+
+def _select(name, values, chosen):
+    """A drop-down of `values` with 'any' first."""
+    return '<select name="%s"><option value="">any %s</option>%s</select>' % (
+        name,
+        name,
+        "".join(
+            "<option%s>%s</option>" % (" selected" if chosen == v else "", _esc(v)) for v in values
+        ),
+    )
+
+
+def _action(ident, what, label, csrf, cls="", fields="", back=""):
+    """A one-button POST form for an action on a memory."""
+    return (
+        '<form class="inline" method="post" action="/m/%s/%s"><input type="hidden" '
+        'name="csrf" value="%s"><input type="hidden" name="next" value="%s">%s'
+        '<button class="%s">%s</button></form>'
+        % (_esc(ident), what, _esc(csrf), _esc(back), fields, cls, _esc(label))
+    )
+
+
+def _page_memory(store, root, ident, csrf):
+    """A memory: text, provenance, files and their state, links, git history, and forms."""
+    m = store.get(ident)
+    shown = [
+        ("type", m.type),
+        ("confidence", "%.2f" % m.confidence),
+        ("evidence", _evidence(m) or m.extra.get("by") or "-"),
+        ("created", m.created),
+        ("updated", m.updated if m.updated != m.created else ""),
+        ("reviewed", m.extra.get("reviewed", "")),
+        ("source", ", ".join(m.sources) or "-"),
+        ("branch", m.extra.get("branch", "")),
+        ("commit", m.extra.get("commit", "")),
+        ("stored", m.extra.get("stored", "")),
+        ("tags", ", ".join(m.tags)),
+        ("in", "%s:%d" % (m.path, m.line)),
+    ]
+    rows = "".join("<tr><th>%s</th><td>%s</td></tr>" % (k, _esc(v)) for k, v in shown if v)
+    if m.session:
+        rows += '<tr><th>session</th><td><a href="%s">%s</a></td></tr>' % (
+            _href("/sessions", s=m.session),
+            _esc(m.session),
+        )
+    files = "".join(
+        "<tr><td><code>%s</code></td><td>%s</td></tr>" % (_esc(f), _esc(state))
+        for f, state in _file_states(store, m, root)
+    )
+    links = m.extra.get("links") if isinstance(m.extra.get("links"), dict) else {}
+    pairs = [(k, i) for k, ids in sorted(links.items()) for i in (ids or [])]
+    pairs += [
+        (k, m.extra[k])
+        for k in ("supersedes", "superseded_by")
+        if isinstance(m.extra.get(k), str) and _ID_REGEX.match(m.extra[k])
+    ]
+    link_html = "".join(
+        '<li>%s <a href="/m/%s"><code>%s</code></a></li>' % (_esc(k), _esc(i), _esc(i))
+        for k, i in pairs
+        if isinstance(i, str)
+    )
+    history = _git_history(root, os.path.join(store.root, m.path)) if root else []
+    hist = "".join(
+        "<tr><td>%s</td><td><code>%s</code></td><td>%s</td></tr>" % (_esc(d), _esc(c), _esc(t))
+        for d, c, t in history
+    )
+    kinds = "".join("<option>%s</option>" % k for k in _LINK_KINDS)
+    buttons = '<div class="actions">%s%s%s</div>' % (
+        _action(m.id, "confirm", "Confirm: still true", csrf, "go"),
+        _action(m.id, "promote", "Promote to rule", csrf) if m.type != "rule" else "",
+        _action(m.id, "forget", "Forget", csrf, "danger"),
+    )
+    forms = (
+        '<h2>Edit</h2><form method="post" action="/m/%s/edit"><input type="hidden" '
+        'name="csrf" value="%s"><textarea name="text">%s</textarea><p>type <input name="type" '
+        'value="%s" size="12"> tags <input name="tags" value="%s" size="30"> '
+        '<button class="go">Save</button></p></form>'
+        '<h2>Relate</h2><form method="post" action="/m/%s/relate"><input type="hidden" '
+        'name="csrf" value="%s">this memory <select name="kind">%s</select> memory '
+        '<input name="other" size="10" placeholder="id"> <button>Link</button></form>'
+        % (
+            _esc(m.id),
+            _esc(csrf),
+            _esc(m.text),
+            _esc(m.type),
+            _esc(", ".join(m.tags)),
+            _esc(m.id),
+            _esc(csrf),
+            kinds,
+        )
+    )
+    return "Memory %s" % m.id, (
+        '<h1><code>%s</code> <span class="type t-%s">%s</span>%s</h1>'
+        "<pre>%s</pre>%s<table>%s</table>"
+        "<h2>Files</h2>%s<h2>Links</h2>%s<h2>History</h2>%s%s"
+        % (
+            _esc(m.id),
+            _esc(m.type),
+            _esc(m.type),
+            _mark_html(_marks(store, m, root)),
+            _esc(m.text),
+            buttons,
+            rows,
+            "<table>%s</table>" % files if files else '<p class="muted">none</p>',
+            "<ul>%s</ul>" % link_html if link_html else '<p class="muted">none</p>',
+            "<table>%s</table>" % hist
+            if hist
+            else '<p class="muted">no git history (the store is not in a repository, or the '
+            "file is not committed)</p>",
+            forms,
+        )
+    )
+
+
+def _page_review(store, root, csrf):
+    """The queue `agentmem review` walks through, each with its one-click actions."""
+    queue = store.review_queue(limit=_DASHBOARD_LIST + 1)
+    items = []
+    for m, reason, detail in queue[:_DASHBOARD_LIST]:
+        buttons = '<div class="actions">%s%s</div>' % (
+            _action(m.id, "confirm", "Confirm", csrf, "go", back="/review"),
+            _action(m.id, "forget", "Forget", csrf, "danger", back="/review"),
+        )
+        items.append(
+            _memory_item(
+                store,
+                m,
+                root,
+                note=" <strong>%s</strong>: %s%s" % (_esc(reason), _esc(detail), buttons),
+            )
+        )
+    return "Review", '<h1>Review</h1><p class="muted">%s</p>%s' % (
+        "more than %d to look at; the first %d shown (agentmem review --json lists them all)"
+        % (_DASHBOARD_LIST, _DASHBOARD_LIST)
+        if len(queue) > _DASHBOARD_LIST
+        else "%d to look at" % len(queue),
+        '<ul class="mems">%s</ul>' % "".join(items)
+        if items
+        else "<p>Nothing to review: every memory is fresh, sure and looked at.</p>",
+    )
+
+
+def _page_sessions(store, root, params):
+    """The timeline of captured sessions; ?s=SESSION opens one: its digest and memories."""
+    rows = _session_list(store) if store.exists() else []
+    chosen = params.get("s", "")
+    body = ""
+    if chosen:
+        mems = store.index().of_session(chosen)
+        order = {"summary": 0, "episode": 2}
+        mems.sort(key=lambda m: (order.get(m.type, 1), m.line))
+        body = '<h2>%s</h2><ul class="mems">%s</ul>' % (
+            _esc(chosen),
+            "".join(_memory_item(store, m, root) for m in mems[:_DASHBOARD_LIST])
+            or "<li>no memory of this session is stored</li>",
+        )
+    table = "".join(
+        '<tr><td>%s</td><td><a href="%s">%s</a></td><td>%s</td><td>%s</td><td>%d</td></tr>'
+        % (
+            _esc(r["day"]),
+            _href("/sessions", s=r["session"]),
+            _esc(r["title"]),
+            _esc(r["agent"]),
+            _esc(r["branch"]),
+            r["count"],
+        )
+        for r in rows
+    )
+    return "Sessions", (
+        "<h1>Sessions</h1>%s%s"
+        % (
+            body,
+            "<table><tr><th>day</th><th>session</th><th>agent</th>"
+            "<th>branch</th><th>memories</th></tr>%s</table>" % table
+            if rows
+            else "<p>No session captured yet.</p>",
+        )
+    )
+
+
+def _page_next(store, root, params):
+    """What the next session is told, exactly as inject builds it, and its size."""
+    prompt = params.get("prompt", "")
+    cfg = store.config() if store.exists() else {}
+    if prompt:
+        budget = _inject_budget(cfg, prompt=True)
+        context = _prompt_context(store, prompt, budget) if store.exists() else ""
+        what = "a prompt (UserPromptSubmit): what `agentmem inject --prompt` adds to it"
+    else:
+        budget = _inject_budget(cfg)
+        context = _build_context(store, cwd=root or None, budget=budget) if store.exists() else ""
+        what = "the start of a session (SessionStart): what `agentmem inject` prints"
+    used = len(context) // _CHARS_PER_TOKEN
+    form = (
+        '<form class="search" method="get" action="/next"><input type="search" name="prompt" '
+        'value="%s" placeholder="type a prompt to see what it would carry"><button class="go">'
+        "Show</button></form>" % _esc(prompt)
+    )
+    return "Next session", (
+        "<h1>What the next session is told</h1>%s<p>For %s: %d characters, about %d of %d "
+        'tokens.</p>%s%s<p class="small muted">Correct it at the source: edit, forget or '
+        "confirm the memories it names.</p>"
+        % (
+            form,
+            _esc(what),
+            len(context),
+            used,
+            budget,
+            _svg_bars([("used", used)], over=budget),
+            "<pre>%s</pre>" % _esc(context) if context else "<p>Nothing: no note is told.</p>",
+        )
+    )
+
+
+# -- requests and answers ---------------------------------------------------------------------
+
+
+class _DashboardApp:
+    """The dashboard's requests and answers, without sockets:
+    respond(method, target, headers, body) -> (status, [(header, value)], bytes).
+
+    Every request needs the token (in ?token=, which sets a cookie and is then dropped from
+    the address, or in that cookie) and a Host of this server; a change needs POST, the page's
+    CSRF token and an Origin (or Referer) of this server. The store is opened anew for each
+    request, so edits by hand or by another session show at once.
+    """
+
+    GET = (  # (route regex, page); a page is f(store, root, match, params, app)
+        (r"/", lambda st, root, mt, p, app: _page_overview(st, root)),
+        (r"/search", lambda st, root, mt, p, app: _page_search(st, root, p)),
+        (r"/review", lambda st, root, mt, p, app: _page_review(st, root, app.csrf)),
+        (r"/sessions", lambda st, root, mt, p, app: _page_sessions(st, root, p)),
+        (r"/next", lambda st, root, mt, p, app: _page_next(st, root, p)),
+        (r"/check", lambda st, root, mt, p, app: _page_check(st, root)),
+        (
+            r"/m/([A-Za-z0-9_-]{1,64})",
+            lambda st, root, mt, p, app: _page_memory(st, root, mt.group(1), app.csrf),
+        ),
+    )
+    ACTIONS = ("confirm", "forget", "edit", "promote", "relate")
+    NAV = (
+        ("/", "Overview"),
+        ("/search", "Search"),
+        ("/review", "Review"),
+        ("/sessions", "Sessions"),
+        ("/next", "Next session"),
+    )
+
+    def __init__(self, store_root, origins, cookie="agentmem"):
+        import secrets
+
+        self.store_root, self.origins, self.cookie = store_root, tuple(origins), cookie
+        self.hosts = {o.split("://", 1)[1] for o in self.origins}
+        self.token, self.csrf = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+
+    def respond(self, method, target, headers, body=b""):
+        """The answer to one request (see the class docstring)."""
+        import urllib.parse
+
+        url = urllib.parse.urlsplit(target)
+        params = {
+            k: v[-1] for k, v in urllib.parse.parse_qs(url.query, keep_blank_values=True).items()
+        }
+        if headers.get("Host", "") not in self.hosts:
+            return self._refuse(403, "This dashboard answers only to %s." % sorted(self.hosts)[0])
+        by_query = _same_secret(params.get("token", ""), self.token)
+        if not by_query and not _same_secret(self._cookie(headers), self.token):
+            return self._refuse(
+                403,
+                "Open the address `agentmem serve` printed: it carries the key to this dashboard.",
+            )
+        if by_query and method == "GET":  # keep the key in a cookie, not in the address bar
+            params.pop("token")
+            return (
+                303,
+                [
+                    (
+                        "Location",
+                        url.path + ("?" + urllib.parse.urlencode(params) if params else ""),
+                    ),
+                    (
+                        "Set-Cookie",
+                        "%s=%s; Path=/; HttpOnly; SameSite=Strict" % (self.cookie, self.token),
+                    ),
+                ],
+                b"",
+            )
+        if method == "GET":
+            return self._get(url.path, params)
+        if method == "POST":
+            return self._post(url.path, headers, body)
+        return self._refuse(405, "Only GET and POST.")
+
+    def _cookie(self, headers):
+        from http.cookies import SimpleCookie
+
+        jar = SimpleCookie()
+        try:
+            jar.load(headers.get("Cookie", ""))
+        except Exception:  # noqa: BLE001 - a malformed cookie header is no key
+            return ""
+        return jar[self.cookie].value if self.cookie in jar else ""
+
+    def _get(self, path, params):
+        if path in ("/static/app.css", "/static/app.js"):
+            kind = "text/css" if path.endswith(".css") else "text/javascript"
+            text = _DASHBOARD_CSS if path.endswith(".css") else _DASHBOARD_JS
+            return 200, [("Content-Type", kind + "; charset=utf-8")], text.encode("utf-8")
+        for pattern, page in self.GET:
+            mt = re.fullmatch(pattern, path)
+            if mt:
+                store = Store(self.store_root)
+                try:
+                    title, body = page(store, store.project_root(), mt, params, self)
+                except AgentmemError as e:
+                    return self._refuse(404 if "no memory" in str(e) else 400, str(e))
+                finally:
+                    store.close()
+                if title is None:  # a part of a page, for the search box
+                    return 200, [("Content-Type", "text/html; charset=utf-8")], body.encode()
+                done = _DASHBOARD_DONE.get(params.get("done", ""))
+                if done:
+                    body = '<p class="done">%s</p>%s' % (_esc(done), body)
+                return (
+                    200,
+                    [("Content-Type", "text/html; charset=utf-8")],
+                    self._page(title, body, path).encode("utf-8"),
+                )
+        return self._refuse(404, "No such page.")
+
+    def _post(self, path, headers, body):
+        import urllib.parse
+
+        mt = re.fullmatch(r"/m/([A-Za-z0-9_-]{1,64})/(%s)" % "|".join(self.ACTIONS), path)
+        if not mt:
+            return self._refuse(404, "No such action.")
+        origin = headers.get("Origin") or ""
+        referer = headers.get("Referer") or ""
+        if not (
+            origin in self.origins
+            or not origin
+            and any(referer.startswith(o + "/") for o in self.origins)
+        ):
+            return self._refuse(403, "A change must come from this dashboard's own page.")
+        form = {
+            k: v[-1]
+            for k, v in urllib.parse.parse_qs(
+                body.decode("utf-8", "replace"), keep_blank_values=True
+            ).items()
+        }
+        if not _same_secret(form.get("csrf", ""), self.csrf):
+            return self._refuse(
+                403, "The page was too old or not this dashboard's: reload it and try again."
+            )
+        ident, what = mt.group(1), mt.group(2)
+        store = Store(self.store_root)
+        try:
+            m = _dashboard_change(store, ident, what, form)
+        except AgentmemError as e:
+            return self._refuse(404 if "no memory" in str(e) else 400, str(e))
+        finally:
+            store.close()
+        back = form.get("next", "")
+        if not (back.startswith("/") and not back.startswith("//") and "\\" not in back):
+            back = "/search" if what == "forget" else "/m/%s" % m.id
+        done = {
+            "confirm": "confirmed",
+            "forget": "forgotten",
+            "edit": "edited",
+            "promote": "promoted",
+            "relate": "related",
+        }[what]
+        return 303, [("Location", back + ("&" if "?" in back else "?") + "done=" + done)], b""
+
+    def _page(self, title, body, path):
+        nav = "".join(
+            '<a href="%s"%s>%s</a>' % (href, ' class="on"' if href == path else "", label)
+            for href, label in self.NAV
+        )
+        return (
+            '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name='
+            '"viewport" content="width=device-width, initial-scale=1"><title>agentmem · %s'
+            '</title><link rel="stylesheet" href="/static/app.css"><script src="/static/'
+            'app.js" defer></script></head><body><header><strong>agentmem</strong><nav>%s</nav>'
+            '<span class="root">%s</span></header><main>%s</main></body></html>'
+            % (_esc(title), nav, _esc(self.store_root), body)
+        )
+
+    def _refuse(self, status, why):
+        page = self._page("error", '<p class="error">%s</p>' % _esc(why), "")
+        return status, [("Content-Type", "text/html; charset=utf-8")], page.encode("utf-8")
+
+
+def _same_secret(given, secret):
+    """Whether `given` is `secret`, compared in constant time."""
+    import hmac
+
+    return bool(given) and hmac.compare_digest(str(given).encode(), secret.encode())
+
+
+def _dashboard_change(store, ident, what, form):
+    """Do one dashboard action through the same Store functions the command line uses."""
+    if what == "confirm":
+        return store.confirm(ident)
+    if what == "forget":
+        return store.forget(ident)
+    if what == "promote":
+        return store.set_type(ident, "rule")
+    if what == "relate":
+        kind = form.get("kind", "")
+        return store.relate(ident, _check_id(form.get("other", "").strip()), kind)[0]
+    tags = [t.strip() for t in form["tags"].split(",")] if "tags" in form else None
+    return store.edit(ident, text=form.get("text"), mtype=form.get("type"), tags=tags)
+
+
+def _check_host(host, allow_remote):
+    """Refuse an address other machines can reach unless the person asked for it."""
+    if host not in _LOOPBACK and not allow_remote:
+        raise AgentmemError(
+            "refusing to serve on %s: the dashboard shows and changes your memory, so it "
+            "listens on 127.0.0.1 only (--allow-remote if you really mean %s)" % (host, host)
+        )
+
+
+def _dashboard_server(store_root, host="127.0.0.1", port=_DASHBOARD_PORT, allow_remote=False):
+    """(server, app, url): a threading HTTP server for the dashboard, bound and not yet
+    serving. Only loopback unless `allow_remote`."""
+    import http.server
+
+    _check_host(host, allow_remote)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        server_version, sys_version = "agentmem", ""
+
+        def do_GET(self):  # noqa: N802 - the names http.server calls
+            self._answer("GET")
+
+        def do_POST(self):  # noqa: N802
+            self._answer("POST")
+
+        def _answer(self, method):
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                length = -1
+            if not 0 <= length <= _DASHBOARD_MAX_BODY:
+                status, headers, data = app._refuse(413, "Too large.")
+            else:
+                body = self.rfile.read(length) if length else b""
+                status, headers, data = app.respond(method, self.path, self.headers, body)
+            self.send_response(status)
+            for k, v in tuple(headers) + _DASHBOARD_HEADERS:
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *_args):  # quiet: the terminal shows the URL, not every request
+            pass
+
+    try:
+        server = http.server.ThreadingHTTPServer((host, port), Handler)
+    except OSError as e:
+        raise AgentmemError(
+            "cannot listen on %s:%d (%s): another program has it; try agentmem serve --port %d"
+            " (or --port 0 for any free port)" % (host, port, e.strerror or e, port + 1)
+        ) from None
+    server.daemon_threads = True
+    port = server.server_address[1]
+    shown = "[%s]" % host if ":" in host else host
+    names = {shown} | ({"127.0.0.1", "localhost"} if host in _LOOPBACK[:2] else set())
+    app = _DashboardApp(
+        store_root, ["http://%s:%d" % (n, port) for n in sorted(names)], cookie="agentmem_%d" % port
+    )
+    return server, app, "http://%s:%d/?token=%s" % (shown, port, app.token)
 
 
 ########################################################################
@@ -8305,7 +9437,6 @@ def _store(args, cwd=None):
 
 
 _REVIEW_AT_ONCE = 20  # review walks through this many at a time unless --limit
-_SHOWN_CHARS = 2000  # recall and review print at most this much of one memory
 
 
 def _describe(m, score=None, stale=(), full=False):
@@ -8500,6 +9631,15 @@ def _place(store, m):
     return {"path": os.path.join(store.root, m.path), "line": m.line}
 
 
+def _cmd_edit(args):
+    if args.text is None and args.type is None and args.tags is None:
+        raise AgentmemError("nothing to change: give --text, --type or --tags")
+    text = sys.stdin.read() if args.text == "-" else args.text
+    tags = None if args.tags is None else [t.strip() for t in args.tags.split(",")]
+    m = _store(args).edit(args.id, text=text, mtype=args.type, tags=tags)
+    return _said_of_one(args, m, "edited")
+
+
 def _cmd_forget(args):
     return _said_of_one(args, _store(args).forget(args.id), "forgot")
 
@@ -8644,9 +9784,7 @@ def _cmd_inject(args):
         return  # injection off, capture and recall still on
     if _in_subagent(d) and cfg.get("inject_subagents") is not True:
         return  # a sub-agent works on its parent's brief, not on old notes
-    budget = args.budget or (_PROMPT_BUDGET_TOKENS if args.prompt else _DEFAULT_BUDGET_TOKENS)
-    if isinstance(cfg.get("inject_budget"), int) and cfg["inject_budget"] > 0:
-        budget = min(budget, cfg["inject_budget"])  # the project's cap on what a session is told
+    budget = _inject_budget(cfg, args.prompt, args.budget)
     if args.prompt:
         context = _prompt_context(store, fields["prompt"] or d.get("_raw", ""), budget)
         event = fields["event"] or "UserPromptSubmit"
@@ -9054,16 +10192,90 @@ def _demo_transcript(session="demo-refunds"):
     return "".join(json.dumps(x) + "\n" for x in lines)
 
 
+def _demo_capture(store, work):
+    """Capture the bundled session into `store` (in the folder `work`), as the SessionEnd hook
+    would; returns how many memories were stored."""
+    path = os.path.join(work, "session.jsonl")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(_demo_transcript())
+    cap = _Capture(store)
+    job = cap.enqueue(
+        {
+            "session": "demo-refunds",
+            "transcript": path,
+            "cwd": work,
+            "event": "manual",
+            "agent": "claude-code",
+            "last_message": "",
+        },
+        final=True,
+    )
+    _done, stored, errors = cap.process(only=job, llm=False)
+    if errors:
+        raise AgentmemError("the demo capture failed: %s" % errors[0])
+    return stored
+
+
+def _cmd_serve(args):
+    """Serve the dashboard until interrupted; its first line is the URL with the key."""
+    import shutil
+    import tempfile
+
+    _check_host(args.host, args.allow_remote)
+    work = tempfile.mkdtemp(prefix="agentmem-demo-") if args.demo else None
+    try:
+        if work:
+            store = Store(os.path.join(work, _STORE_DIRNAME))
+            _demo_capture(store, work)
+            store.close()
+        else:
+            store = _store(args)
+            if not store.exists():
+                raise AgentmemError(
+                    "no agentmem store at %s yet: `agentmem install claude-code` (or codex, "
+                    "gemini, cursor) starts one as you work, `agentmem remember TEXT` adds a "
+                    "memory now, and `agentmem serve --demo` shows the dashboard on a demo"
+                    % store.root
+                )
+        server, _app, url = _dashboard_server(
+            store.root, args.host, args.port, allow_remote=args.allow_remote
+        )
+        _out(url)
+        if args.host not in _LOOPBACK:
+            _err(
+                "warning: the dashboard listens on %s: anyone who can reach it and has the "
+                "address above can read and change this memory" % args.host
+            )
+        if not store.memories():
+            _out("the store is empty: the dashboard says how to fill it")
+        _out("serving %s; Ctrl-C stops" % store.root)
+        sys.stdout.flush()
+        if not args.no_open:
+            try:
+                import webbrowser
+
+                webbrowser.open(url)
+            except Exception:  # noqa: BLE001 - no browser here: the URL is printed
+                pass
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+    finally:
+        if work:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
 def _cmd_demo(args):
     import shutil
     import tempfile
 
     work = tempfile.mkdtemp(prefix="agentmem-demo-")
+    store = Store(os.path.join(work, _STORE_DIRNAME))
     try:
-        store = Store(os.path.join(work, _STORE_DIRNAME))
-        path = os.path.join(work, "session.jsonl")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(_demo_transcript())
         _out("agentmem demo: a throw-away store in %s\n" % work)
         _out(
             "1. A bundled Claude Code session (%d steps: the person asks for a refund endpoint, "
@@ -9072,21 +10284,7 @@ def _cmd_demo(args):
             "hook would:\n" % len(_DEMO_SESSION)
         )
         _out("   $ agentmem capture --transcript session.jsonl")
-        cap = _Capture(store)
-        job = cap.enqueue(
-            {
-                "session": "demo-refunds",
-                "transcript": path,
-                "cwd": work,
-                "event": "manual",
-                "agent": "claude-code",
-                "last_message": "",
-            },
-            final=True,
-        )
-        _done, stored, errors = cap.process(only=job, llm=False)
-        if errors:
-            raise AgentmemError("the demo capture failed: %s" % errors[0])
+        stored = _demo_capture(store, work)
         _out(
             "   captured %d memories, written as markdown in %s:\n"
             % (stored, os.path.join(store.root, "sessions"))
@@ -9232,6 +10430,13 @@ def _args_recall(p):
 def _args_id(p):
     p.add_argument("id", help="memory id (or its first 4+ characters)")
     p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _args_edit(p):
+    _args_id(p)
+    p.add_argument("--text", metavar="TEXT", help="the new text ('-' reads it from stdin)")
+    p.add_argument("--type", metavar="TYPE", help="the new type (decision, convention, bug ...)")
+    p.add_argument("--tags", metavar="A,B", help="the new tags, comma-separated ('' for none)")
 
 
 def _args_list(p):
@@ -9415,6 +10620,44 @@ def _args_promote(p):
     p.add_argument("--type", default="rule", help="the new type (default: rule)")
 
 
+def _port(text):
+    """A TCP port number for argparse: 0 (any free one) to 65535."""
+    import argparse
+
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if not 0 <= n <= 65535:
+        raise argparse.ArgumentTypeError("a port is a number from 0 to 65535, not %r" % text)
+    return n
+
+
+def _args_serve(p):
+    p.add_argument(
+        "--port",
+        type=_port,
+        default=_DASHBOARD_PORT,
+        help="the port (default %d; 0 picks a free one)" % _DASHBOARD_PORT,
+    )
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1, this machine only)",
+    )
+    p.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a --host other machines can reach (a warning is printed)",
+    )
+    p.add_argument("--no-open", action="store_true", help="do not open a browser")
+    p.add_argument(
+        "--demo",
+        action="store_true",
+        help="serve a throw-away store holding the bundled demo session",
+    )
+
+
 def _args_demo(p):
     p.add_argument(
         "--keep", action="store_true", help="keep the temporary store and print where it is"
@@ -9486,6 +10729,32 @@ _command(
     '"conflict" from its metadata), an id used by two blocks, and a secret stored before '
     "the redaction rules knew its shape (--redact masks those in place). Exits 1 when there is "
     "something to review, so CI can run it.",
+)
+_command(
+    "edit",
+    _cmd_edit,
+    _args_edit,
+    "correct a memory's text, type or tags in place",
+    [
+        "agentmem edit 4k2m9xqa --text 'Amounts are integer cents, never floats.'",
+        "agentmem edit 4k2m9xqa --type rule --tags payments,money",
+    ],
+    "Rewrite the memory's block in its file as a person would by hand, with the same lock, "
+    "atomic write and secret masking as every other change; the memory is marked reviewed. "
+    "The dashboard (agentmem serve) edits through the same function.",
+)
+_command(
+    "serve",
+    _cmd_serve,
+    _args_serve,
+    "a local dashboard: see, search, review and correct the memory in a browser",
+    ["agentmem serve", "agentmem serve --port 0 --no-open", "agentmem serve --demo"],
+    "Serve the store on http://127.0.0.1:37737 (standard library only; nothing is fetched "
+    "from elsewhere) and open a browser. The first line printed is the address with its key "
+    "(?token=...): every request needs it. Pages: overview, search (recall's ranking, with "
+    "filters), a memory (provenance, files, links, git history; confirm, edit, forget, "
+    "promote, relate), the review queue, sessions, and what the next session is told. "
+    "Every change goes through the same functions as the command line. docs/dashboard.md.",
 )
 _command(
     "confirm",
