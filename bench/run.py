@@ -9,6 +9,7 @@ Runs, in one go and on this machine:
   capture_eval.py ... scenarios_public   capture quality on the public scenarios
   real_sessions_public.py .              recall@3 on real sessions, beside --dump
   inject_public.py .                     what the next session is told on those sessions
+  bench/dashboard_bench.py 10000         the dashboard's pages, server-side, on 10k memories
   bench/coverage_run.py (--coverage)     statement coverage of agentmem.py by the suite
 --quick skips the 100k scale run and LoCoMo (a minute instead of ten).
 """
@@ -105,6 +106,7 @@ def main():
     if os.path.exists(told):
         results["inject"] = run([py, told, PROJECT])
     results["sizes"] = session_sizes(data)
+    results["dashboard"] = run([py, os.path.join(HERE, "dashboard_bench.py"), "10000"])
     if a.coverage:
         results["coverage"] = run([py, os.path.join(HERE, "coverage_run.py")])
     if a.write:
@@ -168,6 +170,10 @@ SIZES = ("`capture --transcript` of every transcript in `../shared/data/transcri
 COVERAGE = ("Statement coverage of `agentmem.py` by `make test`'s suite, every subprocess the "
             "suite starts included (`make coverage`, coverage.py with `patch = subprocess`). "
             "Target: at least 90%.",)
+DASHBOARD = ("Server-side time of each page on a 10,000-memory store (median of 5 in one "
+             "process, no network): the request parsed, the store opened, the page built. "
+             "Target: every page of docs/dashboard.md's table within 100 ms; `/check` runs "
+             "`agentmem check` over every memory and is reported apart.",)
 CAPTURE_LINES = ("MISS", "UNTYPED", "WRONG", "LEAK", "ERROR", "NARRATION", "memories",
                  "capture-eval")
 
@@ -215,6 +221,11 @@ def report(r, quick):
     if "sizes" in r:
         out += ["## What capture writes per session", "", SIZES[0], ""]
         out += block("python bench/run.py (session_sizes)", *r["sizes"].splitlines())
+    if "dashboard" in r:
+        out += ["## The dashboard (`agentmem serve`)", "", DASHBOARD[0], ""]
+        out += block("python bench/dashboard_bench.py 10000",
+                     *[ln for ln in r["dashboard"].splitlines() if ln.startswith(("/", "built"))],
+                     last(r["dashboard"], "dashboard N="))
     if "coverage" in r:
         out += ["## Test coverage (`make coverage`)", "", COVERAGE[0], ""]
         out += block("python bench/coverage_run.py", last(r["coverage"], "coverage:"))
