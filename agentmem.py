@@ -116,6 +116,7 @@ _MERGE_CHECK_LINES = 20      # texts longer than this are not checked for merged
 _TWO_VERSIONS_JACCARD = 0.3  # two halves of a text this alike are two versions of one statement
 _SIGNATURE_SIZE = 16  # bottom-k hashes kept per text to estimate Jaccard similarity
 
+_REPLACE_TRIES = 10  # Windows: an os.replace refused while another process reads (about 1 s)
 _LOCK_TIMEOUT = 15.0                     # seconds to wait for another writer
 _ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"   # Crockford base32, lower case
 _ID_LENGTH = 8
@@ -280,10 +281,69 @@ def _check_id(ident):
     return ident
 
 
+def _windows():
+    """Whether agentmem runs on Windows: each place that works differently there asks this
+    (tests of those places set it; the file lock asks os.name itself)."""
+    return os.name == "nt"
+
+
+def _file_stamp(st):
+    """(mtime, size, identity) that changes whenever a file is rewritten: the inode, or on
+    Windows, where DirEntry.stat() gives st_ino 0, the creation time (an atomic replace makes a
+    new file), so a same-size rewrite within one timestamp tick is still seen.
+
+    >>> class St: st_mtime_ns, st_size, st_ino, st_ctime_ns = 5, 9, 0, 77
+    >>> _file_stamp(St())
+    (5, 9, 77)
+    """
+    return (st.st_mtime_ns, st.st_size, st.st_ino or st.st_ctime_ns)
+
+
+def _stdin_text():
+    """All of stdin as text: UTF-8 whatever the console's code page (a BOM, as PowerShell 5.1
+    writes, dropped; a byte that is not UTF-8 replaced)."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        return sys.stdin.read() if sys.stdin is not None else ""
+    return stream.read().decode("utf-8-sig", "replace")
+
+
+def _read_json_file(path):
+    """The JSON data of a file written as UTF-8, with or without a BOM (PowerShell 5.1's
+    `Out-File`/`Set-Content` write one); raises OSError or ValueError."""
+    with open(path, encoding="utf-8-sig") as f:
+        return json.loads(f.read() or "null")
+
+
+def _no_window():
+    """subprocess options that keep a console program (git) from flashing a window on Windows:
+    CREATE_NO_WINDOW."""
+    return {"creationflags": 0x08000000} if _windows() else {}
+
+
+def _here():
+    """(this agentmem.py, the interpreter running it): what hook commands name. On Windows
+    `python3` may be the Microsoft Store's stub, so the fallback there is `python`."""
+    fallback = "python" if _windows() else "python3"
+    return _paths().abspath(__file__), sys.executable or fallback
+
+
+def _paths():
+    """The path functions of the system commands are written for: ntpath on Windows."""
+    import ntpath
+
+    return ntpath if _windows() else os.path
+
+
 def _user_cache_dir():
-    """$XDG_CACHE_HOME/agentmem (default ~/.cache/agentmem), or '' when there is no home to find."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "agentmem") if os.path.isabs(base) else ""
+    """$XDG_CACHE_HOME/agentmem (default ~/.cache/agentmem; on Windows %LOCALAPPDATA%\\agentmem),
+    or '' when there is no home to find."""
+    base = (
+        os.environ.get("XDG_CACHE_HOME")
+        or (os.environ.get("LOCALAPPDATA") if _windows() else "")
+        or os.path.join(os.path.expanduser("~"), ".cache")
+    )
+    return _paths().join(base, "agentmem") if _paths().isabs(base) else ""
 
 
 class _PausedGC:
@@ -317,13 +377,25 @@ def _atomic_write(path, text, durable=True):
             if durable:
                 f.flush()
                 os.fsync(f.fileno())
-        os.replace(tmp, path)
+        _replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+def _replace(src, dst, tries=_REPLACE_TRIES):
+    """os.replace, tried again for a moment on Windows, where it fails with PermissionError
+    while another process (a reader, the MCP server, an antivirus, OneDrive) has `dst` open."""
+    for attempt in range(tries):
+        try:
+            return os.replace(src, dst)
+        except PermissionError:
+            if not _windows() or attempt == tries - 1:
+                raise
+            time.sleep(0.02 * (attempt + 1))
 
 
 class _FileLock:
@@ -520,11 +592,13 @@ def _git_changes(cwd):
     try:
         p = subprocess.run(
             ["git", "-C", cwd, "status", "--porcelain", "--untracked-files=no"],
+            stdin=subprocess.DEVNULL,
             capture_output=True,
-            text=True,
             timeout=3,
+            **_no_window(),
         )
-        files = [ln[3:].split(" -> ")[-1].strip() for ln in p.stdout.splitlines() if len(ln) > 3]
+        out = p.stdout.decode("utf-8", "replace")  # git writes file names as UTF-8, any locale
+        files = [ln[3:].split(" -> ")[-1].strip() for ln in out.splitlines() if len(ln) > 3]
     except (OSError, subprocess.SubprocessError):
         files = []
     return branch, files[:20]
@@ -532,16 +606,28 @@ def _git_changes(cwd):
 
 def _file_hash(path, root=None):
     """A short content hash of a file, to tell later whether a memory about it went stale;
-    '' for a file that is not there, or (given `root`) not inside it once symlinks resolve."""
+    '' for a file that is not there, or (given `root`) not inside it once symlinks resolve.
+    Line ends count as \\n: a checkout with CRLF (Git for Windows, autocrlf) hashes as one
+    with LF."""
+    return _file_hashes(path, root)[0]
+
+
+def _file_hashes(path, root=None):
+    """(_file_hash, the hash of the raw bytes: how stores written before line ends were
+    normalised hashed a file), from one read; ('', '') as _file_hash gives ''."""
     if root is not None and not _file_hash_allowed(path, root):
-        return ""
+        return "", ""
     try:
         import hashlib
 
         with open(path, "rb") as f:
-            return hashlib.sha1(f.read(8 * 1024 * 1024)).hexdigest()[:12]
+            data = f.read(8 * 1024 * 1024)
     except OSError:
-        return ""
+        return "", ""
+    raw = hashlib.sha1(data).hexdigest()[:12]
+    return (
+        hashlib.sha1(data.replace(b"\r\n", b"\n")).hexdigest()[:12] if b"\r\n" in data else raw
+    ), raw
 
 
 def _provenance(m, root, branch="", commit=""):
@@ -570,25 +656,37 @@ def _git_is_ancestor(root, commit):
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             timeout=5,
+            **_no_window(),
         )
     except (OSError, subprocess.SubprocessError):
         return None
     return {0: True, 1: False, 128: False}.get(p.returncode)
 
 
+def _real(path):
+    """os.path.realpath without the long-path prefix Windows may put in front of it
+    (\\\\?\\C:\\... or \\\\?\\UNC\\server\\...), in the case the file system compares."""
+    real = os.path.realpath(path)
+    if real.startswith("\\\\?\\UNC\\"):
+        real = "\\\\" + real[8:]
+    elif real.startswith("\\\\?\\"):
+        real = real[4:]
+    return os.path.normcase(real)
+
+
 def _file_hash_allowed(path, root):
     """Whether `path` lies inside `root` once symlinks resolve."""
-    return os.path.realpath(path).startswith(os.path.realpath(root).rstrip(os.sep) + os.sep)
+    return _real(path).startswith(_real(root).rstrip(os.sep) + os.sep)
 
 
 def _stale_files(hashes, root, cache=None):
     """The files of {file: hash at capture} under root whose content changed or vanished since;
     `cache` (a _HashCache) hashes a file again only when its size or mtime changed."""
-    look = cache.hash if cache is not None else _file_hash
+    look = cache.hashes if cache is not None else _file_hashes
     return [
         f
         for f, h in (hashes.items() if isinstance(hashes, dict) else ())
-        if look(os.path.join(root, f), root) != h
+        if h not in look(os.path.join(root, f), root)  # either way a line end was hashed
     ]
 
 
@@ -608,20 +706,24 @@ class _HashCache:
 
     def hash(self, path, root=None):
         """_file_hash(path, root), read from the file only when it changed."""
+        return self.hashes(path, root)[0]
+
+    def hashes(self, path, root=None):
+        """_file_hashes(path, root), read from the file only when it changed."""
         if root is not None and not _file_hash_allowed(path, root):
-            return ""
+            return "", ""
         try:
             st = os.stat(path)
         except OSError:
-            return ""
+            return "", ""
         key, stamp = os.path.abspath(path), [st.st_size, st.st_mtime_ns]
         entry = self.known.get(key)
-        if isinstance(entry, list) and len(entry) == 3 and entry[:2] == stamp:
-            return entry[2]
-        h = _file_hash(path)
-        if h:
-            self.known[key], self.dirty = stamp + [h], True
-        return h
+        if isinstance(entry, list) and len(entry) == 4 and entry[:2] == stamp:
+            return entry[2], entry[3]
+        both = _file_hashes(path)
+        if both[0]:
+            self.known[key], self.dirty = stamp + list(both), True
+        return both
 
     def save(self):
         if self.dirty:
@@ -2987,7 +3089,12 @@ _FILE_MENTION_REGEX = _LazyRegex(
     r"swift|scala|sql|sh|bash|yml|yaml|toml|json|md|html|css|scss|vue|svelte|ex|exs|erl|lua|dart|gradle|"
     r"xml|ini|cfg|conf|env|lock|tf|proto|graphql|mod|sum)|(?:[a-z0-9_.-]+/)+[a-z0-9_-]+/?)(?![\w/])"
 )
-_HOME_REGEX = _LazyRegex(r"(?:/home|/Users|[A-Za-z]:[\\/]+Users)[/\\]+[^/\\\s\"'`)\]]+")
+# a home folder: /home/NAME, /Users/NAME, or C:\\Users\\NAME in any case, where NAME may hold spaces
+# when a separator follows it (a Windows name cannot hold < > : " / \\ | ? *)
+_HOME_REGEX = _LazyRegex(
+    r"(?:/home|/Users)[/\\]+[^/\\\s\"'`)\]]+"
+    r"|(?i:[a-z]:[\\/]+users[\\/]+)(?:[^\\/\r\n\t\"'`<>|:*?]{1,64}(?=[\\/])|[^/\\\s\"'`)\]]+)"
+)
 # a home folder as Claude Code names its project folders ("-home-ann-app", "C--Users-ann-app")
 _ENCODED_HOME_REGEX = _LazyRegex(r"(?:(?<![\w.])-(?:home|Users)|\b[A-Za-z]--Users)-[A-Za-z0-9_]+")
 _NOT_PATHS = frozenset("and/or n/a i/o w/o tcp/ip either/or read/write input/output".split())
@@ -3168,7 +3275,19 @@ def _without_home(text, cwd):
     """
     if cwd and len(cwd) > 1:
         root = cwd.rstrip("/\\")
-        text = re.sub(re.escape(root) + r"(?:[/\\]|(?![\w.-]))", "", text) if root in text else text
+        windows = re.match(r"[A-Za-z]:", root)  # C:\\ and c:/ name the same folder
+
+        def flat(t):
+            return t.replace("\\", "/").lower() if windows else t
+
+        if flat(root) in flat(text):
+            either = r"[\\/]"
+            text = re.sub(
+                either.join(map(re.escape, re.split(either, root))) + r"(?:[/\\]|(?![\w.-]))",
+                "",
+                text,
+                flags=re.I if windows else 0,
+            )
         home = _HOME_REGEX.match(cwd)
         if home:  # the whole user name, even "ann.lee" as "ann-lee"
             text = text.replace(re.sub(r"[^A-Za-z0-9]", "-", home.group(0)), "-~")
@@ -3178,11 +3297,20 @@ def _without_home(text, cwd):
 
 
 def _relative_file(path, cwd):
-    """A file as memories keep it: relative to the project when it lies inside it."""
+    """A file as memories keep it: relative to the project when it lies inside it (a Windows
+    path in any case: editors write c:\\ where the shell says C:\\).
+
+    >>> _relative_file("c:\\\\Src\\\\App\\\\a.py", "C:\\\\src\\\\app")
+    'a.py'
+    >>> _relative_file("/a/b/c.py", "/a")
+    'b/c.py'
+    """
     p = _normalize_file(path)
     if cwd:
         root = _normalize_file(cwd).rstrip("/") + "/"
         if p.startswith(root):
+            p = p[len(root) :]
+        elif re.match(r"[A-Za-z]:/", root) and p.lower().startswith(root.lower()):
             p = p[len(root) :]
     return p
 
@@ -4227,7 +4355,9 @@ class _Index:
         from (relative paths), `read(rel)` reads one, `check()` vets `local` before it is used."""
         self.local, self.backend = local, backend
         self.files, self.read, self.check = files, read, check or (lambda: None)
-        self.path = os.path.join(local, "index-%s.sqlite3" % backend)
+        # the version in the name: a new agentmem never opens an old index, which a running
+        # MCP server may hold open (Windows cannot delete a file in use)
+        self.path = os.path.join(local, "index-%s-v%d.sqlite3" % (backend, _INDEX_VERSION))
         self.db = None
         self._stats = None
 
@@ -4239,6 +4369,8 @@ class _Index:
         if self.db is None:
             self.check()
             os.makedirs(self.local, exist_ok=True)
+            if not os.path.exists(self.path):
+                self._remove_old_versions()
             try:
                 self.db = self._open(sqlite3)
             except sqlite3.DatabaseError:  # a corrupt or foreign file: it is derived
@@ -4250,6 +4382,17 @@ class _Index:
         if self.db is not None:
             self.db.close()
             self.db = None
+
+    def _remove_old_versions(self):
+        """Delete the index files other agentmem versions left (best effort: one a running
+        process holds open on Windows stays until the next time)."""
+        mine = "-v%d.sqlite3" % _INDEX_VERSION
+        for name in os.listdir(self.local):
+            if name.startswith("index-") and ".sqlite3" in name and mine not in name:
+                try:
+                    os.unlink(os.path.join(self.local, name))
+                except OSError:
+                    pass
 
     def _remove_files(self):
         for suffix in ("", "-wal", "-shm", "-journal"):
@@ -5320,7 +5463,7 @@ class Store:
                         stack.append((r + "/", e.path))
                 elif e.name.endswith(".md") and e.is_file(follow_symlinks=False):
                     st = e.stat()
-                    out[r] = (st.st_mtime_ns, st.st_size, st.st_ino)
+                    out[r] = _file_stamp(st)
         return out
 
     def read(self, rel):
@@ -5332,8 +5475,7 @@ class Store:
         """The absolute path of `rel` in the store; AgentmemError when a symlink (or '..')
         would lead out of it: nothing follows a link out of the store."""
         path = os.path.join(self.root, rel)
-        real_root = os.path.realpath(self.root)
-        real = os.path.realpath(path)
+        real_root, real = _real(self.root), _real(path)
         if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
             raise AgentmemError(
                 "%s leads out of the store (a symlink?); agentmem does not "
@@ -5352,8 +5494,7 @@ class Store:
             p = os.path.join(self.root, "config.json")
             if os.path.exists(p):
                 try:
-                    with open(p, encoding="utf-8") as f:
-                        cfg = json.load(f)
+                    cfg = _read_json_file(p)
                 except (OSError, ValueError) as e:
                     raise AgentmemError("cannot read %s: %s" % (p, e)) from None
                 if not isinstance(cfg, dict):
@@ -5511,9 +5652,10 @@ class Store:
         return ma, mb
 
     def _hash_cache(self):
-        """The project's file hashes by size and mtime (local/file-hashes.json)."""
+        """The project's file hashes by size and mtime (local/file-hashes-2.json: line ends
+        hashed as \\n; the older file-hashes.json, of raw bytes, is not read)."""
         if self._hashes is None:
-            self._hashes = _HashCache(os.path.join(self.local, "file-hashes.json"))
+            self._hashes = _HashCache(os.path.join(self.local, "file-hashes-2.json"))
         return self._hashes
 
     def stale(self, m, root=None):
@@ -6807,7 +6949,7 @@ def _read_hook_input(stream=None):
         raw = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode("utf-8")
     except (OSError, AttributeError, ValueError):
         return {}
-    text = raw.decode("utf-8", "replace")
+    text = raw.decode("utf-8-sig", "replace")  # PowerShell 5.1 pipes a BOM first
     try:
         d = json.loads(text or "{}")
     except RecursionError:
@@ -6911,15 +7053,34 @@ def _python_argv(*args):
     a repository, and is written even where PYTHONDONTWRITEBYTECODE is set.
     Without a cache folder (no home), the file runs as a plain script.
     """
-    me, py = os.path.abspath(__file__), sys.executable or "python3"
-    cache = _user_cache_dir()
-    if not cache or os.path.basename(me) != "agentmem.py":
+    me, py = _here()
+    cache, folder = _user_cache_dir(), _paths().dirname(me)
+    if not cache or _paths().basename(me) != "agentmem.py" or _windows() and "'" in folder:
         return [py, me] + list(args)
-    code = (
-        "import sys;sys.dont_write_bytecode=False;sys.path.insert(0,%s);import agentmem;"
-        "sys.exit(agentmem.main())" % json.dumps(os.path.dirname(me))
+    if _windows():
+        code = _windows_import_code(folder)
+    else:
+        code = (
+            "import sys;sys.dont_write_bytecode=False;sys.path.insert(0,%s);import agentmem;"
+            "sys.exit(agentmem.main())" % json.dumps(folder)
+        )
+    return [py, "-X", "pycache_prefix=" + _paths().join(cache, "pycache"), "-c", code] + list(args)
+
+
+def _windows_import_code(folder):
+    """The `-c` code that imports agentmem from `folder` on Windows, written with no double
+    quote and no space of its own, so PowerShell and cmd.exe pass it on unchanged.
+
+    >>> print(_windows_import_code("C:\\\\tools"))
+    s=__import__('sys');s.dont_write_bytecode=False;s.path.insert(0,r'C:\\tools');s.exit(__import__('agentmem').main())
+    """
+    folder = folder.rstrip("\\/") or folder
+    if folder.endswith(":"):  # a drive's root: r'C:\\' would not end the string
+        folder += "\\."
+    return (
+        "s=__import__('sys');s.dont_write_bytecode=False;s.path.insert(0,r'%s');"
+        "s.exit(__import__('agentmem').main())" % folder
     )
-    return [py, "-X", "pycache_prefix=" + os.path.join(cache, "pycache"), "-c", code] + list(args)
 
 
 def _stamp(m, cwd, branch, commit):
@@ -7011,9 +7172,10 @@ class _Capture:
             "close_fds": True,
             "cwd": self.store.root,
         }
-        if os.name == "nt":
-            # detached, new group, no window
-            kw["creationflags"] = 0x00000008 | 0x00000200 | 0x08000000
+        if _windows():
+            # CREATE_NO_WINDOW | CREATE_NEW_PROCESS_GROUP: a hidden console that the git it
+            # starts shares (DETACHED_PROCESS would leave none, and each git would open one)
+            kw["creationflags"] = 0x08000000 | 0x00000200
         else:
             kw["start_new_session"] = True
         subprocess.Popen(args, **kw)
@@ -7627,11 +7789,11 @@ def _hook_output(event, context, fmt):
     """What a hook prints: Claude/Codex/Gemini JSON, Cursor JSON, or plain text."""
     if fmt == "text":
         return context
+    # JSON is ASCII (\u escapes): no code page or chunked reader can split or garble a letter
     if fmt == "cursor":
-        return json.dumps({"continue": True, "additional_context": context}, ensure_ascii=False)
+        return json.dumps({"continue": True, "additional_context": context})
     return json.dumps(
-        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}},
-        ensure_ascii=False,
+        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
     )
 
 
@@ -8262,6 +8424,7 @@ def _git_history(root, path, limit=15):
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=5,
+            **_no_window(),
         )
     except (OSError, subprocess.SubprocessError):
         return []
@@ -8978,29 +9141,75 @@ def _dashboard_server(store_root, host="127.0.0.1", port=_DASHBOARD_PORT, allow_
 ########################################################################
 
 _OUR_COMMAND_REGEX = _LazyRegex(
-    r"agentmem(\.py|\.main\(\)\))?['\"]?(\s+--store\s+\S+)?\s+(inject|capture)\b"
+    r"agentmem(\.py|'*\)?\.main\(\)\))?['\"]?(\s+--store\s+\S+)?\s+(inject|capture)\b"
 )
+# the shell each agent runs a hook command with on Windows (elsewhere: sh)
+_WINDOWS_HOOK_SHELL = {
+    "claude-code": "powershell",  # asked for by the hook's "shell" field (else Git Bash or PS)
+    "gemini": "powershell",  # its hook runner's shell on Windows
+    "cursor": "powershell",
+    "codex": "cmd",  # %COMSPEC% /C, given in the hook's own Windows field `commandWindows`
+}
 
 
-def _agentmem_command(sub):
-    """The shell command a hook runs: this interpreter importing this agentmem.py (_python_argv)."""
+def _agentmem_command(sub, shell="sh"):
+    """The command a hook runs: this interpreter importing this agentmem.py (_python_argv),
+    quoted for the shell that runs it: sh; PowerShell (`& 'C:\\py.exe' ...`: a line that
+    starts with a quoted path is an expression there); or cmd.exe."""
     import shlex
 
-    if os.name == "nt":  # cmd.exe quoting: the plain script, by absolute path
-        return '"%s" "%s" %s' % (sys.executable or "python3", os.path.abspath(__file__), sub)
-    return " ".join(shlex.quote(a) for a in _python_argv()) + " " + sub
+    argv = _python_argv()
+    if shell == "powershell":
+        return "& " + " ".join("'%s'" % a.replace("'", "''") for a in argv) + " " + sub
+    if shell == "cmd":
+        return " ".join(_cmd_quoted(_short_path(a)) for a in argv) + " " + sub
+    return " ".join(shlex.quote(a) for a in argv) + " " + sub
+
+
+def _cmd_quoted(arg):
+    """One argument for a cmd.exe line: as it is when nothing in it is special, else in
+    double quotes (a Windows path holds no double quote)."""
+    return arg if arg and not re.search(r'[\s&|<>^()%!"]', arg) else '"%s"' % arg
+
+
+def _short_path(arg):
+    """On Windows, a path with spaces as its 8.3 short form when the volume keeps one
+    (C:\\PROGRA~1\\...), so the cmd.exe line needs no quotes; else the argument itself."""
+    if not _windows() or " " not in arg or not os.path.exists(arg):
+        return arg
+    try:
+        import ctypes
+
+        buf = ctypes.create_unicode_buffer(1024)
+        n = ctypes.windll.kernel32.GetShortPathNameW(arg, buf, len(buf))
+        return buf.value if 0 < n < len(buf) and " " not in buf.value else arg
+    except (OSError, AttributeError, ValueError):
+        return arg
+
+
+def _hook_shell(agent):
+    """The shell that runs `agent`'s hook commands here: sh, powershell or cmd."""
+    return _WINDOWS_HOOK_SHELL.get(agent, "powershell") if _windows() else "sh"
 
 
 def _hook_target(command):
-    """The agentmem.py a hook or MCP command runs (script or import form), or ''."""
+    """The agentmem.py a hook or MCP command runs (import or script form, any shell), or ''.
+
+    >>> _hook_target("& 'C:\\\\Py 3\\\\python.exe' '-c' 's.path.insert(0,r''C:\\\\A B'')' inject")
+    'C:\\\\A B\\\\agentmem.py'
+    """
     m = re.search(r"sys\.path\.insert\(0,(\"(?:[^\"\\]|\\.)*\")\)", command)
     if m:
         try:
             return os.path.join(json.loads(m.group(1)), "agentmem.py")
         except ValueError:
             return ""
-    m = re.search(r"(\S*agentmem\.py)", command.replace("'", "").replace('"', ""))
-    return m.group(1) if m else ""
+    m = re.search(r"path\.insert\(0,r'+([^']+)'", command)  # Windows: r'...' ('' in PowerShell)
+    if m:
+        folder = m.group(1)
+        return (folder[:-1] if folder.endswith("\\.") else folder.rstrip("\\")) + "\\agentmem.py"
+    m = re.search(r"'([^']*agentmem\.py)'|\"([^\"]*agentmem\.py)\"|(\S*agentmem\.py)", command)
+    return next((g for g in m.groups() if g), "") if m else ""
 
 
 def _is_ours(hook):
@@ -9026,10 +9235,12 @@ def _strip_ours(hooks):
 
 def _hook_plan(agent, stop=False, prompt=False):
     """{event: [matcher group or flat entry]} agentmem adds for an agent."""
-    inject, capture = _agentmem_command("inject"), _agentmem_command("capture")
+    shell = _hook_shell(agent)
+    inject, capture = _agentmem_command("inject", shell), _agentmem_command("capture", shell)
+    prompt_inject = _agentmem_command("inject --prompt", shell)
     if agent == "cursor":
         plan = {
-            "sessionStart": [{"command": _agentmem_command("inject --format cursor")}],
+            "sessionStart": [{"command": _agentmem_command("inject --format cursor", shell)}],
             "afterAgentResponse": [{"command": capture}],
             "stop": [{"command": capture}],
         }
@@ -9042,6 +9253,10 @@ def _hook_plan(agent, stop=False, prompt=False):
         h = {"type": "command", "command": cmd, "timeout": timeout * ms}
         if name and agent == "gemini":
             h["name"] = name
+        if shell == "powershell" and agent == "claude-code":
+            h["shell"] = "powershell"  # not Git Bash: and PowerShell starts with no window
+        if shell == "cmd":
+            h["commandWindows"] = cmd  # Codex's field for the Windows command
         return dict({"matcher": matcher} if matcher else {}, hooks=[h])
 
     # Gemini CLI compares lifecycle matchers as exact strings: no matcher fires for every start
@@ -9053,22 +9268,20 @@ def _hook_plan(agent, stop=False, prompt=False):
         if stop:
             plan["Stop"] = [group(capture, 30)]
         if prompt:
-            plan["UserPromptSubmit"] = [group(_agentmem_command("inject --prompt"), 15)]
+            plan["UserPromptSubmit"] = [group(prompt_inject, 15)]
     elif agent == "codex":
         plan["Stop"] = [group(capture, 30)]  # per turn; SessionEnd (capped at 3 s) ends it
         plan["SessionEnd"] = [group(capture, 3)]
         plan["PreCompact"] = [group(capture, 30, "manual|auto")]
         if prompt:
-            plan["UserPromptSubmit"] = [group(_agentmem_command("inject --prompt"), 15)]
+            plan["UserPromptSubmit"] = [group(prompt_inject, 15)]
     else:
         plan["SessionEnd"] = [group(capture, 30, None, "agentmem-capture")]
         plan["PreCompress"] = [group(capture, 30, None, "agentmem-capture")]
         if stop:
             plan["AfterAgent"] = [group(capture, 30, None, "agentmem-capture")]
         if prompt:
-            plan["BeforeAgent"] = [
-                group(_agentmem_command("inject --prompt"), 15, None, "agentmem-prompt")
-            ]
+            plan["BeforeAgent"] = [group(prompt_inject, 15, None, "agentmem-prompt")]
     return plan
 
 
@@ -9126,7 +9339,7 @@ def _read_json(path):
     if not os.path.exists(path):
         return {}
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:  # PowerShell 5.1 writes a BOM
             text = f.read()
         data = json.loads(text) if text.strip() else {}
     except (OSError, ValueError) as e:
@@ -9476,7 +9689,7 @@ def _describe(m, score=None, stale=(), full=False):
 
 def _cmd_remember(args):
     store = _store(args)
-    text = args.text if args.text != "-" else sys.stdin.read()
+    text = args.text if args.text != "-" else _stdin_text()
     m, status = store.remember(
         text,
         type=args.type,
@@ -9634,7 +9847,7 @@ def _place(store, m):
 def _cmd_edit(args):
     if args.text is None and args.type is None and args.tags is None:
         raise AgentmemError("nothing to change: give --text, --type or --tags")
-    text = sys.stdin.read() if args.text == "-" else args.text
+    text = _stdin_text() if args.text == "-" else args.text
     tags = None if args.tags is None else [t.strip() for t in args.tags.split(",")]
     m = _store(args).edit(args.id, text=text, mtype=args.type, tags=tags)
     return _said_of_one(args, m, "edited")
@@ -9698,7 +9911,7 @@ def _cmd_stats(args):
 def _cmd_import(args):
     store = _store(args)
     if args.file == "-":
-        lines, name = sys.stdin.read().split("\n"), "stdin"
+        lines, name = _stdin_text().split("\n"), "stdin"
     else:
         try:
             with open(args.file, encoding="utf-8", errors="replace") as f:

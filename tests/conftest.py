@@ -33,6 +33,9 @@ def store(tmp_path, monkeypatch):
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("USERPROFILE", str(home))  # Windows finds ~ here, not in HOME
+    monkeypatch.setenv("LOCALAPPDATA", str(home / "AppData" / "Local"))
+    monkeypatch.setenv("APPDATA", str(home / "AppData" / "Roaming"))
     path = tmp_path / "store"
     monkeypatch.setenv("AGENTMEM_DIR", str(path))
     return path
@@ -54,8 +57,9 @@ def am(*args, input=None, env=None, cwd=None, timeout=60, check=None):
     for k, v in list(full_env.items()):
         if v is None:
             del full_env[k]
-    p = subprocess.run(AM_ARGV + [str(a) for a in args], input=input,
-                       capture_output=True, text=True, env=full_env, cwd=cwd, timeout=timeout)
+    p = subprocess.run(AM_ARGV + [str(a) for a in args], input=input, capture_output=True,
+                       text=True, encoding="utf-8", errors="replace", env=full_env, cwd=cwd,
+                       timeout=timeout)  # agentmem speaks UTF-8, whatever the locale
     if check is not None:
         assert p.returncode == check, (p.returncode, p.stdout, p.stderr)
     return p

@@ -38,7 +38,7 @@ def test_both_backends_return_the_same_results(store, monkeypatch):
         monkeypatch.setenv("AGENTMEM_BACKEND", backend)
         s = agentmem.open_store()
         results[backend] = [[(h.memory.id, round(h.score, 4)) for h in s.recall(q, limit=5)] for q in queries]
-        assert os.path.exists(os.path.join(str(store), "local", "index-%s.sqlite3" % backend))
+        assert os.path.exists(os.path.join(str(store), "local", "index-%s-v%d.sqlite3" % (backend, agentmem._INDEX_VERSION)))
         s.close()
     assert results["fts5"] == results["python"]
     assert all(results["fts5"])
@@ -85,7 +85,8 @@ def test_index_of_another_version_is_rebuilt(store):
     s.remember("Versioned indexes are rebuilt automatically")
     s.close()
     import sqlite3
-    path = os.path.join(str(store), "local", "index-%s.sqlite3" % agentmem._choose_backend())
+    path = os.path.join(str(store), "local", "index-%s-v%d.sqlite3" % (agentmem._choose_backend(),
+                                                                   agentmem._INDEX_VERSION))
     db = sqlite3.connect(path)
     db.execute("PRAGMA user_version=1")
     db.execute("DELETE FROM memories")             # what an index of another version might hold

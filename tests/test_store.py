@@ -196,8 +196,9 @@ def test_a_crash_leftover_does_not_break_reading(store):
     [rel] = memory_files(store)
     folder = (store / rel).parent
     (folder / ".2026-11-29.md.123.abc.tmp").write_text("## fact · half\n<!-- {\"conf")   # a killed writer
-    (store / "local" / "index-fts5.sqlite3").write_bytes(b"this is not a database")        # a corrupt index
-    (store / "local" / "index-python.sqlite3").write_bytes(b"neither is this")
+    v = agentmem._INDEX_VERSION
+    (store / "local" / ("index-fts5-v%d.sqlite3" % v)).write_bytes(b"this is not a database")  # corrupt
+    (store / "local" / ("index-python-v%d.sqlite3" % v)).write_bytes(b"neither is this")
     assert [m["text"] for m in am_json("list", "--json")] == ["Survives crashes"]
 
 

@@ -70,11 +70,11 @@ def test_a_memory_goes_stale_when_its_file_changes_or_moves_and_confirm_makes_it
 def test_the_staleness_check_reads_a_file_again_only_when_it_changed(tmp_path, monkeypatch):
     repo = captured_project(tmp_path, monkeypatch)
     recall(repo, "rounding invoice totals")
-    cache = repo / ".agentmem" / "local" / "file-hashes.json"
+    cache = repo / ".agentmem" / "local" / "file-hashes-2.json"
     known = json.loads(cache.read_text())
-    [(path, (size, mtime, digest))] = known.items()
+    [(path, (size, mtime, digest, raw))] = known.items()
     assert os.path.samefile(path, repo / "src" / "a.py") and size == (repo / "src" / "a.py").stat().st_size
-    known[path][2] = "not-the-hash"                          # same size and mtime: not read again
+    known[path][2:] = ["not-the-hash", "nor-this"]            # same size and mtime: not read again
     cache.write_text(json.dumps(known))
     assert recall(repo, "rounding invoice totals")["stale"] is True
     os.utime(repo / "src" / "a.py", ns=(mtime + 10**9, mtime + 10**9))   # touched: read, unchanged
