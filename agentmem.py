@@ -22,7 +22,7 @@ Public API (``__all__``; everything else has a leading underscore):
     Store.exists, ensure, lock, read, config, index, close, project_root,
         unmerged(m), last_active(m), promote_rules, drop_rule(id)
     Store.check(), confirm(id), edit(id, text, mtype, tags), stale(m), review_queue(),
-        relate(a, b, kind),
+        review_counts(), relate(a, b, kind),
         rules(), scan(root), gc(days)        keeping memory honest (docs/trust.md)
     read_transcript(path) -> (events, info, offset)   Claude, Codex, Gemini, text
     compress_heuristic(events) -> [Memory]   what a session learned (docs/capture.md)
@@ -6192,17 +6192,7 @@ class Store:
         if not self.exists():
             return []
         idx, root, cache = self.index(), self.project_root(), self._hash_cache()
-
-        def stale(rowid):  # read only for a memory that has file hashes
-            m = idx.by_rowid([rowid])[0]
-            return bool(root and m and _stale_files(m.extra.get("hashes"), root, cache))
-
-        picked = []
-        for i, (rowid, mtype, confidence, source, flags) in enumerate(idx.review_rows()):
-            reason = _review_reason(mtype, confidence, source, (flags or "").split(), rowid, stale)
-            if reason:
-                picked.append((_REVIEW_REASONS.index(reason), -i, rowid, reason))
-        cache.save()
+        picked = self._review_picks()
         picked = sorted(picked)[:limit] if limit is not None else sorted(picked)
         out = []
         for m, (_o, _i, _r, reason) in zip(idx.by_rowid([p[2] for p in picked]), picked):
@@ -6218,6 +6208,30 @@ class Store:
                 detail = "captured from %s" % m.source
             out.append((m, reason, detail))
         return out
+
+    def review_counts(self):
+        """{reason: how many} of the review queue, without reading the memories themselves
+        (except the file hashes of those that have some)."""
+        counts = {}
+        for _o, _i, _r, reason in self._review_picks() if self.exists() else ():
+            counts[reason] = counts.get(reason, 0) + 1
+        return counts
+
+    def _review_picks(self):
+        """[(urgency, -age, index row, reason)] of the memories the review queue holds."""
+        idx, root, cache = self.index(), self.project_root(), self._hash_cache()
+
+        def stale(rowid):  # read only for a memory that has file hashes
+            m = idx.by_rowid([rowid])[0]
+            return bool(root and m and _stale_files(m.extra.get("hashes"), root, cache))
+
+        picked = []
+        for i, (rowid, mtype, confidence, source, flags) in enumerate(idx.review_rows()):
+            reason = _review_reason(mtype, confidence, source, (flags or "").split(), rowid, stale)
+            if reason:
+                picked.append((_REVIEW_REASONS.index(reason), -i, rowid, reason))
+        cache.save()
+        return picked
 
     def _what_changed(self, stale):
         """'since it was captured: a.py changed, b.py moved or deleted'."""
@@ -8520,6 +8534,15 @@ def _page_overview(store, root):
         for m in conflicts[:10]
     ]
     found += ["<li>%s cannot be read: %s</li>" % (_esc(rel), _esc(err)) for rel, err in bad[:10]]
+    counts = store.review_counts()
+    if counts:
+        found.append(
+            '<li><a href="/review">%s to review</a>: %s</li>'
+            % (
+                sum(counts.values()),
+                _esc(", ".join("%d %s" % (counts[r], r) for r in _REVIEW_REASONS if r in counts)),
+            )
+        )
     return "Overview", (
         '<h1>Overview</h1><div class="grid">'
         '<div class="card"><h2>Memories by type</h2>%s</div>'
@@ -8552,7 +8575,7 @@ def _page_overview(store, root):
             llm_html,
             "<ul>%s</ul>" % "".join(found)
             if found
-            else "<p>No two-version memories, no unreadable files.</p>",
+            else "<p>Nothing to review: no two-version or stale memory, no unreadable file.</p>",
         )
     )
 

@@ -125,6 +125,11 @@ def test_pages_answer_with_a_strict_policy_and_show_what_is_stored(filled, serve
         csp = headers["Content-Security-Policy"]
         assert "default-src 'none'" in csp and "'unsafe-inline'" not in csp
         assert headers["X-Frame-Options"] == "DENY"
+    _s, body, _h = served.get("/")
+    store = agentmem.open_store()
+    counts = store.review_counts()
+    assert counts == {"unreviewed": len(store.review_queue())} == {"unreviewed": 3}
+    assert "3 to review</a>: 3 unreviewed" in body
     status, body, _h = served.get("/search?q=refund+webhook")
     assert body.index(filled["webhook"]) < body.index(filled["cents"]) if filled["cents"] in \
         body else filled["webhook"] in body
