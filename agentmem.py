@@ -9143,7 +9143,14 @@ def _dashboard_server(store_root, host="127.0.0.1", port=_DASHBOARD_PORT, allow_
             pass
 
     try:
-        server = http.server.ThreadingHTTPServer((host, port), Handler)
+        import socket
+
+        server_class = type(
+            "Server",
+            (http.server.ThreadingHTTPServer,),
+            {"address_family": socket.AF_INET6 if ":" in host else socket.AF_INET},
+        )
+        server = server_class((host, port), Handler)
     except OSError as e:
         raise AgentmemError(
             "cannot listen on %s:%d (%s): another program has it; try agentmem serve --port %d"
@@ -10452,6 +10459,11 @@ def _demo_capture(store, work):
     return stored
 
 
+def _stop_serving(_signum, _frame):
+    """SIGTERM while serving: end as Ctrl-C does, so a demo store is removed."""
+    raise KeyboardInterrupt
+
+
 def _cmd_serve(args):
     """Serve the dashboard until interrupted; its first line is the URL with the key."""
     import shutil
@@ -10494,6 +10506,9 @@ def _cmd_serve(args):
             except Exception:  # noqa: BLE001 - no browser here: the URL is printed
                 pass
         try:
+            import signal
+
+            signal.signal(signal.SIGTERM, _stop_serving)  # `kill` ends it as Ctrl-C does
             server.serve_forever()
         except KeyboardInterrupt:
             pass

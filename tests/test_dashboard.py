@@ -284,3 +284,19 @@ def test_a_real_browser_searches_opens_confirms_and_edits(tmp_path, store):
     assert all(os.path.getsize(s) > 10000 for s in shots)
     if os.environ.get("AGENTMEM_DASHBOARD_PNG"):   # docs/dashboard.png is taken this way
         shutil.copy(shots[1], os.environ["AGENTMEM_DASHBOARD_PNG"])
+
+
+def test_serve_demo_shows_the_demo_store_and_removes_it_when_stopped(store, tmp_path):
+    proc = subprocess.Popen(AM_ARGV + ["serve", "--demo", "--no-open", "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, TMPDIR=str(tmp_path)))
+    try:
+        url = proc.stdout.readline().strip()
+        client = Client(url)
+        assert client.get(url)[0] == 200
+        assert "webhook fires twice" in client.get("/search?q=webhook")[1]
+        assert list(tmp_path.glob("agentmem-demo-*"))
+    finally:
+        proc.terminate()                      # SIGTERM ends it as Ctrl-C does
+        assert proc.wait(timeout=10) == 0
+    assert not list(tmp_path.glob("agentmem-demo-*")) and not store.exists()
