@@ -300,3 +300,23 @@ def test_serve_demo_shows_the_demo_store_and_removes_it_when_stopped(store, tmp_
         proc.terminate()                      # SIGTERM ends it as Ctrl-C does
         assert proc.wait(timeout=10) == 0
     assert not list(tmp_path.glob("agentmem-demo-*")) and not store.exists()
+
+
+def test_a_memory_page_shows_its_files_state_and_git_history(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "pay.py").write_text("CENTS = True\n")
+    git = ["git", "-c", "user.email=a@b.c", "-c", "user.name=A", "-C", str(repo)]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    monkeypatch.delenv("AGENTMEM_DIR")
+    p = am("remember", "Amounts are integer cents", "--files", "src/pay.py", "--json", cwd=repo)
+    ident = p.stdout.split('"id": "')[1].split('"')[0]
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-qm", "Remember the cents rule"], check=True)
+    (repo / "src" / "pay.py").write_text("CENTS = False\n")
+    app = agentmem._DashboardApp(str(repo / ".agentmem"), ["http://127.0.0.1:1"])
+    status, _h, body = app.respond("GET", "/m/" + ident, {
+        "Host": "127.0.0.1:1", "Cookie": "agentmem=" + app.token})
+    body = body.decode()
+    assert status == 200 and "Remember the cents rule" in body           # git log of its file
+    assert "<code>src/pay.py</code></td><td>changed" in body and "STALE" in body
