@@ -5155,10 +5155,10 @@ class _Index:
             offset += chunk
 
     def review_rows(self):
-        """[(rowid, type, confidence, source, flags)] of every memory not archived, oldest first
-        (flags: the _REVIEW_FLAGS its metadata sets, space-separated)."""
+        """[(rowid, type, confidence, source, flags, time)] of every memory not archived, oldest
+        first (flags: the _REVIEW_FLAGS its metadata sets, space-separated)."""
         return self.db.execute(
-            "SELECT rowid, type, confidence, source, flags FROM memories WHERE archived = 0 "
+            "SELECT rowid, type, confidence, source, flags, ts FROM memories WHERE archived = 0 "
             "ORDER BY ts, path, line"
         ).fetchall()
 
@@ -6195,7 +6195,7 @@ class Store:
         picked = self._review_picks()
         picked = sorted(picked)[:limit] if limit is not None else sorted(picked)
         out = []
-        for m, (_o, _i, _r, reason) in zip(idx.by_rowid([p[2] for p in picked]), picked):
+        for m, (*_key, reason) in zip(idx.by_rowid([p[3] for p in picked]), picked):
             if m is None:  # gone since the rows were read
                 continue
             if reason == "two versions":
@@ -6213,12 +6213,13 @@ class Store:
         """{reason: how many} of the review queue, without reading the memories themselves
         (except the file hashes of those that have some)."""
         counts = {}
-        for _o, _i, _r, reason in self._review_picks() if self.exists() else ():
+        for *_key, reason in self._review_picks() if self.exists() else ():
             counts[reason] = counts.get(reason, 0) + 1
         return counts
 
     def _review_picks(self):
-        """[(urgency, -age, index row, reason)] of the memories the review queue holds."""
+        """[(urgency, -time, place, index row, reason)] of the memories the review queue
+        holds: sorted, the most urgent first, then the newest, then in file order."""
         idx, root, cache = self.index(), self.project_root(), self._hash_cache()
 
         def stale(rowid):  # read only for a memory that has file hashes
@@ -6226,10 +6227,10 @@ class Store:
             return bool(root and m and _stale_files(m.extra.get("hashes"), root, cache))
 
         picked = []
-        for i, (rowid, mtype, confidence, source, flags) in enumerate(idx.review_rows()):
+        for i, (rowid, mtype, confidence, source, flags, ts) in enumerate(idx.review_rows()):
             reason = _review_reason(mtype, confidence, source, (flags or "").split(), rowid, stale)
             if reason:
-                picked.append((_REVIEW_REASONS.index(reason), -i, rowid, reason))
+                picked.append((_REVIEW_REASONS.index(reason), -(ts or 0), i, rowid, reason))
         cache.save()
         return picked
 
