@@ -299,20 +299,24 @@ def _file_stamp(st):
     return (st.st_mtime_ns, st.st_size, st.st_ino or st.st_ctime_ns)
 
 
-def _stdin_text():
-    """All of stdin as text: UTF-8 whatever the console's code page (a BOM, as PowerShell 5.1
-    writes, dropped; a byte that is not UTF-8 replaced)."""
-    stream = getattr(sys.stdin, "buffer", None)
+def _stdin_text(stream=None):
+    """All of stdin (or `stream`) as text: UTF-8 whatever the console's code page (a BOM, as
+    PowerShell 5.1 writes, dropped; a byte that is not UTF-8 replaced)."""
+    stream = stream or sys.stdin
     if stream is None:
-        return sys.stdin.read() if sys.stdin is not None else ""
-    return stream.read().decode("utf-8-sig", "replace")
+        return ""
+    if not hasattr(stream, "buffer"):
+        return stream.read()
+    return stream.buffer.read().decode("utf-8-sig", "replace")
 
 
 def _read_json_file(path):
     """The JSON data of a file written as UTF-8, with or without a BOM (PowerShell 5.1's
-    `Out-File`/`Set-Content` write one); raises OSError or ValueError."""
+    `Out-File`/`Set-Content` write one); None for an empty file; raises OSError or
+    ValueError."""
     with open(path, encoding="utf-8-sig") as f:
-        return json.loads(f.read() or "null")
+        text = f.read()
+    return json.loads(text) if text.strip() else None
 
 
 def _no_window():
@@ -582,25 +586,32 @@ def _git_info(cwd):
     return out
 
 
-def _git_changes(cwd):
-    """(branch, [changed files]) of the repository at cwd; ('', []) when there is none."""
+def _run_git(cwd, *args, timeout=5):
+    """(exit code, output as text) of `git -C cwd ARGS`, or None when git cannot run. Output is
+    UTF-8 whatever the locale (a bad byte replaced); no console window opens on Windows."""
     import subprocess
 
+    try:
+        p = subprocess.run(
+            ["git", "-C", cwd] + list(args),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            **_no_window(),
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return p.returncode, p.stdout.decode("utf-8", "replace")
+
+
+def _git_changes(cwd):
+    """(branch, [changed files]) of the repository at cwd; ('', []) when there is none."""
     if not cwd or not _git_dirs(cwd):
         return "", []
     branch = _git_info(cwd).get("branch", "")
-    try:
-        p = subprocess.run(
-            ["git", "-C", cwd, "status", "--porcelain", "--untracked-files=no"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=3,
-            **_no_window(),
-        )
-        out = p.stdout.decode("utf-8", "replace")  # git writes file names as UTF-8, any locale
-        files = [ln[3:].split(" -> ")[-1].strip() for ln in out.splitlines() if len(ln) > 3]
-    except (OSError, subprocess.SubprocessError):
-        files = []
+    done = _run_git(cwd, "status", "--porcelain", "--untracked-files=no", timeout=3)
+    out = done[1] if done else ""
+    files = [ln[3:].split(" -> ")[-1].strip() for ln in out.splitlines() if len(ln) > 3]
     return branch, files[:20]
 
 
@@ -647,20 +658,8 @@ def _provenance(m, root, branch="", commit=""):
 def _git_is_ancestor(root, commit):
     """True when `commit` is in the history of HEAD at `root`, False when it is not (or git
     does not know it: a branch never merged or pushed here), None without git."""
-    import subprocess
-
-    try:
-        p = subprocess.run(
-            ["git", "-C", root, "merge-base", "--is-ancestor", commit, "HEAD"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=5,
-            **_no_window(),
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return {0: True, 1: False, 128: False}.get(p.returncode)
+    done = _run_git(root, "merge-base", "--is-ancestor", commit, "HEAD")
+    return {0: True, 1: False, 128: False}.get(done[0]) if done else None
 
 
 def _real(path):
@@ -1856,7 +1855,7 @@ def _short_args(args):
             if key in args:
                 v = args[key]
                 return (" ".join(map(str, v)) if isinstance(v, list) else str(v))[:200]
-        return json.dumps(args, ensure_ascii=False)[:200]
+        return _json_text(args)[:200]
     return str(args)[:200]
 
 
@@ -2086,9 +2085,7 @@ def _gemini_record(d, events):
         events.append(Event("call", _short_args(args), ts, name, _tool_files(name, args)))
         result = call.get("resultDisplay") or call.get("result")
         if result:
-            text = (
-                result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)[:4000]
-            )
+            text = result if isinstance(result, str) else _json_text(result)[:4000]
             events.append(Event("result", text, ts, name))
 
 
@@ -2468,11 +2465,20 @@ def _memory_from_index(data):
     return m
 
 
-def _unreviewed(m):
-    """Whether a memory was stored by capture or an import and no person has looked at it."""
-    return (
-        m.source not in ("", "cli") and not m.extra.get("reviewed") and not m.extra.get("scanned")
-    )
+# metadata the review queue decides on; the index keeps it in a column, so the queue reads no
+# memory it will not show
+_REVIEW_FLAGS = ("conflict", "superseded_by", "reviewed", "scanned", "hashes")
+
+
+def _review_flags(m):
+    """The _REVIEW_FLAGS a memory's metadata sets."""
+    return [k for k in _REVIEW_FLAGS if m.extra.get(k)]
+
+
+def _unreviewed(source, flags):
+    """Whether a memory from `source` with these _REVIEW_FLAGS was stored by capture or an
+    import and no person has looked at it."""
+    return source not in ("", "cli") and "reviewed" not in flags and "scanned" not in flags
 
 
 def _render_memory(m, shared=None):
@@ -2578,11 +2584,7 @@ def _parse_memories(text, path=""):
                 if not isinstance(meta, dict):
                     meta = {}
                 elif "\\u" in raw and re.search(r"\\u[dD][89a-fA-F]", raw):  # \ud800 escapes
-                    meta = json.loads(
-                        json.dumps(meta, ensure_ascii=False)
-                        .encode("utf-8", "replace")
-                        .decode("utf-8")
-                    )
+                    meta = json.loads(_json_text(meta).encode("utf-8", "replace").decode("utf-8"))
             except (ValueError, RecursionError):  # a hand edit broke the JSON: keep what reads
                 meta = {}
                 for key, val in _LOOSE_FIELD_REGEX.findall(raw[:100000]):
@@ -4335,10 +4337,6 @@ _LEVEL_WEIGHTS = {"mem": _FIELD_WEIGHTS + (_FORM_WEIGHT,),
 _FTS5_TOKENIZE = "ascii tokenchars '._/-'"
 
 
-# metadata the review queue decides on, kept in a column so it reads no memory it will not show
-_REVIEW_FLAGS = ("conflict", "superseded_by", "reviewed", "scanned", "hashes")
-
-
 class _Index:
     """The search index of a store: one SQLite file in local/, derived from the markdown.
 
@@ -4598,7 +4596,7 @@ class _Index:
                     "\t".join(joined),
                     1 if m.extra.get("archived") else 0,
                     m.source,
-                    " ".join(k for k in _REVIEW_FLAGS if m.extra.get(k)),
+                    " ".join(_review_flags(m)),
                 )
             )
             mem_docs.append((rowid, rowid, fields, joined))
@@ -5387,7 +5385,7 @@ def _review_reason(mtype, confidence, source, flags, rowid, stale):
         return "stale"
     if confidence < _UNSURE_CONFIDENCE:
         return "unsure"
-    if source not in ("", "cli") and "reviewed" not in flags and "scanned" not in flags:
+    if _unreviewed(source, flags):
         return "unreviewed"
     return None
 
@@ -5495,6 +5493,8 @@ class Store:
             if os.path.exists(p):
                 try:
                     cfg = _read_json_file(p)
+                    if cfg is None:
+                        raise ValueError("the file is empty")
                 except (OSError, ValueError) as e:
                     raise AgentmemError("cannot read %s: %s" % (p, e)) from None
                 if not isinstance(cfg, dict):
@@ -6221,14 +6221,18 @@ class Store:
         """[(urgency, -time, place, index row, reason)] of the memories the review queue
         holds: sorted, the most urgent first, then the newest, then in file order."""
         idx, root, cache = self.index(), self.project_root(), self._hash_cache()
-
-        def stale(rowid):  # read only for a memory that has file hashes
-            m = idx.by_rowid([rowid])[0]
-            return bool(root and m and _stale_files(m.extra.get("hashes"), root, cache))
-
+        rows = idx.review_rows()
+        hashed = [r[0] for r in rows if root and "hashes" in (r[4] or "").split()]
+        stale = {  # read, in one go, only the memories that have file hashes
+            rowid
+            for rowid, m in zip(hashed, idx.by_rowid(hashed))
+            if m and _stale_files(m.extra.get("hashes"), root, cache)
+        }
         picked = []
-        for i, (rowid, mtype, confidence, source, flags, ts) in enumerate(idx.review_rows()):
-            reason = _review_reason(mtype, confidence, source, (flags or "").split(), rowid, stale)
+        for i, (rowid, mtype, confidence, source, flags, ts) in enumerate(rows):
+            reason = _review_reason(
+                mtype, confidence, source, (flags or "").split(), rowid, stale.__contains__
+            )
             if reason:
                 picked.append((_REVIEW_REASONS.index(reason), -(ts or 0), i, rowid, reason))
         cache.save()
@@ -6319,7 +6323,7 @@ class Store:
         for m in self.memories():
             d = m.to_dict()
             d.pop("stored", None)  # when it entered *this* store: not the next one's
-            yield json.dumps(d, ensure_ascii=False)
+            yield _json_text(d)
 
 
 def _bounded(bucket, item):
@@ -6961,10 +6965,9 @@ def _read_hook_input(stream=None):
     try:
         if stream is None or stream.isatty():
             return {}
-        raw = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode("utf-8")
+        text = _stdin_text(stream)
     except (OSError, AttributeError, ValueError):
         return {}
-    text = raw.decode("utf-8-sig", "replace")  # PowerShell 5.1 pipes a BOM first
     try:
         d = json.loads(text or "{}")
     except RecursionError:
@@ -7145,7 +7148,7 @@ class _Capture:
             _new_id(),
         )
         path = os.path.join(self.queue, name)
-        _atomic_write(path, json.dumps(job, ensure_ascii=False))
+        _atomic_write(path, _json_text(job))
         return path
 
     def grew_enough(self, fields):
@@ -7354,7 +7357,7 @@ class _Capture:
                         )
                         os.unlink(path)
                     else:
-                        _atomic_write(path, json.dumps(job, ensure_ascii=False))
+                        _atomic_write(path, _json_text(job))
             if only or not progressed:
                 break
         return done, stored, errors
@@ -7401,7 +7404,7 @@ class _Capture:
         ts["context"] = self.store._clean_value(context)  # the person's words, on disk
         state["last_capture"] = _now_iso()
         with self.store.lock():
-            _atomic_write(self.state_path, json.dumps(state, ensure_ascii=False))
+            _atomic_write(self.state_path, _json_text(state))
         return stored
 
     def job_events(self, job, ts):
@@ -7470,7 +7473,7 @@ class _Capture:
             with open(path, encoding="utf-8") as f:
                 d = json.load(f)
             d.update(kind="llm", events=keep, not_before=time.time() + 300)
-            _atomic_write(path, json.dumps(d, ensure_ascii=False))
+            _atomic_write(path, _json_text(d))
 
     def run_llm_job(self, job):
         cfg = _llm_settings()
@@ -7537,7 +7540,7 @@ class _Capture:
                 "commit": commit[:12],
                 "stored": _now_iso(),
             }
-            shared = json.dumps({k: v for k, v in shared.items() if v}, ensure_ascii=False)
+            shared = _json_text({k: v for k, v in shared.items() if v})
             return "# Session %s · %s\n\n<!-- %s -->\n%s\n\n" % (
                 session,
                 day,
@@ -8159,7 +8162,7 @@ class _MCPServer:
             except Exception as e:  # a bug: the session keeps its server
                 reply = _rpc_error(None, -32603, "Internal error: %s" % type(e).__name__)
             if reply is not None:
-                text = json.dumps(reply, ensure_ascii=False)
+                text = _json_text(reply)
                 text = text.encode("utf-8", "replace").decode("utf-8")  # no lone surrogate
                 stdout.write(text + "\n")
                 stdout.flush()
@@ -8356,7 +8359,7 @@ def _marks(store, m, root):
         (branch, "from branch %s" % branch, False),
         (m.extra.get("archived"), "ARCHIVED", False),
         (m.confidence < _UNSURE_CONFIDENCE, "unsure", False),
-        (_unreviewed(m), "unreviewed", False),
+        (_unreviewed(m.source, _review_flags(m)), "unreviewed", False),
     ]
     return [(label, bad) for shown, label, bad in marks if shown]
 
@@ -8420,33 +8423,12 @@ def _file_states(store, m, root):
 
 def _git_history(root, path, limit=15):
     """[(day, commit, subject)] of the commits that changed `path` (newest first), or []."""
-    import subprocess
-
-    try:
-        p = subprocess.run(
-            [
-                "git",
-                "-C",
-                root,
-                "log",
-                "-n",
-                str(limit),
-                "--date=short",
-                "--format=%ad%x09%h%x09%s",
-                "--",
-                path,
-            ],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=5,
-            **_no_window(),
-        )
-    except (OSError, subprocess.SubprocessError):
+    done = _run_git(
+        root, "log", "-n", str(limit), "--date=short", "--format=%ad%x09%h%x09%s", "--", path
+    )
+    if not done or done[0]:
         return []
-    if p.returncode:
-        return []
-    lines = p.stdout.decode("utf-8", "replace").splitlines()
-    return [tuple(ln.split("\t", 2)) for ln in lines if ln.count("\t") >= 2]
+    return [tuple(ln.split("\t", 2)) for ln in done[1].splitlines() if ln.count("\t") >= 2]
 
 
 def _session_list(store):
@@ -8488,7 +8470,8 @@ def _session_list(store):
 
 def _page_overview(store, root):
     """Counts by type and by week, sessions by agent, sizes, LLM use, and what check found."""
-    if not store.exists() or not store.index().stats()["memories"]:
+    s = store.stats()
+    if not s.get("memories"):
         return "Overview", (
             "<h1>Nothing stored yet</h1><p>This store is empty: <code>%s</code>.</p>"
             "<p>Wire an agent with <code>agentmem install claude-code</code> (or codex, gemini, "
@@ -8496,7 +8479,6 @@ def _page_overview(store, root):
             'pnpm, not npm" --type convention</code>. This page shows them as they come.</p>'
             % _esc(store.root)
         )
-    s = store.stats()
     s.update(_Capture(store).stats())
     weeks = {}
     now = time.time()
@@ -8630,7 +8612,7 @@ def _search_hits(store, root, params):
             ("origin", lambda v: str(m.extra.get("by") or "") == v),
             ("stale", lambda v: bool(store.stale(m, root)) if root else False),
             ("superseded", lambda v: bool(m.extra.get("superseded_by"))),
-            ("unreviewed", lambda v: _unreviewed(m)),
+            ("unreviewed", lambda v: _unreviewed(m.source, _review_flags(m))),
         )
         if not archived and m.extra.get("archived"):
             return False
@@ -9370,13 +9352,12 @@ def _read_json(path):
     if not os.path.exists(path):
         return {}
     try:
-        with open(path, encoding="utf-8-sig") as f:  # PowerShell 5.1 writes a BOM
-            text = f.read()
-        data = json.loads(text) if text.strip() else {}
+        data = _read_json_file(path)
     except (OSError, ValueError) as e:
         raise AgentmemError(
             "cannot read %s (%s); fix or move it, then run install again" % (path, e)
         ) from None
+    data = {} if data is None else data
     if not isinstance(data, dict):
         raise AgentmemError("%s does not hold a JSON object; fix it by hand first" % path)
     return data
@@ -9814,7 +9795,7 @@ def _cmd_show(args):
     if m.extra.get("by"):
         _out("    evidence: %s" % (_evidence(m) or m.extra["by"]))
     for k, v in sorted(m.extra.items()):
-        _out("    %s: %s" % (k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)))
+        _out("    %s: %s" % (k, v if isinstance(v, str) else _json_text(v)))
     _out("    in %s:%d" % (os.path.join(store.root, m.path), m.line))
     return 0
 
