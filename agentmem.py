@@ -1677,12 +1677,16 @@ class Event:
     role is 'user' (the person), 'assistant' (the agent's prose), 'call' (a
     tool call: `tool` and a short `text`), 'result' (tool output: evidence,
     never a source of facts), or 'summary' (a compaction summary or title).
+    A result says whether its call failed (`ok` False: an error flag or a
+    non-zero exit code; None when the transcript does not say), and `ref`
+    pairs a call with its result when the transcript names the call.
     """
 
-    __slots__ = ("role", "text", "ts", "tool", "files")
+    __slots__ = ("role", "text", "ts", "tool", "files", "ok", "ref")
 
-    def __init__(self, role, text, ts="", tool="", files=()):
+    def __init__(self, role, text, ts="", tool="", files=(), ok=None, ref=""):
         self.role, self.text, self.ts, self.tool, self.files = role, text, ts, tool, list(files)
+        self.ok, self.ref = ok, ref
 
     def __repr__(self):
         return "Event(%s%s: %r)" % (self.role, "/" + self.tool if self.tool else "", self.text[:50])
@@ -1711,7 +1715,8 @@ _NOT_FOUND_REGEX = _LazyRegex(
 )
 # fmt: off
 _SHELL_TOOLS = frozenset(
-    ("bash", "shell", "exec", "exec_command", "local_shell_call", "run_shell_command")
+    ("bash", "shell", "shell_command", "exec", "exec_command", "local_shell_call",
+     "run_shell_command")
 )
 # fmt: on
 _ANSWERS_REGEX = _LazyRegex(r'"((?:[^"\\]|\\.)*)"="((?:[^"\\]|\\.)*)"')
@@ -1728,7 +1733,9 @@ _INJECTED_USER_REGEX = _LazyRegex(
 # blocks an agent adds to the person's message: its reminders, a hook's context (Gemini CLI
 # puts what SessionStart printed there), and agentmem's own notes
 _SYSTEM_REMINDER_REGEX = _LazyRegex(
-    r"<(system-reminder|hook_context)>.*?</\1>|```+ ?agentmem-notes\n.*?\n```+", re.S
+    r"<(system-reminder|hook_context|ide_[a-z_]+|user-prompt-submit-hook|local-command-std\w+)>"
+    r".*?</\1>|```+ ?agentmem-notes\n.*?\n```+",
+    re.S,
 )
 _MEMORY_INPUT_REGEX = _LazyRegex(r"<user-memory-input>(.*?)</user-memory-input>", re.S)
 _COMMAND_ARGS_REGEX = _LazyRegex(r"<command-args>(.*?)</command-args>", re.S)
@@ -1816,8 +1823,10 @@ def _call_text(name, args):
         if name == "ExitPlanMode" and isinstance(args.get("plan"), str):
             return args["plan"][:_CALL_TEXT_CHARS]
         command = args.get("command") or args.get("cmd")
+        if isinstance(command, list) and len(command) == 3 and str(command[1]) in ("-c", "-lc"):
+            command = command[2]  # ["bash", "-lc", "the command"]
         command = " ".join(map(str, command)) if isinstance(command, list) else command
-        if isinstance(command, str) and "git commit" in command:
+        if isinstance(command, str):  # the whole command: the commands section reads it
             return command[:_CALL_TEXT_CHARS]
     return _short_args(args)
 
@@ -1849,6 +1858,28 @@ def _codex_answers(out):
     return " ".join(said)
 
 
+# "Exit code 1", "Exit code: 2", "Process exited with code 0", "exit status 1": how shells and
+# agents' tool wrappers report a command's status in the first lines of its output
+_EXIT_REGEX = _LazyRegex(
+    r"^(?:[^\n]*\n){0,3}?\s*(?:exit code:?|process exited with code|exit status)\s*(-?\d+)", re.I
+)
+# Codex's code-mode exec: a script that runs one shell command, `exec_command({"cmd": ...})`
+_EXEC_CMD_REGEX = _LazyRegex(r'exec_command\(\s*\{\s*"cmd"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
+def _result_ok(text, flag=None):
+    """Whether a tool's call succeeded: the transcript's own flag (an error flag, a status) when
+    it has one, else the exit code its output starts with, else None (not said).
+
+    >>> _result_ok("Exit code 1\\nerror: no such file"), _result_ok("ok"), _result_ok("", True)
+    (False, None, True)
+    """
+    if flag is not None:
+        return bool(flag)
+    m = _EXIT_REGEX.match(text or "")
+    return m.group(1) == "0" if m else None
+
+
 def _short_args(args):
     if isinstance(args, dict):
         for key in _SHORT_ARGS:
@@ -1860,9 +1891,13 @@ def _short_args(args):
 
 
 def _claude_summary(d, ts, out):
-    """A `summary` line: the session's title."""
+    """A `summary` line: a title, of this session only when the message it names (its
+    `leafUuid`) is in this file (Claude Code also writes the titles of earlier sessions)."""
     if d.get("summary"):
-        out["events"].append(Event("summary", str(d["summary"]), ts))
+        ev = Event("summary", str(d["summary"]), ts)
+        out["events"].append(ev)
+        if d.get("leafUuid"):
+            out["titles"].append((d["leafUuid"], ev))
 
 
 def _claude_queued(d, ts, out):
@@ -1880,17 +1915,24 @@ def _claude_user(d, ts, out):
     if d.get("isCompactSummary"):  # the session's own later view of itself
         out["events"].append(Event("compact", _blocks_text(content), ts))
         return
-    if d.get("isSidechain"):
-        return
     for b in content if isinstance(content, list) else ():
         if isinstance(b, dict) and b.get("type") == "tool_result":
             text = b.get("content")
             text = _blocks_text(text) if not isinstance(text, str) else text
-            tool = out["tools"].get(b.get("tool_use_id"), "")
-            out["events"].append(Event("result", text, ts, tool))
-            answers = _answers(text)  # the person's words in a tool result
+            ref = str(b.get("tool_use_id") or "")
+            tool = out["tools"].get(ref, "")
+            failed = b.get("is_error") if isinstance(b.get("is_error"), bool) else None
+            ok = _result_ok(text, None if failed is None else not failed)
+            out["events"].append(Event("result", text, ts, tool, ok=ok, ref=ref))
+            # the person's words in a tool's result: only in the answer of the agent's own tool for
+            # asking them; any other result (a web page, a file) that looks like one is data
+            answers = (
+                _answers(text) if tool == "AskUserQuestion" and not d.get("isSidechain") else ""
+            )
             if answers:
-                out["events"].append(Event("user", answers, ts))
+                out["events"].append(Event("user", answers, ts, "answer"))
+    if d.get("isSidechain"):
+        return  # a sub-agent's prompt is the main agent's words: only its tools' results count
     text = _person_text(_blocks_text(content))
     if text:
         out["events"].append(Event("user", text, ts))
@@ -1915,10 +1957,11 @@ def _claude_assistant(d, ts, out):
             out["events"].append(Event("assistant", b["text"].strip(), ts, by))
         elif b.get("type") == "tool_use":
             name = str(b.get("name") or "")
-            out["tools"][b.get("id")] = name
+            ref = str(b.get("id") or "")
+            out["tools"][ref] = name
             args = b.get("input") or {}
             out["events"].append(
-                Event("call", _call_text(name, args), ts, name, _tool_files(name, args))
+                Event("call", _call_text(name, args), ts, name, _tool_files(name, args), ref=ref)
             )
 
 
@@ -1932,9 +1975,11 @@ _CLAUDE_RECORDS = {"summary": _claude_summary, "queue-operation": _claude_queued
 def _parse_claude(lines, info):
     """Events of a Claude Code transcript (JSONL lines), each line read by its handler in
     _CLAUDE_RECORDS; `isMeta` lines are injected text, not the person."""
-    out = {"events": [], "tools": {}, "seen": set()}
+    out = {"events": [], "tools": {}, "seen": set(), "titles": []}
+    uuids = set()
     for d in lines:
         try:
+            uuids.add(d.get("uuid"))
             info.setdefault("session", d.get("sessionId") or "")
             if d.get("cwd"):
                 info.setdefault("cwd", d["cwd"])
@@ -1945,7 +1990,8 @@ def _parse_claude(lines, info):
                 read(d, d.get("timestamp") or "", out)
         except _RECORD_ERRORS:
             info["skipped"] = info.get("skipped", 0) + 1  # one bad record costs itself
-    return out["events"]
+    foreign = {id(ev) for leaf, ev in out["titles"] if leaf not in uuids}
+    return [ev for ev in out["events"] if id(ev) not in foreign]
 
 
 def _codex_meta(p, ts, info, out):
@@ -1981,24 +2027,46 @@ def _codex_call(p, ts, info, out):
             args = json.loads(args)
         except ValueError:
             pass
-    out["calls"][p.get("call_id")] = name
-    out["items"].append(Event("call", _call_text(name, args), ts, name, _tool_files(name, args)))
+    script = _EXEC_CMD_REGEX.search(args) if name == "exec" and isinstance(args, str) else None
+    if script:  # code mode: a script around one shell command
+        try:
+            name, args = "exec_command", {"cmd": json.loads(script.group(1))}
+        except ValueError:
+            pass
+    ref = str(p.get("call_id") or "")
+    cell = args.get("cell_id") if name == "wait" and isinstance(args, dict) else None
+    if cell is not None and str(cell) in out["cells"]:  # the output of a command still running
+        out["calls"][ref] = out["cells"].pop(str(cell))
+        return
+    out["calls"][ref] = (name, ref)
+    out["items"].append(
+        Event("call", _call_text(name, args), ts, name, _tool_files(name, args), ref=ref)
+    )
 
 
 def _codex_output(p, ts, info, out):
     """A tool's output, paired with its call; the person's answers to request_user_input."""
-    text, data = p.get("output"), None
+    text, data, code = p.get("output"), None, None
     if isinstance(text, str) and text[:1] == "{":
         try:
             data = json.loads(text)
             text = data.get("output", text)
+            code = (data.get("metadata") or {}).get("exit_code")
         except (ValueError, AttributeError):
             pass
-    name = out["calls"].get(p.get("call_id"), "")
-    out["items"].append(Event("result", str(text or ""), ts, name))
+    text = _blocks_text(text) if isinstance(text, list) else str(text or "")
+    if code is None and text.startswith("Script failed"):  # code mode's own verdict
+        code = 1
+    name, ref = out["calls"].get(str(p.get("call_id") or ""), ("", str(p.get("call_id") or "")))
+    running = re.match(r"Script running with cell ID (\w+)", text)
+    if running:  # code mode: the output comes with a later `wait` on this cell
+        out["cells"][running.group(1)] = (name, ref)
+        return
+    ok = _result_ok(text, None if not isinstance(code, int) else code == 0)
+    out["items"].append(Event("result", text, ts, name, ok=ok, ref=ref))
     answers = _codex_answers(data) if name == "request_user_input" else ""
     if answers:
-        out["items"].append(Event("user", answers, ts))  # the person's choices
+        out["items"].append(Event("user", answers, ts, "answer"))  # the person's choices
 
 
 def _codex_event(p, ts, info, out):
@@ -2029,7 +2097,7 @@ _CODEX_RECORDS = {
 def _parse_codex(lines, info):
     """Events of a Codex CLI rollout (JSONL lines): one stream, calls paired by call_id; each
     line read by its handler in _CODEX_RECORDS."""
-    out = {"items": [], "fallback": [], "calls": {}}
+    out = {"items": [], "fallback": [], "calls": {}, "cells": {}}
     for d in lines:
         try:
             kind, p, ts = d.get("type"), d.get("payload") or {}, d.get("timestamp") or ""
@@ -2082,11 +2150,14 @@ def _gemini_record(d, events):
         if not isinstance(call, dict):
             continue
         name, args = str(call.get("name") or ""), call.get("args") or {}
-        events.append(Event("call", _short_args(args), ts, name, _tool_files(name, args)))
+        ref = str(call.get("id") or "")
+        events.append(Event("call", _short_args(args), ts, name, _tool_files(name, args), ref=ref))
         result = call.get("resultDisplay") or call.get("result")
+        status = call.get("status")
         if result:
             text = result if isinstance(result, str) else _json_text(result)[:4000]
-            events.append(Event("result", text, ts, name))
+            flag = status == "success" if status in ("success", "error", "cancelled") else None
+            events.append(Event("result", text, ts, name, ok=_result_ok(text, flag), ref=ref))
 
 
 def _parse_gemini(records, info):
@@ -2686,6 +2757,7 @@ _OBSERVER_PHRASES = {
     # a reply's first words that acknowledge; the sentence goes on after them
     "ack": (
         ("opener", "en", r"ok ; okay ; good ; great ; perfect ; sure ; done ; noted ; got it"),
+        ("lead", "en", r"ok ; okay ; yes ; yeah ; sure ; alright"),
         ("opener", "en", r"understood ; agreed ; right ; yes ; will do ; confirmed ; recorded"),
         ("opener", "en", r"you're right"),
         ("opener", "ru", r"принято ; зафиксировано ; готово ; понял ; хорошо ; отлично ; согласен"),
@@ -2723,7 +2795,7 @@ _OBSERVER_PHRASES = {
         ("start", "en", r"(go|stick|stay) with ; stay on ; keep using ; switch to"),
         ("word", "en", r"we('ll| will)? (stay|stick|remain) (on|with) ; we decided ; decided"),
         ("word", "en", r"(the|our|my) decision (is|was)"),
-        ("word", "en", r"let's (use|go with|switch|stick|keep|move)"),
+        ("word", "en", r"let's (use|go with|switch to|stick with|stay on)"),
         ("word", "en", r"we'll (use|go with|stick|keep|switch) ; we are going with"),
         ("word", "en", r"we're going with ; going with ; stick with ; switch(ing)? to"),
         ("word", "en", r"the plan is ; we chose ; we picked"),
@@ -2739,17 +2811,21 @@ _OBSERVER_PHRASES = {
         ("word", "ru", r"решили не ; решили отказаться"),
     ),
     # the person turning something down, or a dead end either of you hit
+    # something tried that failed, or an option turned down for good: a dead end
     "reject": (
+        ("word", "en", r"not worth ; rejected ; dead[- ]end ; (didn't|did not|won't) (work|help)"),
+        ("word", "en", r"tried\b.*\b(fail*|broke|doesn't work|didn't) ; gave up ; abandon*"),
+        ("word", "en", r"(we|i) (reverted|rolled back|backed out)"),
+        ("word", "ru", r"не (сработал*|помогл*) ; тупик* ; отклон* ; отказались ; откатили"),
+        ("word", "ru", r"попробовал*\b.*\bне (работает|работал*)"),
+    ),
+    # turning something down: a decision when it says what to do instead ("No Redis, use ...")
+    "refuse": (
         ("start", "en", r"no\s+\w"),
         ("word", "en", r"(don't|do not|never) (use|add|bring|reintroduce) ; stop using"),
-        ("word", "en", r"not using ; don't bother ; not worth ; no longer ; get rid of"),
-        ("word", "en", r"we removed ; reject(ed)? ; dead[- ]end"),
-        ("word", "en", r"(didn't|did not|won't) (work|help)"),
-        ("word", "en", r"tried\b.*\b(fail*|broke|doesn't work|didn't) ; revert(ed)?"),
-        ("word", "en", r"roll(ed)? back ; gave up ; abandon*"),
+        ("word", "en", r"not using ; don't bother ; get rid of"),
         ("word", "ru", r"не (берём|берем|берите|используем|используйте)"),
-        ("word", "ru", r"не (нужен|нужна|нужно|надо) ; не (сработал*|помогл*) ; отказ* ; откат*"),
-        ("word", "ru", r"тупик* ; отклон*"),
+        ("word", "ru", r"не (нужен|нужна|нужно|надо) ; отказ*"),
         ("word", "zh", r"不要用 ; 不用"),
     ),
     # what a rejection offers instead (or that it closes the matter): then it is a decision
@@ -2765,6 +2841,48 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"dead[- ]end ; (didn't|did not) (work|help)"),
         ("word", "en", r"(tried|considered)\b.*\b(fail*|broke|doesn't work|didn't|but)"),
         ("word", "ru", r"откатил* ; отклон* ; не сработал* ; тупик* ; отказал*"),
+    ),
+    # what makes an instruction a standing one rather than a task to do once
+    "standing": (
+        ("start", "en", r"always ; never ; from now on ; going forward ; whenever ; every time"),
+        ("word", "en", r"(we|you|i|please) (should |must |will |need to )?(always|never)"),
+        ("word", "en", r"from now on ; going forward ; every time ; each time ; as a rule"),
+        ("word", "en", r"[,;:—] (always|never)"),
+        ("word", "en", r"in (this|our|the) (repo|repository|project|codebase|code base|team)"),
+        ("word", "en", r"(we|you) (must|should) (always|never|not) ; (we|you) (mustn't|shouldn't)"),
+        ("word", "en", r"(we|you) (don't|do not|never) (use|add|edit|touch|change|commit|push)"),
+        ("word", "en", r"(we|you) (don't|do not|never) (write|modify|run|deploy|call|import)"),
+        ("word", "en", r"we (use|prefer|keep|name|prefix|put|store|follow|run|deploy) ; prefer*"),
+        ("word", "en", r"(we're|we are) (using|on)"),
+        ("word", "en", r"the (rule|convention|policy) is ; (rule|convention) of thumb"),
+        ("start", "en", r"(don't|do not|never|avoid) (use|add|edit|touch|change|commit|push)"),
+        ("start", "en", r"(don't|do not|never|avoid) (write|modify|run|deploy|call|import|put)"),
+        ("start", "en", r"(don't|do not|never|avoid) (rely|hardcode|hard-code|mock|bypass|skip)"),
+        ("word", "ru", r"всегда ; никогда ; с этого момента ; впредь ; каждый раз ; по умолчанию"),
+        ("word", "ru", r"в этом (репо|репозитории|проекте) ; не используем ; мы используем"),
+        ("word", "zh", r"總是 ; 总是 ; 一律 ; 以後 ; 以后 ; 每次 ; 永遠 ; 永远 ; 務必 ; 务必"),
+    ),
+    # a rule's verb: what a statement about a kind of thing says of it ("Tests go in tests/")
+    "rule-verb": (
+        ("word", "en", r"must ; mustn't ; should ; shouldn't ; only use ; go through"),
+        ("word", "en", r"goes through ; (is|are) required ; follows?(?! ?-?up) ; at most"),
+        ("word", "en", r"at least ; no more than ; (stay|stays) (below|within)"),
+        ("word", "en", r"(go|goes|live|lives|belong|belongs|sit|sits) (in|into|under|inside)"),
+        ("word", "en", r"(stay|stays) (in|under)"),
+        ("word", "en", r"(are|is) (named|prefixed|written|kept) (in|with|as)"),
+        ("word", "ru", r"должн* ; нельзя ; обязательно"),
+        ("word", "zh", r"必須 ; 必须 ; 務必 ; 务必 ; 確保 ; 确保"),
+    ),
+    "ensure": (("word", "en", r"make sure ; ensures? ; remember to"),),
+    "quantifier": (
+        ("word", "en", r"every ; each ; any"),
+        ("word", "ru", r"каждый ; каждая ; каждое ; все ; любой"),
+    ),
+    # ... and what ties it to now: "don't push yet", "never mind for now"
+    "for-now": (
+        ("word", "en", r"yet ; for now ; right now ; this time ; today ; at the moment ; until"),
+        ("word", "en", r"for this (task|pr|ticket|change|one|session) ; just now"),
+        ("word", "ru", r"пока ; сейчас ; сегодня ; на этот раз"),
     ),
     # a rule: how things are done here
     "convention": (
@@ -2794,11 +2912,9 @@ _OBSERVER_PHRASES = {
     "todo": (
         ("start", "en", r"todo ; fixme"),
         ("word", "en", r"(todo|fixme)\s*[:(] ; later ; next (session|time) ; follow[- ]up"),
-        ("word", "en", r"still (need|have) to ; to do: ; remaining ; don't forget ; not yet"),
-        ("word", "en", r"open question"),
-        ("label", "en", r"next steps?"),
-        ("word", "ru", r"потом ; позже ; не забыть ; в следующий раз ; осталось ; надо будет"),
-        ("word", "ru", r"пока не"),
+        ("word", "en", r"don't forget ; open question ; at some point ; eventually ; tomorrow"),
+        ("label", "en", r"next steps? ; todo ; left to do"),
+        ("word", "ru", r"потом ; позже ; не забыть ; в следующий раз ; надо будет"),
     ),
     "agent-todo": (
         ("label", "en", r"(todo|fixme|follow[- ]?ups?|next steps?)( left| remaining)?"),
@@ -2852,7 +2968,8 @@ _OBSERVER_PHRASES = {
     "request": (
         ("start", "en", r"can you ; could you ; would you ; please ; help me ; give me ; show me"),
         ("start", "en", r"i want (you )?to ; i'd like (you )?to ; i need you to"),
-        ("start", "en", r"tell me ; explain"),
+        ("start", "en", r"tell me ; explain ; let's ; (now|so|ok|okay),? let's"),
+        ("start", "en", r"(now|so),? in this"),
         ("start", "en", r"for this [a-z]+,? i want ; i want to build"),
         ("word", "en", r"what should (i|we) ; give (me )?some ; can you"),
         ("start", "ru", r"сделай ; помоги ; покажи ; объясни ; можешь ; нужно чтобы ты"),
@@ -2929,7 +3046,7 @@ _OBSERVER_PHRASES = {
     "suggestion": (
         ("word", "en", r"(i|we) (could|might|can also) ; could also ; consider ; option(ally|s)?"),
         ("word", "en", r"alternatively ; perhaps ; maybe ; would you like ; should i ; shall i"),
-        ("word", "en", r"want me to ; if you('d| would) like"),
+        ("word", "en", r"want me to ; if you('d| would) like ; (how|what) would you like me to"),
         ("word", "ru", r"можно было бы ; можно также ; предлагаю ; хотите ; если хотите"),
     ),
     "hypothetical": (
@@ -3046,7 +3163,7 @@ def _phrase_line(anchor, language, phrases):
     for p in phrases:
         rx = _phrase_pattern(p)
         if language != "zh":  # Chinese has no spaces: no word boundaries
-            if before == r"\b":
+            if before == r"\b" and not p.startswith("["):  # "[,;] always": after a comma
                 rx = r"(?<!\w)" + rx
             if after == r"\b" and re.search(r"(?<!\\)[\w)?]$", p):
                 rx += r"(?!\w)"
@@ -3105,14 +3222,16 @@ _NOT_PATHS = frozenset("and/or n/a i/o w/o tcp/ip either/or read/write input/out
 # Each kind has its confidence in _OBSERVED_CONFIDENCE.
 # fmt: off
 _PERSON_RULES = (
+    # "no, not like that: use X": the person correcting what the agent did, how it is done here
     ("correction", None, "convention", "user-correction"),
     ("decided-against", None, "dead-end", "user-dead-end"),   # "we decided against Velero"
     ("decision", None, "decision", "user-decision"),
     # "no X, use Y": a choice naming what lost
-    ("reject", "alternative", "decision", "user-decision"),
+    ("refuse", "alternative", "decision", "user-decision"),
     ("reject", None, "dead-end", "user-dead-end"),
     ("todo", None, "todo", "user-todo"),
-    ("convention", None, "convention", "user-convention"),
+    # a standing instruction (always, never, from now on, we use ...), not a task to do once
+    ("standing", None, "convention", "user-convention"),
     ("label", None, "convention", "user-convention"),         # "Rule: ..."
 )
 # fmt: on
@@ -3159,6 +3278,7 @@ _UNFIT = (
     (("user-convention", "user-fact"), None, "?", "", "a question, not a rule"),
     ("user", None, "subjectless", "named", "no subject of its own"),
     ("user", ("convention", "todo", "fact"), "request", "", "asked of the agent, not a rule"),
+    ("user-convention", None, "for-now", "", "for this once, not a rule"),
 )
 # fmt: on
 _SHORT_ANSWER_WORDS = 14  # an answer this short to a question does not name its subject
@@ -3344,13 +3464,28 @@ def _overlaps(a, b):
     return shared >= _OVERLAP_WORDS or shared >= _OVERLAP_SHARE * min(len(ta), len(tb))
 
 
+# the agent giving way to the person: what they objected to was a correction
+_CONCEDE_REGEX = _LazyRegex(
+    r"^\W*(?:(?:you'?re|you are) (?:absolutely |completely |totally |quite )?right|"
+    r"(?:good|great|nice|fair) (?:catch|point)|my (?:apologies|mistake|bad)|apologies|sorry)\W*",
+    re.I,
+)
+# ... and the words of the rule it then says
+_RULE_WORDS_REGEX = _LazyRegex(
+    r"\b(?:should(?:n't| not)?|must(?:n't| not)?|need(?:s)? to|instead|rather than|never|always|"
+    r"don't|do not)\b",
+    re.I,
+)
+
+
 class _Candidate:
-    __slots__ = ("kind", "type", "text", "files", "ts", "tags", "fixed")
+    __slots__ = ("kind", "type", "text", "files", "ts", "tags", "fixed", "turn")
 
     def __init__(self, kind, mtype, text, files=(), ts="", tags=()):
         self.kind, self.type, self.text, self.ts = kind, mtype, text, ts
         self.files, self.tags = list(files), list(tags)
         self.fixed = False  # a bug whose fix was made, not only its cause found
+        self.turn = 0  # the person's message it followed
 
 
 def _agent_bare(s):
@@ -3399,6 +3534,64 @@ def _unfit(kind, mtype, text):
     return ""
 
 
+_TYPED_CHARS = 1500  # a person's message longer than this, laid out in sections, is a document
+_STRUCTURE_REGEX = _LazyRegex(r"^(?:#{1,4} \S|\s*(?:[-*•]|\d+[.)])\s+\S|[A-Z][A-Z_ ]{2,}:)", re.M)
+_USER_INPUT_REGEX = _LazyRegex(r"^#+\s*user input\s*\n+```\w*\n(.*?)```", re.I | re.M | re.S)
+
+
+def _typed_words(text):
+    """What the person typed themselves in a message: a prompt template's "User Input" block
+    (spec-kit and other custom commands expand into a template around it), the lines before
+    a long pasted document, or the whole message when it reads as typed.
+
+    >>> _typed_words("## User Input\\n\\n```text\\nPhase 2\\n```\\n\\nYou **MUST** read it.")
+    'Phase 2'
+    """
+    given = _USER_INPUT_REGEX.search(text)
+    if given:
+        return given.group(1).strip()
+    if len(text) <= _TYPED_CHARS or len(_STRUCTURE_REGEX.findall(text)) < 8:
+        return text
+    first = _STRUCTURE_REGEX.search(text)
+    head = text[: first.start()].strip() if first else ""
+    return head if len(head) <= _TYPED_CHARS // 3 else ""
+
+
+# a sentence that starts with one of these is about one thing, or asks: no rule about a kind
+# fmt: off
+_SPECIFIC_LEADS = frozenset("""
+the this that these those it its there here i you he she they we my your our his her their
+please can could would will let's lets now then so ok okay also and but if when why how what
+which who where only just still yes no not
+""".split())
+# fmt: on
+_RULE_SUBJECT_WORDS = 4  # "Branch names", "API responses in v2": a kind is named in a few words
+
+
+def _general_rule(s):
+    """Whether a sentence states a rule about a kind of thing: a rule verb after a subject of
+    a few words that names a kind, not this one thing ("Tests go in tests/unit", "Branch
+    names follow feat/<ticket>"), or "make sure" of every one of them. "The page should show
+    5 moves" is about one page; "It should work now" names nothing.
+
+    >>> _general_rule("Tests go in tests/unit, not next to the code.")
+    True
+    >>> _general_rule("The build should pass.")
+    False
+    """
+    if s.rstrip().endswith(("!", "?", "！", "？")):
+        return False
+    m = _says("rule-verb", s)
+    if m and _CJK_REGEX.search(s[: m.start()]):
+        return True  # Chinese or Japanese: no spaces to find the subject by
+    if m:
+        subject = s[: m.start()].split()
+        lead = subject[0].lower().strip("*`\"'(") if subject else ""
+        if 1 <= len(subject) <= _RULE_SUBJECT_WORDS and lead not in _SPECIFIC_LEADS:
+            return not re.search(r"\d", " ".join(subject))
+    return bool(_says("ensure", s) and _says("quantifier", s))
+
+
 def _classify_user_sentence(s):
     """(type, kind) for one sentence the person wrote, or None when it is a plain request.
 
@@ -3411,7 +3604,10 @@ def _classify_user_sentence(s):
         return None
     body = _phrase("ack").sub("", s)
     body = _unquoted(_phrase("filler").sub("", body))
-    return _first_rule(_PERSON_RULES, body)
+    typed = _first_rule(_PERSON_RULES, body)
+    if typed is None and _general_rule(body):
+        typed = ("convention", "user-convention")
+    return typed
 
 
 class _PersonTurn:
@@ -3459,6 +3655,8 @@ class _Observer:
         self.facts_left = _MAX_FACTS_PER_CHUNK
         self.said = 0  # messages of the agent so far
         self.unsettled = []  # [(candidate, message)] the agent made since the person spoke
+        self.objection = None  # (words, ts) of the person's last message, until the agent answers
+        self.turns = 0  # messages of the person so far
 
     def add(self, kind, mtype, text, files=(), ts="", tags=()):
         """Keep one candidate, unless it cannot stand as a memory (_unfit) or is already kept."""
@@ -3486,6 +3684,7 @@ class _Observer:
                 self.out.remove(c)  # the session's later word on the same subject
         about = [f for f in files if os.path.basename(f) and os.path.basename(f) in text]
         c = _Candidate(kind, mtype, text, _paths_first(about + _mentioned_files(text)), ts, tags)
+        c.turn = self.turns
         self.out.append(c)
         if by_agent:
             self.unsettled.append((c, self.said))
@@ -3513,6 +3712,17 @@ class _Observer:
                 self.turn_files += [_relative_file(f, self.cwd) for f in ev.files]
         elif ev.role == "summary":
             self.context.setdefault("title", _clip(ev.text, 160))
+        elif ev.role == "user" and ev.tool == "answer":  # what they chose when the agent asked
+            self.settle()
+            text = _strip_private(ev.text).replace("\u2019", "'")
+            asked = text.split("?", 1)[0] if "?" in text else ""
+            # "Would you like me to test the API? Yes": a go-ahead for an offer, not a choice
+            if (
+                not _says("suggestion", asked)
+                and not _says("bare-approval", text)
+                and _word_count(text) >= 3
+            ):
+                self.add("user-decision", "decision", text, ts=ev.ts)
         elif ev.role in ("user", "assistant"):  # a tool's result is evidence, never a source
             # "I’ll" is "I'll" to every phrase
             text = _strip_private(ev.text).replace("\u2019", "'")
@@ -3524,7 +3734,10 @@ class _Observer:
         context = self.context
         self.settle()
         self.turn_user, self.turn_files = [], []
+        text = _typed_words(text)  # a command's template or a pasted document is not their words
+        self.turns += 1
         sentences = _split_sentences(text)
+        self.objection = (sentences[0][0], ts) if len(sentences) in (1, 2) else None
         if sentences and not context.get("request"):
             top = text.lstrip().split("\n", 1)[0]  # a markdown heading on top names the task best
             title = top.lstrip("#").strip() if top.startswith("#") else sentences[0][0]
@@ -3609,8 +3822,9 @@ class _Observer:
 
     @staticmethod
     def _pairs(prev, mtype):
-        """ "Stay on X. Y is not worth it.": a choice and what lost are one decision."""
-        if prev is None or {mtype, prev.type} != {"dead-end", "decision"}:
+        """ "Stay on X. Y is not worth it.": a choice and what lost are one decision (and so are
+        two choices said one after the other)."""
+        if prev is None or {mtype, prev.type} not in ({"dead-end", "decision"}, {"decision"}):
             return False
         prev.type = "decision"
         return True
@@ -3620,11 +3834,33 @@ class _Observer:
     def agent(self, text, ts):
         turn = _AgentTurn()
         self.said += 1
+        objection, self.objection = self.objection, None
+        if objection:
+            self._conceded(objection, text)
         for s, heading in _split_sentences(text):
             if _says("overturn", s):
                 self.overturn(s)
             self._agent_sentence(turn, s, heading or "", ts)
         self._agent_bug(turn, ts)
+
+    def _conceded(self, objection, reply):
+        """The person objected and the agent conceded ("You're right, I shouldn't edit
+        generated code"): the objection, with the rule the agent then says, is a correction
+        (a convention by the person). A concession followed only by a plan ("you're right,
+        let me check again") is no rule."""
+        if not _CONCEDE_REGEX.match(reply):
+            return
+        said, ts = objection
+        rules = [
+            s
+            for s, _h in _split_sentences(_CONCEDE_REGEX.sub("", reply, count=1))[:3]
+            if _RULE_WORDS_REGEX.search(s) and not _says("plan", s) and not _says("narration", s)
+        ]
+        if rules and not _says("bare-approval", said):
+            text = "%s (the agent agreed: %s)" % (said.rstrip(), " ".join(rules[:2]).rstrip("."))
+            c = self.add("user-correction", "convention", text, ts=ts, tags=["correction"])
+            if c:
+                self.turn_user.append(c)
 
     def _agent_sentence(self, turn, s, heading, ts):
         """One sentence of the agent, decided in this order: a plan tells nothing yet; an
@@ -3748,6 +3984,8 @@ class _Observer:
             self.context["problem_open"] = False
         memories = []
         for c in self.out:
+            if c.kind == "assistant-todo" and not (final and c.turn == self.turns):
+                continue  # "next steps" of a turn the session went on past: the episode has them
             m = Memory(
                 c.text,
                 type=c.type,
@@ -3966,6 +4204,493 @@ def _final_report(turns):
     return ""
 
 
+########################################################################
+# Commands: what the session ran, what failed, and what made it pass
+########################################################################
+
+# What a shell command is for, by its program and subcommand (the command's first words, never
+# its file arguments); the first kind that matches wins. A command of no kind (git, ls, grep,
+# cat) is only read for what the environment refused.
+# fmt: off
+_COMMAND_KINDS = (
+    ("install", r"\b(?:pip3? install|npm (?:install|ci|i)|pnpm (?:install|add|i)"
+                r"|yarn (?:install|add)|uv (?:sync|add|pip)|poetry (?:install|add)"
+                r"|cargo (?:add|install|fetch)"
+                r"|go (?:get|mod)|bundle install|apt(?:-get)? install|brew install)\b"),
+    ("format", r"\b(?:fmt|format|prettier|black|isort|gofmt|rustfmt|autopep8|yapf)\b|:format\b"),
+    ("lint", r"\b(?:lint|eslint|ruff|flake8|pylint|golangci-lint|clippy|rubocop|stylelint"
+             r"|shellcheck|biome|deadnix|statix|hadolint)\b|:lint\b|\blint:"),
+    ("typecheck", r"\b(?:tsc|mypy|pyright|basedpyright|vue-tsc|go vet|cargo check|typecheck"
+                  r"|type-check)\b|check:types|types:check"),
+    ("test", r"\b(?:pytest|jest|vitest|mocha|rspec|phpunit|unittest|tox|nox|ctest|bats)\b"
+             r"|\btests?(?::[\w:-]+)?\b"),
+    ("build", r"\b(?:build|compile|make|webpack|rollup|esbuild|gradle|mvn|bazel|cmake)\b"),
+    ("generate", r"\b(?:generate|codegen|migrate)\b"),
+    ("run", r"\b(?:start|dev|serve|cargo run|go run|uv run|poetry run|python3?|node|deno|bun"
+            r"|docker compose up|docker run)\b"),
+)
+# fmt: on
+# toolchains whose `run` or `test` builds the code first: a pass means it compiles
+_COMPILERS = frozenset("cargo go dotnet mvn gradle swift make zig".split())
+_KIND_WORDS = {"test": "test", "lint": "lint", "typecheck": "type", "build": "build"}  # said of it
+_KIND_ORDER = ("install", "generate", "build", "typecheck", "lint", "format", "test", "run")
+_COMMAND_KEY_WORDS = 3  # a command is known by its program and up to two more words
+_NOT_COMMANDS = frozenset("cd source . export set echo printf pwd true sleep clear".split())
+_SHELL_WRAPPERS = ("bash -lc ", "bash -c ", "zsh -lc ", "zsh -c ", "sh -c ", "sh -lc ")
+# a line of a command's output that says it failed; a Python traceback's last line says why
+_FAILURE_REGEX = _LazyRegex(
+    r"^(?![^\w\n]*(?:npm )?warn|[ \t]*(?:✓|√|PASS\b|ok\b))[ \t]*"  # not a warning or a pass
+    r"(?:error(?:\[\w+\])?[:\s]|fatal:|FAIL\b|npm ERR!|panicked at|\w+(?:Error|Exception):|"
+    r"[A-Z]{1,4}\d{3,4}\b|\S+:\d+(?::\d+)?:?\s+(?:error|fatal)\b|.*\bsyntax error\b|"
+    r".*\berror TS\d+:|.*\b(?:command not found|not recognized as an internal)|"
+    r".*\b(?:operation not permitted|permission denied|blocked by hook)|.*\bnot met\b|"
+    r".*(?<!\b0 )\bfailed\b(?!:? 0\b))",
+    re.I | re.M,
+)
+_TRACEBACK_END_REGEX = _LazyRegex(r"^(\w+(?:Error|Exception|Exit)\b.*)$", re.M)
+# what the environment refused, whatever the command: a hook, a sandbox, file permissions
+_REFUSED_REGEX = _LazyRegex(
+    r"^.*\b(?:blocked by hook|operation not permitted|permission denied|EACCES|EPERM|"
+    r"not allowed|sandbox(?:ed)? (?:denied|blocks?))\b.*(?<=:)\n.*$|"  # and what the colon opens
+    r"^.*\b(?:blocked by hook|operation not permitted|permission denied|EACCES|EPERM|"
+    r"not allowed|sandbox(?:ed)? (?:denied|blocks?))\b.*$",
+    re.I | re.M,
+)
+_WARNING_REGEX = _LazyRegex(r"^\W{0,4}(?:\(!\)|warn(?:ing)?\b|deprecat).{16,240}$", re.I | re.M)
+_FILE_LINE_REGEX = _LazyRegex(r"\S+\.\w+:\d+")
+_ANSI_REGEX = _LazyRegex(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\(B|\r")
+_SAME_OUTPUT_RUNS = 3  # a warning printed by this many runs is how the environment is
+_SAME_REFUSAL_RUNS = 2  # ... and a refusal said this many times
+_COMMAND_CHARS = 160  # a command as a note quotes it
+_ERROR_CHARS = 220  # ... and the line of its output that says why it failed
+_SAID_ABOUT_FAILURE = 2  # sentences of the agent kept with a failure it then fixed
+_FIXES_KEPT = 6  # fixes a session keeps from its commands at most
+
+
+def _shell_words(command):
+    """The words of a shell command line as the shell splits them (quotes kept together, and
+    `&&`, `|`, `;`, redirections as words of their own); a line it cannot split, by spaces."""
+    import shlex
+
+    text = " ".join(str(command or "").split())
+    try:
+        lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:  # an unclosed quote
+        words = text.split()
+    if len(words) == 3 and words[0] in ("bash", "sh", "zsh") and words[1] in ("-c", "-lc"):
+        return _shell_words(words[2])  # Codex wraps every command in `bash -lc`
+    return words
+
+
+def _command_segments(command):
+    """[(words, piped)] of a shell command line: its `&&`/`;` parts, each cut at its first pipe,
+    without redirections and without the parts that only set the scene (cd, export, echo).
+
+    >>> _command_segments("cd app && npm run build 2>&1 | tail -5; echo 'a; b'")
+    [(['npm', 'run', 'build'], True)]
+    """
+    out, cur, piped, skip = [], [], False, False
+    for w in _shell_words(command) + [";"]:
+        if w in ("&&", "||", ";", "&"):
+            if cur and cur[0] not in _NOT_COMMANDS and not all(re.match(r"^\w+=", w) for w in cur):
+                out.append((cur, piped))
+            cur, piped, skip = [], False, False
+        elif w == "|":
+            piped = skip = True  # what the output is piped through says nothing
+        elif skip:
+            continue
+        elif re.match(r"^[<>&]+$", w):
+            skip = "next"  # a redirection and its target
+        elif skip == "next" or (re.match(r"^\d$", w) and cur):
+            skip = False
+        else:
+            cur.append(w)
+    return [(words, p) for words, p in out if words]
+
+
+def _is_path(word):
+    """Whether a word of a command names a file or folder rather than what to do."""
+    return "/" in word or bool(re.search(r"\.\w{1,5}$", word)) or word in (".", "..")
+
+
+def _command_key(words):
+    """A command as the session runs it again and again: its program and the words that say
+    what it does, without flags, paths, quoted text or environment settings.
+
+    >>> _command_key(["E2E_MODE=true", "npm", "run", "test:offline", "--", "test/a.test.ts"])
+    'npm run test:offline'
+    >>> _command_key("nix develop -c lint".split()), _command_key("node --trace a.ts".split())
+    ('nix develop lint', 'node a.ts')
+    """
+    key = []
+    for w in words:
+        if not key and re.match(r"^\w+=", w):
+            continue  # VAR=value before the program
+        if w == "--" or _is_path(w):
+            if len(key) == 1 and w != "--" and not w.startswith("-"):
+                key.append(w)  # `node index.ts`: an interpreter is known by its script
+            break
+        if w.startswith("-") or " " in w or not re.match(r"^[\w@][\w.:@+-]*$", w):
+            continue
+        key.append(w)
+        if len(key) == _COMMAND_KEY_WORDS:
+            break
+    return " ".join(key)
+
+
+def _command_shown(words):
+    """A command as a note shows it: its words up to the first file argument or `--` (what
+    it is run on changes; how it is run does not).
+
+    >>> _command_shown("npx prettier --write test/a.test.ts".split())
+    'npx prettier --write'
+    """
+    import shlex
+
+    out = []
+    for w in words:
+        if w == "--" or (out and _is_path(w)):
+            break
+        out.append(w)
+    return _clip(" ".join(shlex.quote(w) if " " in w else w for w in out), _COMMAND_CHARS)
+
+
+def _command_kind(key):
+    """The kind of a command key (see _COMMAND_KINDS), or '' for one of no kind."""
+    key = " ".join(w for w in key.split() if not _is_path(w))  # `rm rollup.js` builds nothing
+    for kind, pattern in _COMMAND_KINDS:
+        if re.search(pattern, key, re.I):
+            return kind
+    return ""
+
+
+def _failure_line(text):
+    """The line of a command's output that says why it failed, or '' (a traceback's last
+    line, else the first line that reads as an error)."""
+    text = _ANSI_REGEX.sub("", text or "")
+    if "Traceback (most recent call last)" in text:
+        ends = _TRACEBACK_END_REGEX.findall(text)
+        if ends:
+            return _clip(ends[-1], _ERROR_CHARS)
+    m = _FAILURE_REGEX.search(text)
+    if m and re.search(r"(?i)\bfailed\b", m.group(0)) and not re.match(r"(?i)\s*fail", m.group(0)):
+        strong = _FAILURE_REGEX.search(text, m.end())  # "... failed" said last: a better line?
+        while strong and re.search(r"(?i)\bfailed\b", strong.group(0)):
+            strong = _FAILURE_REGEX.search(text, strong.end())
+        m = strong or m
+    if not m:
+        return ""
+    start = text.rfind("\n", 0, m.start()) + 1
+    end = text.find("\n", m.start())
+    return _clip(text[start : end if end >= 0 else len(text)].strip(), _ERROR_CHARS)
+
+
+def _same_line(line):
+    """A line of output as it repeats from run to run: numbers and generated names masked."""
+    return re.sub(r"\S*\d\S*", "#", line.lower())
+
+
+class _Commands:
+    """What the session's shell commands proved, read in order from calls and their results:
+
+    - the command of each kind (test, lint, build ...) that last passed: how to work here;
+    - a command that failed and, after edits, passed: a problem and what fixed it, with the
+      agent's words between the two;
+    - a command still failing when the session ended: an open problem;
+    - what the environment said again and again: a program not on the PATH (and the command
+      that ran it anyway), a refusal (a hook, a sandbox, permissions), a warning every run.
+
+    Tool output is evidence: only the agent's own commands and the lines their results
+    printed are quoted, as what a command printed. The state is plain data in
+    `context["commands"]`, so a session captured turn by turn keeps one ledger.
+    """
+
+    def __init__(self, context):
+        state = context.setdefault("commands", {})
+        for key in ("failing", "passed", "lines", "missing", "runs", "ok"):
+            if not isinstance(state.get(key), dict):
+                state[key] = {}
+        self.state, self.calls, self.found = state, {}, []  # found: [(kind, text, ts)]
+        self.last_call = None
+        self.trying = None  # (program, command) that runs a missing program another way
+
+    def event(self, ev):
+        if ev.role == "call":
+            name = ev.tool.lower()
+            if name in _SHELL_TOOLS:
+                self.calls[ev.ref or len(self.calls)] = ev
+                self.last_call = ev
+                self._try_missing(ev.text)
+            elif name in _EDIT_TOOLS or name.endswith(("edit", "write")):
+                for failure in self.state["failing"].values():
+                    failure["edits"] = _dedupe(failure.get("edits", []) + list(ev.files))[:8]
+        elif ev.role == "result":
+            call = self.calls.pop(ev.ref, None) if ev.ref else None
+            call = call or (self.last_call if ev.tool.lower() in _SHELL_TOOLS else None)
+            self.last_call = None
+            if call is not None:
+                self._result(call, ev)
+        elif ev.role == "assistant" and ev.tool != "subagent":
+            lines = [_told(x) for x in _prose_lines(ev.text)]
+            for failure in self.state["failing"].values():
+                # "Fixed: ..." or "Reverted X" about what the failure said, with no run to
+                # prove it: not claimed to be still failing
+                about = _content_terms(re.sub(r"\S*[/\\]\S*|\S+\.\w+:\d+\S*", " ", failure["last"]))
+                kinds = {_KIND_WORDS.get(_command_kind(k), "") for k in failure.get("parts", [])}
+                if any(
+                    (len(_content_terms(x) & about) >= 2 or kinds & set(tokenize(x)))
+                    and (_says("fix", x) or _reports_change(x) or _says("agent-reject", x))
+                    for x in lines
+                ):
+                    failure["claimed"] = True
+                said = failure.setdefault("said", [])
+                if len(said) < _SAID_ABOUT_FAILURE:
+                    said += [
+                        s
+                        for s in map(_told, _prose_lines(ev.text))
+                        if _telling(s) >= 2
+                        and not _says("plan", s)
+                        and (_says("cause", _unquoted(s)) or _overlaps(s, failure["first"]))
+                    ][: _SAID_ABOUT_FAILURE - len(said)]
+
+    def _result(self, call, ev):
+        text = ev.text or ""
+        segments = _command_segments(call.text)
+        keys = [_command_key(words) for words, _p in segments]
+        kinds = [_command_kind(k) for k in keys]
+        self._environment(call, text, keys, kinds)
+        if not any(kinds):
+            return
+        key = " && ".join(keys)
+        shown = " && ".join(_command_shown(words) for words, _p in segments)
+        # `python -c "..."`, a here-document, a script the agent just wrote: a probe, not a
+        # command anyone runs again
+        probe = "<<" in call.text or any(
+            len(words) > 2 and words[-2] in ("-c", "-e") for words, _p in segments
+        )
+        error = _failure_line(text)
+        if re.search(r"\bcd:|cd: no such|can't cd", error or text[:200]):
+            return  # the folder was wrong: the command never ran
+        piped = any(p for _w, p in segments)
+        failing, runs, good = self.state["failing"], self.state["runs"], self.state["ok"]
+        runs[key] = runs.get(key, 0) + 1
+        parts = [k for k, kind in zip(keys, kinds) if kind]
+        serving = kinds[-1] == "run" and re.match(r"(?i)\s*command timed out", text) and not error
+        if (ev.ok is False or (ev.ok is None or piped) and bool(error)) and not serving:
+            failure = failing.setdefault(key, {"first": error or _said_line(text), "runs": 0})
+            failure.update(runs=failure["runs"] + 1, last=error or _said_line(text), shown=shown)
+            failure["claimed"] = False  # a run after the agent said "fixed" tells the truth
+            failure.setdefault("ts", ev.ts)
+            # which part of a chain failed is not said: the parts not seen passing before, else
+            # the ones that build or test (the formatter before them rarely fails)
+            failure["parts"] = (
+                [k for k in parts if not good.get(k)]
+                or [k for k in parts if _command_kind(k) in ("build", "typecheck", "test")]
+                or parts
+            )
+            for k in parts if len(parts) == 1 else ():
+                good[k] = False
+            return
+        for (words, _p), k, kind in zip(segments, keys, kinds):
+            good[k] = True
+            old = self.state["passed"].get(kind)
+            shown_one = _command_shown(words)
+            if kind and not probe and (kind != "run" or " " in shown_one):
+                if not old or old[1] >= _paths_in(words):
+                    self.state["passed"][kind] = [shown_one, _paths_in(words)]
+        failure = failing.pop(key, None)
+        if failure and failure.get("edits") and not probe:
+            self._fixed(shown, kinds, failure, ev.ts)
+        built = {k.split()[0] for k, kind in zip(keys, kinds) if kind in ("build", "test", "run")}
+        for other, failed in list(failing.items()):  # a chain whose failing parts now pass
+            failed["parts"] = [
+                k
+                for k in failed.get("parts", [])
+                if k not in keys  # ... and a compiler's complaint the same toolchain built past
+                and not (
+                    k.split()[0] in built & _COMPILERS
+                    and _command_kind(k) in ("build", "typecheck")
+                )
+            ]
+            if not failed["parts"]:
+                del failing[other]
+
+    def _fixed(self, shown, kinds, failure, ts):
+        """A command that failed and passed after edits: what broke, the agent's words, the
+        files changed. A lint or format complaint fixed is routine, not a lesson."""
+        if set(kinds) <= {"lint", "format", ""} or (
+            set(kinds) <= {"run", ""} and failure["runs"] < 2
+        ):
+            return  # one `node x.js` that failed once is the agent finding its way
+        if any(
+            t.startswith("`%s` failed: %s" % (shown, failure["first"])) for _k, t, _ts in self.found
+        ):
+            return
+        if sum(1 for kind, _t, _ts in self.found if kind == "fixed") >= _FIXES_KEPT:
+            return
+        said = " ".join(failure.get("said", []))
+        text = "`%s` failed: %s%s Fixed by changing %s; then it passed." % (
+            shown,
+            failure["first"].rstrip("."),
+            "." if not said else ". " + said.rstrip(".") + ".",
+            ", ".join("`%s`" % f for f in failure["edits"][:4]),
+        )
+        self.found.append(("fixed", text, ts))
+
+    def _environment(self, call, text, keys, kinds):
+        """What the environment said: a program it could not find, a refusal, a warning, each
+        counted across runs (a one-off is not how the environment is)."""
+        text = _ANSI_REGEX.sub("", text[:20000])
+        missing = _NOT_FOUND_REGEX.search(text)
+        if missing:
+            program = next(g for g in missing.groups() if g)
+            self.state["missing"].setdefault(program, _clip(call.text, _COMMAND_CHARS))
+        elif self.trying:
+            program, command = self.trying
+            if not _failure_line(text) and not re.search(
+                r"(?i)\b(error|not found|no such|failed)\b", text[:2000]
+            ):
+                self.found.append(
+                    (
+                        "setup",
+                        "`%s` is not on the PATH here; it runs as `%s`." % (program, command),
+                        "",
+                    )
+                )
+                self.state["missing"].pop(program, None)
+                self.state.setdefault("worked", []).append(program)
+            self.trying = None
+        key, seen = " && ".join(keys), set()
+        shown = " && ".join(_command_shown(w) for w, _p in _command_segments(call.text))
+        for found in _REFUSED_REGEX.findall(text):
+            if not (any(kinds) or re.search(r"(?i)\bhook\b", found)):
+                continue  # one file an ad-hoc command could not touch is no rule
+            line = " ".join(found.split())
+            norm = _same_line(line)
+            if norm not in seen:
+                seen.add(norm)
+                entry = self.state["lines"].setdefault(
+                    norm, [0, _clip(line, _ERROR_CHARS), shown, key, 0]
+                )
+                entry[0] += 1
+                if entry[0] == _SAME_REFUSAL_RUNS:
+                    self.found.append(
+                        ("setup", "`%s` was refused here: %s." % (shown, entry[1].rstrip(".")), "")
+                    )
+        if not any(kinds):
+            return
+        run = self.state["runs"].get(key, 0) + 1
+        for found in _WARNING_REGEX.findall(text):
+            line = found.strip()
+            norm = _same_line(line)
+            if _FILE_LINE_REGEX.search(line) or norm in seen:
+                continue  # a warning about the code, which the session goes on to change
+            seen.add(norm)
+            entry = self.state["lines"].setdefault(
+                norm, [0, _clip(line, _ERROR_CHARS), shown, key, 0]
+            )
+            entry[0] += 1
+            entry[4] = run
+        if len(self.state["lines"]) > 200:  # a long session: forget the lines seen once
+            self.state["lines"] = {k: v for k, v in self.state["lines"].items() if v[0] > 1}
+
+    def _try_missing(self, command):
+        words = command.split()
+        for program in self.state["missing"]:
+            if (
+                words
+                and words[0] not in (program, "which", "type", "command", "echo", "whereis", "ls")
+                and re.search(r"(?<![\w/.-])%s(?![\w-])" % re.escape(program), command)
+            ):
+                self.trying = (program, _clip(command, 200))
+                return
+
+    def memories(self, final=False):
+        """The ledger's findings as Memory objects: how to work here (one memory, replaced as
+        the session goes on), environment facts, fixes, and with `final` what still fails,
+        the programs still missing and the warnings every run printed to the end."""
+        found = list(self.found)
+        if final:
+            runs = self.state["runs"]
+            for count, line, shown, key, last in self.state["lines"].values():
+                if last and count >= _SAME_OUTPUT_RUNS and last == runs.get(key):
+                    found.append(
+                        ("setup", "`%s` warns on every run: %s." % (shown, line.rstrip(".")), "")
+                    )
+            for program, command in self.state["missing"].items():
+                shown = " && ".join(_command_shown(w) for w, _p in _command_segments(command))
+                found.append(
+                    (
+                        "setup",
+                        "`%s` is not installed here: `%s` said `%s: command not found`."
+                        % (program, shown or program, program),
+                        "",
+                    )
+                )
+            refused = {
+                _same_line(v[1]) for v in self.state["lines"].values() if v[0] >= _SAME_REFUSAL_RUNS
+            }
+            for failure in self.state["failing"].values():
+                programs = list(self.state["missing"]) + self.state.get("worked", [])
+                said = any(p in failure["last"] for p in programs) or (
+                    _same_line(failure["last"]) in refused
+                )
+                parts = {_command_kind(k) for k in failure.get("parts", [])} - {"", "run"}
+                if parts and not said and not failure.get("claimed"):
+                    found.append(
+                        (
+                            "open",
+                            "Still failing when the session ended: `%s`: %s."
+                            % (failure["shown"], failure["last"].rstrip(".")),
+                            failure.get("ts", ""),
+                        )
+                    )
+            self.state["failing"], self.state["missing"] = {}, {}
+        mems = []
+        for kind, text, ts in found:
+            mtype = {"fixed": "bug", "open": "todo"}.get(kind, "fact")
+            m = Memory(text, type=mtype, confidence=_OBSERVED_CONFIDENCE["workaround"], created=ts)
+            m.extra["by"] = "tools"
+            mems.append(m)
+        passed = self.state["passed"]
+        if passed:
+            lines = ["%s `%s`" % (k, passed[k][0]) for k in _KIND_ORDER if k in passed]
+            m = Memory(
+                "Commands that passed here: %s." % "; ".join(lines),
+                type="fact",
+                confidence=_OBSERVED_CONFIDENCE["workaround"],
+            )
+            m.extra.update(by="tools", slot="setup")
+            mems.append(m)
+        return mems
+
+
+def _paths_in(words):
+    """How many words of a command name files or folders (fewer: the broader command)."""
+    return sum(1 for w in words[1:] if _is_path(w))
+
+
+def _said_line(text):
+    """The first line of a command's output that says something: not its exit code, the
+    script npm echoes, or a rule of a table."""
+    for raw in _ANSI_REGEX.sub("", text or "").split("\n"):
+        line = raw.strip()
+        if line.startswith((">", "$", "PASS", "✓")) or sum(c.isalpha() for c in line) < 8:
+            continue
+        if line and not re.match(
+            r"(?i)^(exit code|wall time|output:|script (completed|failed))", line
+        ):
+            return _clip(line, _ERROR_CHARS)
+    return "no output"
+
+
+########################################################################
+# The episode: what a session asked, found, changed and left, and its digest
+########################################################################
+
+
 class _Episode:
     """Builds the episode of a chunk of events: entries of type 'episode', in order.
 
@@ -3978,23 +4703,20 @@ class _Episode:
     agent worked count as the person's words.
     """
 
-    def __init__(self):
+    def __init__(self, context=None):
         self.turns = [_Turn()]
         self.todos = []
-        self.facts = []  # how to run a program that is not on the PATH
-        self.missing = set()  # programs a command could not find ("go: command not found")
-        self.trying = None  # (program, command) that runs a missing program another way
+        self.commands = _Commands({} if context is None else context)  # what ran, what it proved
         self.commits = []  # the messages of the commits the agent made
         self.pending = []  # what a compaction summary says is pending
 
     def event(self, ev):
         """Take one event: the person's words open a turn, the agent's prose and what its tool
         calls and a compaction summary tell are kept in it (tool output is evidence only)."""
-        if ev.role in ("call", "result"):
-            self._workaround(ev)
+        self.commands.event(ev)
         turn = self.turns[-1]
         if ev.role == "user":
-            text = _strip_private(ev.text)
+            text = _typed_words(_strip_private(ev.text))
             if turn.request or turn.said or turn.notes:
                 self.turns.append(_Turn(text, ev.ts))
             else:
@@ -4028,36 +4750,6 @@ class _Episode:
             if msg:
                 turn.notes.append((4, "Commit: " + _clip(msg, _EPISODE_ENTRY_CHARS)))
                 self.commits.append(msg)
-
-    def _workaround(self, ev):
-        """A program the shell could not find, then the command that ran it all the same
-        (`nix develop --command go build`, `npx tsc`, `uv run pytest`): how to run it here.
-        Tool output only says whether a command worked; the note is the agent's own command."""
-        if ev.role == "result":
-            missing = _NOT_FOUND_REGEX.search(ev.text or "")
-            if missing:
-                self.missing.add(next(g for g in missing.groups() if g))
-            elif self.trying and not re.search(
-                r"(?i)\b(error|not found|no such|failed)\b", ev.text[:2000]
-            ):
-                program, command = self.trying
-                self.facts.append(
-                    "`%s` is not on the PATH here; it runs as `%s`."
-                    % (program, _clip(command, 200))
-                )
-                self.missing.discard(program)
-            self.trying = None
-        elif ev.tool.lower() in _SHELL_TOOLS and self.missing:
-            command = ev.text.strip()
-            words = command.split()
-            for program in self.missing:
-                if (
-                    words
-                    and words[0] != program
-                    and re.search(r"(?<![\w/.-])%s(?![\w-])" % re.escape(program), command)
-                ):
-                    self.trying = (program, command)
-                    break
 
     def entries(self, known=()):
         """The texts of the chunk's entries, in order.
@@ -4164,20 +4856,18 @@ class _Episode:
             )
             m.extra["by"] = "episode"
             mems.append(m)
-        for text in _dedupe(self.facts):
-            m = Memory(text, type="fact", confidence=_OBSERVED_CONFIDENCE["workaround"])
-            m.extra["by"] = "tools"
+        mems += self.commands.memories(final)
+        left = [
+            i.rstrip(".") for st, i in self.todos if st != "completed" and not _looks_like_noise(i)
+        ]
+        if final and left:  # the to-do list as it was left: one memory, in its order
+            m = Memory(
+                _clip("Left to do when the session ended: %s." % "; ".join(left)),
+                type="todo",
+                confidence=_OBSERVED_CONFIDENCE["todo-list"],
+            )
+            m.extra["by"] = "todo-list"
             mems.append(m)
-        if final:
-            for status, item in self.todos:
-                if status != "completed" and not _looks_like_noise(item):
-                    m = Memory(
-                        "Left to do when the session ended: " + _clip(item),
-                        type="todo",
-                        confidence=_OBSERVED_CONFIDENCE["todo-list"],
-                    )
-                    m.extra["by"] = "todo-list"
-                    mems.append(m)
         return mems
 
 
@@ -4185,7 +4875,7 @@ def _episode(events, final=False, known=(), context=None):
     """The episode entries (and the to-dos left open) of a chunk of events (see _Episode);
     what the texts `known` (the typed memories) hold is not repeated. With `context`, its
     "digest" is brought up to date (see _Episode.digest)."""
-    builder = _Episode()
+    builder = _Episode(context)
     for ev in events:
         builder.event(ev)
     if context is not None:
@@ -7502,7 +8192,7 @@ class _Capture:
         branch = info.get("branch") or git.get("branch", "")
         commit = info.get("commit") or git.get("commit", "")
         first_ts = next((e.ts for e in events if e.ts), "") or job.get("created") or _now_iso()
-        items = []
+        items, replaced = [], set()
         summary = _session_summary(memories, context, info) if events else None
         if summary:
             s = Memory(
@@ -7514,6 +8204,10 @@ class _Capture:
             s.extra["by"] = "summary"
             memories = memories + [s]
         for m in memories:
+            slot = m.extra.pop("slot", None)  # one memory a session keeps up to date
+            if slot or m.type == "summary":
+                m.id = _derived_id(slot or "summary", session)
+                replaced.add(m.id)
             m.session, m.source = session, "%s:%s" % (agent, session)
             m.created = m.created or first_ts
             _stamp(m, cwd, branch, commit)
@@ -7549,7 +8243,7 @@ class _Capture:
             )
 
         results = self.store.add(
-            items, route, header=header, replace={m.id for m in items if m.type == "summary"}
+            items, route, header=header, replace={m.id for m in items if m.id in replaced}
         )
         return sum(1 for _m, status in results if status in ("added", "merged", "updated"))
 
@@ -7573,32 +8267,56 @@ _SETUP_FACTS = 5  # how to run things here (a command that worked), at start
 # inject --prompt: at most _PROMPT_PASSAGES passages, each the best run of sentences of a
 # memory or episode that holds _PROMPT_MIN_SHARE of the prompt's weight (_prompt_weights).
 # Calibrated on prompts about work the store knows nothing of (docs/capture.md).
-_PROMPT_MIN_SHARE = 0.5
+_PROMPT_MIN_SHARE = float(os.environ.get("AGENTMEM_GATE") or 0.3)
 _PROMPT_PASSAGES = 3
 _PROMPT_CANDIDATES = 8  # recall hits whose passages are weighed
 _PROMPT_BUDGET_TOKENS = 400
 _PASSAGE_CHARS = 360  # a quoted passage at most
-_TASK_WORD_WEIGHT = 0.3
+_COMMON_WORD_WEIGHT = 0.3
 # Words that say what kind of work a prompt asks for, not what it is about: they match
 # half of any store, so they weigh little in the relevance test.
-_TASK_WORDING = """
-add build run test fix make create update change remove delete new file code write use check
-implement refactor rename move commit push deploy redeploy install upgrade bump set setup
-configure enable disable start stop restart first after before again too also please help work
-want need get show look see try let now next last some all each one two thing way part more
-less big bigger small large issue problem support handle improve clean review explain document
-read open close list find put keep take give call return page project app function method class
-module script version time out up down instead still sure go can could would should will
-log print warning error fail broken bug crash slow fast when while why how what where which
+# Words any prompt about software may hold whatever it is about: what kind of work is asked
+# ("add", "fix", "run"), plain English ("people", "several", "quickly") and the nouns every
+# project has ("file", "test", "server", "error"). A prompt's other words say what it is
+# about; these weigh _COMMON_WORD_WEIGHT of their IDF in the relevance test.
+_COMMON_WORDING = """
+add build run test tests fix make create update change remove delete new file files code write
+use check implement refactor rename move commit push deploy redeploy install upgrade bump set
+setup configure enable disable start stop restart first after before again too also please help
+work want need get show look see try let now next last some all each one two thing things way
+part more less big bigger small large issue problem support handle improve clean review explain
+document read open close list find put keep take give call return page project app function
+method class module script version time out up down instead still sure go can could would
+should will log print warning error errors fail fails failed failing broken bug crash slow fast
+when while why how what where which who people person someone something anything everything
+stuff several many much few lot lots little any every other another same different similar
+certain quick quickly slowly sometimes often usually already just only really actually maybe
+probably very even back come comes came goes went gone gets got gives made takes seem seems
+know think like able possible right wrong good bad better best worse old long short high low
+previous early late whole full empty single double main own real plain simple hard easy fine
+unusual usual normal common general specific particular current latest recent older newer once
+twice anymore rather whether though although because since until unless without within between
+across around above below under over through during here there then soon later away off into
+per number amount piece kind type case point place side end top bottom left front level step
+stage phase line lines word name names value values item items whatever yes not thanks
+application codebase folder directory repo repository package library variable field property
+parameter argument option options flag flags setting settings config configuration feature
+features system service server client api endpoint request response data database table query
+record records model schema string array map key id ids user users account screen view
+component button form input output result results message messages event events handler status
+state checks changes work job task tasks pull merge branch pr ci logs logging load save send
+receive fetch post display allow default local remote environment dev prod production staging
+web http url link path port host network connection process docs documentation readme example
+examples text content format style tool tools command commands run runs running report
 """
-_TASK_WORDS = set()
+_COMMON_WORDS = set()
 
 
-def _task_words():
-    """The stems of _TASK_WORDING (made on first use)."""
-    if not _TASK_WORDS:
-        _TASK_WORDS.update(tokenize(_TASK_WORDING))
-    return _TASK_WORDS
+def _common_words():
+    """The stems of _COMMON_WORDING (made on first use)."""
+    if not _COMMON_WORDS:
+        _COMMON_WORDS.update(tokenize(_COMMON_WORDING))
+    return _COMMON_WORDS
 
 
 # How a note names where a memory came from (its `by`, set at capture)
@@ -7815,20 +8533,45 @@ def _hook_output(event, context, fmt):
     )
 
 
-def _prompt_weights(idx, terms):
-    """{term: weight} of a prompt's terms, for the relevance test of inject --prompt.
+def _prompt_weights(idx, prompt, terms):
+    """[(weight, forms, common)] of a prompt's words, for the relevance test of inject
+    --prompt: one entry a word, `forms` the sets of terms any one of which says the word
+    (the word itself, or all the parts of an identifier: "rate-limit" is said by
+    "rate-limit" or by "rate" and "limit" together, never by "limit" alone).
 
-    A term weighs its IDF in the store, and a word the store never saw weighs
-    most (the prompt is about something the store does not know); words that
-    say what kind of work is asked ("add", "build", "run": _TASK_WORDS) and not
-    what it is about weigh _TASK_WORD_WEIGHT of that.
+    A word weighs the IDF in the store of the word itself (or, when the store never
+    saw it whole, of its rarest part), and a word the store never saw weighs most
+    (the prompt is about something the store does not know); a common word
+    (_COMMON_WORDS: "add", "several", "test") weighs _COMMON_WORD_WEIGHT of that.
     """
     n = max(1, idx.stats_of("mem")[0])
     unseen = math.log(1.0 + (n + 0.5) / 0.5)
     idf = idx.idf("mem", terms)
-    return {
-        t: idf.get(t, unseen) * (_TASK_WORD_WEIGHT if t in _task_words() else 1.0) for t in terms
-    }
+    groups = _query_groups(prompt)
+    words = {}
+    for t in terms:  # in the prompt's order: a word's own term comes first
+        words.setdefault(groups.get(t, t), []).append(t)
+    out = []
+    for whole, *rest in words.values():
+        joined = re.sub(r"[./_:-]", "", whole)
+        parts = [t for t in rest if t != joined and len(t) > 2 and not re.search(r"[./_:-]", t)]
+        forms = [frozenset([t]) for t in [whole] + [t for t in rest if t not in parts]]
+        forms += [frozenset(parts)] if parts else []
+        if whole in idf:
+            weight = idf[whole]
+        elif parts and all(t in idf for t in parts):
+            weight = max(idf[t] for t in parts)
+        else:
+            weight = unseen
+        out.append([weight, forms, all(t in _common_words() for t in (parts or [whole]))])
+    if all(c for _w, _f, c in out):  # a prompt of common words only: they say what it is about
+        out = [[w, f, False] for w, f, _c in out]
+    return [(w * (_COMMON_WORD_WEIGHT if c else 1.0), f, c) for w, f, c in out]
+
+
+def _says_word(forms, have):
+    """Whether a passage's terms `have` say a prompt's word (any of its forms, all of one)."""
+    return any(form <= have for form in forms)
 
 
 def _passage_units(text):
@@ -7851,7 +8594,8 @@ def _best_passage(text, weights, guesses=True):
     sentence that guesses or blames a tool is never part of it.
 
     >>> share, text = _best_passage("We use Rust. Pip is pinned to 24. Tests run nightly.",
-    ...                             {"pip": 3.0, "pin": 1.0, "build": 0.3})
+    ...     [(3.0, [frozenset(["pip"])], False), (1.0, [frozenset(["pin"])], False),
+    ...      (0.3, [frozenset(["build"])], True)])
     >>> round(share, 2), text
     (0.93, 'Pip is pinned to 24. Tests run nightly.')
     """
@@ -7862,8 +8606,7 @@ def _best_passage(text, weights, guesses=True):
         and (guesses or not (_says("speculation", u) or _says("blame", u)))
     ]
     tokens = [set(tokenize(u)) for u in units]
-    total = sum(weights.values()) or 1.0
-    words = _task_words()
+    total = sum(w for w, _t, _c in weights) or 1.0
     best, end = (0.0, ""), 0
     for i in range(len(units)):
         have, run = set(), []
@@ -7872,10 +8615,10 @@ def _best_passage(text, weights, guesses=True):
                 break
             run.append(units[j])
             have |= tokens[j]
-            share = sum(w for t, w in weights.items() if t in have) / total
+            share = sum(w for w, forms, _c in weights if _says_word(forms, have)) / total
             text = " ".join(run)
             better = share > best[0] + 1e-9 or (share > best[0] - 1e-9 and len(text) < len(best[1]))
-            if better and any(t in have and t not in words for t in weights):
+            if better and any(not c and _says_word(forms, have) for _w, forms, c in weights):
                 best, end = (share, text), j
     if best[1]:
         run = [best[1]]
@@ -7885,6 +8628,18 @@ def _best_passage(text, weights, guesses=True):
             run.append(u)
         best = (best[0], " ".join(run))
     return best
+
+
+def _names_enough(passage, weights):
+    """Whether a passage says two of the prompt's own words (not common ones), or one that
+    names a thing exactly: an identifier, a path, a version ("create-idea", "2.9.1"). One
+    shared project word ("server", "agent", "workflow") is what any prompt of the project
+    has with the store."""
+    have = set(tokenize(passage))
+    said = [forms for _w, forms, common in weights if not common and _says_word(forms, have)]
+    return len(said) >= 2 or any(
+        re.search(r"[\d._:/-]", t) for forms in said for form in forms for t in form
+    )
 
 
 def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
@@ -7902,16 +8657,18 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
         return ""
     types = tuple(t for t in _MEMORY_TYPES if t != "summary")
     hits = store.recall(prompt, limit=_PROMPT_CANDIDATES, types=types)
-    weights = _prompt_weights(store.index(refresh=False), terms)  # recall brought it up to date
+    weights = _prompt_weights(store.index(refresh=False), prompt, terms)  # recall refreshed it
     found = []
     for h in hits:
         m = h.memory
         if m.extra.get("conflict") or m.extra.get("superseded_by") or h.stale:
             continue
         share, passage = _best_passage(m.text, weights, guesses=m.type != "episode")
-        if m.type != "episode" and passage:  # a typed memory stands alone: all of it
+        if share < _PROMPT_MIN_SHARE or not _names_enough(passage, weights):
+            continue
+        if m.type != "episode":  # a typed memory stands alone: all of it
             passage = _clip(m.text, 2 * _PASSAGE_CHARS)
-        if share >= _PROMPT_MIN_SHARE and passage not in (p for _s, _m, p in found):
+        if passage not in (p for _s, _m, p in found):
             found.append((share, m, passage))
     found.sort(key=lambda x: -x[0])
     limit, lines = max(200, int(budget) * _CHARS_PER_TOKEN), []
