@@ -4483,13 +4483,12 @@ class _Commands:
             failure.update(runs=failure["runs"] + 1, last=error or _said_line(text), shown=shown)
             failure["claimed"] = False  # a run after the agent said "fixed" tells the truth
             failure.setdefault("ts", ev.ts)
-            # which part of a chain failed is not said: the parts not seen passing before, else
-            # the ones that build or test (the formatter before them rarely fails)
-            failure["parts"] = (
-                [k for k in parts if not good.get(k)]
-                or [k for k in parts if _command_kind(k) in ("build", "typecheck", "test")]
-                or parts
-            )
+            # which part of a chain failed is not said: of the parts not seen passing before
+            # (else all), the ones that build or test (the formatter before them rarely fails)
+            unproven = [k for k in parts if not good.get(k)] or parts
+            failure["parts"] = [
+                k for k in unproven if _command_kind(k) in ("build", "typecheck", "test")
+            ] or unproven
             for k in parts if len(parts) == 1 else ():
                 good[k] = False
             return
@@ -4524,15 +4523,22 @@ class _Commands:
             set(kinds) <= {"run", ""} and failure["runs"] < 2
         ):
             return  # one `node x.js` that failed once is the agent finding its way
+        # a program that died with a traceback or a panic crashed; anything else failed
+        crashed = (
+            re.search(r"(?:Error|Exception|panicked at)\b", failure["first"]) and "run" in kinds
+        )
+        verb = "crashed" if crashed else "failed"
         if any(
-            t.startswith("`%s` failed: %s" % (shown, failure["first"])) for _k, t, _ts in self.found
+            t.startswith("`%s` %s: %s" % (shown, verb, failure["first"]))
+            for _k, t, _ts in self.found
         ):
             return
         if sum(1 for kind, _t, _ts in self.found if kind == "fixed") >= _FIXES_KEPT:
             return
         said = " ".join(failure.get("said", []))
-        text = "`%s` failed: %s%s Fixed by changing %s; then it passed." % (
+        text = "`%s` %s: %s%s Fixed by changing %s; then it passed." % (
             shown,
+            verb,
             failure["first"].rstrip("."),
             "." if not said else ". " + said.rstrip(".") + ".",
             ", ".join("`%s`" % f for f in failure["edits"][:4]),
@@ -8267,7 +8273,7 @@ _SETUP_FACTS = 5  # how to run things here (a command that worked), at start
 # inject --prompt: at most _PROMPT_PASSAGES passages, each the best run of sentences of a
 # memory or episode that holds _PROMPT_MIN_SHARE of the prompt's weight (_prompt_weights).
 # Calibrated on prompts about work the store knows nothing of (docs/capture.md).
-_PROMPT_MIN_SHARE = float(os.environ.get("AGENTMEM_GATE") or 0.3)
+_PROMPT_MIN_SHARE = 0.32
 _PROMPT_PASSAGES = 3
 _PROMPT_CANDIDATES = 8  # recall hits whose passages are weighed
 _PROMPT_BUDGET_TOKENS = 400
@@ -8287,9 +8293,10 @@ work want need get show look see try let now next last some all each one two thi
 part more less big bigger small large issue problem support handle improve clean review explain
 document read open close list find put keep take give call return page project app function
 method class module script version time out up down instead still sure go can could would
-should will log print warning error errors fail fails failed failing broken bug crash slow fast
-when while why how what where which who people person someone something anything everything
+should will log print warning error errors fail fails failed failing broken break bug crash slow
+fast when while why how what where which who people person someone something anything everything
 stuff several many much few lot lots little any every other another same different similar
+well complain complains complaining
 certain quick quickly slowly sometimes often usually already just only really actually maybe
 probably very even back come comes came goes went gone gets got gives made takes seem seems
 know think like able possible right wrong good bad better best worse old long short high low
@@ -8309,14 +8316,27 @@ receive fetch post display allow default local remote environment dev prod produ
 web http url link path port host network connection process docs documentation readme example
 examples text content format style tool tools command commands run runs running report
 """
-_COMMON_WORDS = set()
+_COMMON_BY_PREFIX = {}  # the words of _COMMON_WORDING by their first three letters
+_COMMON_STEMS = {}  # stem -> whether it is a common word's
 
 
-def _common_words():
-    """The stems of _COMMON_WORDING (made on first use)."""
-    if not _COMMON_WORDS:
-        _COMMON_WORDS.update(tokenize(_COMMON_WORDING))
-    return _COMMON_WORDS
+def _common(stem):
+    """Whether a term is the stem of a word of _COMMON_WORDING. Only the table's words that
+    start like it are stemmed (a hook runs afresh each time: stemming the whole table would
+    cost it more than its search).
+
+    >>> _common("fail"), _common("postgr")
+    (True, False)
+    """
+    if not _COMMON_BY_PREFIX:
+        for w in _COMMON_WORDING.split():  # "why" stems to "whi", "try" to "tri"
+            for start in {w[:3], w[:2] + "i" if w[2:3] == "y" else w[:3]}:
+                _COMMON_BY_PREFIX.setdefault(start, []).append(w)
+    if stem not in _COMMON_STEMS:
+        _COMMON_STEMS[stem] = any(
+            stem in tokenize(w) for w in _COMMON_BY_PREFIX.get(stem[:3], ()) if len(w) > 1
+        )
+    return _COMMON_STEMS[stem]
 
 
 # How a note names where a memory came from (its `by`, set at capture)
@@ -8533,7 +8553,7 @@ def _hook_output(event, context, fmt):
     )
 
 
-def _prompt_weights(idx, prompt, terms):
+def _prompt_weights(idx, prompt, terms, known=()):
     """[(weight, forms, common)] of a prompt's words, for the relevance test of inject
     --prompt: one entry a word, `forms` the sets of terms any one of which says the word
     (the word itself, or all the parts of an identifier: "rate-limit" is said by
@@ -8542,31 +8562,63 @@ def _prompt_weights(idx, prompt, terms):
     A word weighs the IDF in the store of the word itself (or, when the store never
     saw it whole, of its rarest part), and a word the store never saw weighs most
     (the prompt is about something the store does not know); a common word
-    (_COMMON_WORDS: "add", "several", "test") weighs _COMMON_WORD_WEIGHT of that.
+    (_COMMON_WORDING: "add", "several", "test"), and a word of the project's own name that
+    no memory holds (`known`: a prompt may name its project), weighs _COMMON_WORD_WEIGHT.
+    An identifier ("Next.js", "rate-limit") is never common.
     """
     n = max(1, idx.stats_of("mem")[0])
     unseen = math.log(1.0 + (n + 0.5) / 0.5)
+    once = math.log(1.0 + (n - 0.5) / 1.5)  # the IDF of a word one memory holds
     idf = idx.idf("mem", terms)
-    groups = _query_groups(prompt)
-    words = {}
-    for t in terms:  # in the prompt's order: a word's own term comes first
-        words.setdefault(groups.get(t, t), []).append(t)
     out = []
-    for whole, *rest in words.values():
+    for _word, (whole, *rest) in _prompt_words(prompt, terms, True):
         joined = re.sub(r"[./_:-]", "", whole)
-        parts = [t for t in rest if t != joined and len(t) > 2 and not re.search(r"[./_:-]", t)]
-        forms = [frozenset([t]) for t in [whole] + [t for t in rest if t not in parts]]
-        forms += [frozenset(parts)] if parts else []
+        # the word says itself whole, joined ("ratelimit") or by a path's tail ("push.ts");
+        # else by all of its parts together, never by one part ("js" of "Next.js")
+        whole_forms = [whole] + [t for t in rest if t == joined or re.search(r"[./_:-]", t)]
+        parts = [t for t in rest if t not in whole_forms and len(t) > 2]
+        forms = [frozenset([t]) for t in whole_forms] + ([frozenset(parts)] if parts else [])
         if whole in idf:
             weight = idf[whole]
         elif parts and all(t in idf for t in parts):
             weight = max(idf[t] for t in parts)
         else:
             weight = unseen
-        out.append([weight, forms, all(t in _common_words() for t in (parts or [whole]))])
+        compound = whole != joined or bool(parts)
+        named = whole in known and whole not in idf  # the project's name, which notes never say
+        common = named or (not compound and _common(whole))
+        if common and weight == unseen:  # "well", "clients": unseen here, as common as ever
+            weight = once
+        out.append([weight, forms, common])
     if all(c for _w, _f, c in out):  # a prompt of common words only: they say what it is about
         out = [[w, f, False] for w, f, _c in out]
     return [(w * (_COMMON_WORD_WEIGHT if c else 1.0), f, c) for w, f, c in out]
+
+
+def _prompt_words(prompt, terms, with_terms=False):
+    """The words of a prompt that have terms, in order: each word (with its terms)."""
+    groups, words, raw = _query_groups(prompt), {}, {}
+    for i, w in enumerate(_TOKEN_REGEX.findall(prompt[:_MAX_QUERY_CHARS])):
+        raw[i] = w
+    for t in terms:  # in the prompt's order: a word's own term comes first
+        words.setdefault(groups.get(t, t), []).append(t)
+    out = [(raw.get(g, g), ts) for g, ts in words.items()]
+    return out if with_terms else [w for w, _ts in out]
+
+
+def _terms_in(text, needles):
+    """The search terms of a text's words that may be one of the prompt's: an ASCII word that
+    holds none of their first three letters cannot stem to one (stems cut endings), so it is
+    not stemmed at all; a hook starts afresh each time, and stemming every word of every
+    candidate was most of its work."""
+    out = set()
+    for raw in _TOKEN_REGEX.findall(text):
+        if raw.isascii():
+            low = raw.lower()
+            if not any(n in low for n in needles):
+                continue
+        out.update(tokenize(raw))
+    return out
 
 
 def _says_word(forms, have):
@@ -8605,7 +8657,8 @@ def _best_passage(text, weights, guesses=True):
         if not u.endswith(("?", "？"))
         and (guesses or not (_says("speculation", u) or _says("blame", u)))
     ]
-    tokens = [set(tokenize(u)) for u in units]
+    needles = {t[:3] for _w, forms, _c in weights for form in forms for t in form}
+    tokens = [_terms_in(u, needles) for u in units]
     total = sum(w for w, _t, _c in weights) or 1.0
     best, end = (0.0, ""), 0
     for i in range(len(units)):
@@ -8630,13 +8683,27 @@ def _best_passage(text, weights, guesses=True):
     return best
 
 
+def _adjacent(parts, text):
+    """Whether the parts of a prompt's identifier stand together in a text ("rate limits",
+    "rate_limit"), not apart in two of its clauses ("order rate ... notional limits")."""
+    words = [_stem(w.lower()) for w in _WORD_REGEX.findall(text)]
+    n = len(parts)
+    return any(set(words[i : i + n]) == set(parts) for i in range(len(words) - n + 1))
+
+
 def _names_enough(passage, weights):
     """Whether a passage says two of the prompt's own words (not common ones), or one that
     names a thing exactly: an identifier, a path, a version ("create-idea", "2.9.1"). One
     shared project word ("server", "agent", "workflow") is what any prompt of the project
     has with the store."""
-    have = set(tokenize(passage))
-    said = [forms for _w, forms, common in weights if not common and _says_word(forms, have)]
+    have = _terms_in(passage, {t[:3] for _w, forms, _c in weights for form in forms for t in form})
+    said = [
+        forms
+        for _w, forms, common in weights
+        if not common
+        and _says_word(forms, have)
+        and (any(len(f) == 1 and f <= have for f in forms) or _adjacent(forms[-1], passage))
+    ]
     return len(said) >= 2 or any(
         re.search(r"[\d._:/-]", t) for forms in said for form in forms for t in form
     )
@@ -8656,8 +8723,14 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
     if not store.exists() or not terms:
         return ""
     types = tuple(t for t in _MEMORY_TYPES if t != "summary")
-    hits = store.recall(prompt, limit=_PROMPT_CANDIDATES, types=types)
-    weights = _prompt_weights(store.index(refresh=False), prompt, terms)  # recall refreshed it
+    name = os.path.basename(store.project_root() or os.path.dirname(store.root))
+    weights = _prompt_weights(store.index(), prompt, terms, set(tokenize(name)))
+    # the prompt's own words find the candidates: its common ones ("add", "when", "server")
+    # would only bring what any prompt brings, and each costs the search a long list
+    own = [
+        word for word, (_w, _f, common) in zip(_prompt_words(prompt, terms), weights) if not common
+    ]
+    hits = store.recall(" ".join(own) or prompt, limit=_PROMPT_CANDIDATES, types=types)
     found = []
     for h in hits:
         m = h.memory
@@ -11966,10 +12039,11 @@ _HOOK_COMMANDS = ("inject", "capture")  # run at every session start and end: no
 
 
 class _Defaults:
-    """Stands in for an argparse parser to read a command's defaults (see _hook_args)."""
+    """Stands in for an argparse parser to read a command's defaults, its switches and its
+    options with a fixed set of choices (see _hook_args)."""
 
     def __init__(self):
-        self.values = {}
+        self.values, self.switches, self.choices = {}, {}, {}
 
     def add_argument(self, *names, **kw):
         dest = kw.get("dest") or names[-1].lstrip("-").replace("-", "_")
@@ -11978,6 +12052,11 @@ class _Defaults:
             if "default" in kw
             else (False if kw.get("action") == "store_true" else None)
         )
+        for name in names:
+            if kw.get("action") == "store_true":
+                self.switches[name] = dest
+            elif kw.get("choices"):
+                self.choices[name] = (dest, tuple(kw["choices"]))
 
 
 class _Namespace:
@@ -11988,17 +12067,26 @@ class _Namespace:
 
 
 def _hook_args(argv):
-    """The arguments of a bare hook call (`agentmem inject`), without importing argparse.
+    """The arguments of a hook call (`agentmem inject`, `inject --prompt`), without argparse.
 
     Hooks run at every session start and end; argparse costs about a tenth of
     the interpreter's start there. The defaults come from the command's own
     argument function, so they cannot drift from what argparse would give.
     """
-    if len(argv) != 1 or argv[0] not in _HOOK_COMMANDS:
+    if not argv or argv[0] not in _HOOK_COMMANDS:
         return None
     func, arguments = _COMMANDS[argv[0]][:2]
     defaults = _Defaults()
     arguments(defaults)
+    rest = list(argv[1:])
+    while rest:  # what installed hooks pass: `inject --prompt`, `inject --format cursor`
+        name = rest.pop(0)
+        if name in defaults.switches:
+            defaults.values[defaults.switches[name]] = True
+        elif name in defaults.choices and rest and rest[0] in defaults.choices[name][1]:
+            defaults.values[defaults.choices[name][0]] = rest.pop(0)
+        else:
+            return None  # anything else is argparse's to read, and to explain
     return _Namespace(command=argv[0], func=func, store=None, **defaults.values)
 
 

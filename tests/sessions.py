@@ -69,13 +69,15 @@ def render_claude(steps, session, cwd="/home/dev/shop", start=1795165200):
         elif step[0] == "assistant":
             out.append(dict(base, type="assistant", message={
                 "id": "msg_%d" % n, "role": "assistant", "content": [{"type": "text", "text": step[1]}]}))
-        else:
-            _, name, args, result = step
+        else:  # ("tool", name, input, output[, is_error])
+            _, name, args, result = step[:4]
             out.append(dict(base, type="assistant", message={
                 "id": "msg_%d" % n, "role": "assistant",
                 "content": [{"type": "tool_use", "id": "tu_%d" % n, "name": name, "input": args}]}))
-            out.append(dict(base, type="user", uuid="r%d" % n, message={"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "tu_%d" % n, "content": result}]}))
+            block = {"type": "tool_result", "tool_use_id": "tu_%d" % n, "content": result}
+            if len(step) > 4:
+                block["is_error"] = step[4]
+            out.append(dict(base, type="user", uuid="r%d" % n, message={"role": "user", "content": [block]}))
         out.append({"type": "progress", "data": {"type": "hook_progress"}, "timestamp": ts})
     return "\n".join(json.dumps(x, ensure_ascii=False) for x in out) + "\n"
 

@@ -99,10 +99,12 @@ def test_oldest_and_newest_supported_pythons(python, store):
     assert p.returncode == 0 and int(p.stdout.split()[-1]) > 15, p.stdout[-2000:]
 
 
-def test_a_bare_hook_call_gets_the_same_arguments_as_argparse_gives():
-    for name in agentmem._HOOK_COMMANDS:
-        assert vars(agentmem._hook_args([name])) == vars(agentmem._build_parser(name).parse_args([name]))
-    assert agentmem._hook_args(["inject", "--prompt"]) is None and agentmem._hook_args(["recall"]) is None
+def test_a_hook_call_gets_the_same_arguments_as_argparse_gives():
+    for argv in (["inject"], ["capture"], ["inject", "--prompt"], ["inject", "--format", "cursor"],
+                 ["capture", "--sync", "--no-llm"], ["inject", "--prompt", "--format", "text"]):
+        assert vars(agentmem._hook_args(argv)) == vars(agentmem._build_parser(argv[0]).parse_args(argv)), argv
+    for argv in (["recall"], ["inject", "--budget", "50"], ["inject", "--format", "xml"], ["inject", "-x"]):
+        assert agentmem._hook_args(argv) is None   # argparse reads (and explains) anything else
 
 
 @pytest.mark.parametrize("args,code,said", [

@@ -288,3 +288,56 @@ def test_words_that_merely_contain_a_phrase_decide_nothing():
     kept = compress_heuristic([Event("user", "We decided to stay on Postgres; following the ADR, "
                                              "migrations must be reversible.")])
     assert {m.type for m in kept} & {"decision", "convention"}
+
+
+# -- what a person says once is not a rule: conventions are standing instructions ---------
+
+ONE_TIME = ["Make sure the tests pass before you push.", "Ensure the build works on CI.",
+            "The Best Moves panel should have 5 possible moves.", "Now in this project, let's deploy the API.",
+            "Those queues will never be consumed after this change.", "Node 24 runs TypeScript (enabled by default).",
+            "Next steps and remove unused code and make sure it all builds"]
+STANDING = ["Always run make lint before pushing.", "From now on, squash merge every PR.",
+            "When committing, always use conventional commits.", "Never commit .env files.",
+            "Tests go in tests/unit, not next to the code.", "We use snake_case for database columns."]
+
+
+def test_a_one_time_request_is_not_a_convention_and_a_standing_instruction_is():
+    for said in ONE_TIME:
+        assert [m.type for m in compress_heuristic([ev("user", said)])] == [], said
+    for said in STANDING:
+        assert [m.type for m in compress_heuristic([ev("user", said)])] == ["convention"], said
+
+
+def test_a_prompt_template_around_the_person_s_words_is_not_theirs():
+    template = ("## User Input\n\n```text\nPhase 2\n```\n\nYou **MUST** consider the user input.\n\n"
+                "## Outline\n\n" + "".join("%d. All paths must be absolute; always run step %d.\n" % (i, i)
+                                          for i in range(1, 30)))
+    assert compress_heuristic([ev("user", template)]) == []
+    pasted = "Use this as the source of truth:\n\n" + "".join("- Never expose secret %d client-side.\n" % i
+                                                               for i in range(40))
+    assert compress_heuristic([ev("user", pasted)]) == []   # a long pasted document, in sections
+
+
+def test_the_person_s_objection_the_agent_conceded_is_a_correction():
+    [rule] = compress_heuristic([ev("user", "why are you editing generated code!"),
+                                 ev("assistant", "You're absolutely right! I shouldn't be editing generated code. "
+                                                 "The .templ sources are edited and `templ generate` run instead.")])
+    assert rule.type == "convention" and "correction" in rule.tags and rule.extra["by"] == "person"
+    assert rule.text.startswith("Why are you editing generated code! (the agent agreed: I shouldn't")
+    assert compress_heuristic([ev("user", "you have not fixed all the issues go back"),
+                               ev("assistant", "You're right, let me check what is still failing.")]) == []
+
+
+def test_the_answer_to_the_agent_s_own_question_is_a_decision_and_a_go_ahead_is_not():
+    [choice] = compress_heuristic([Event("user", "Which queue backend? Redis Streams.", tool="answer")])
+    assert (choice.type, choice.extra["by"]) == ("decision", "person")
+    assert compress_heuristic([Event("user", "Would you like me to test the API? Yes, test the API.",
+                                     tool="answer")]) == []
+
+
+def test_the_agent_s_next_steps_are_a_todo_only_when_they_are_the_session_s_last_word():
+    events = [ev("user", "Build phase 1."), ev("assistant", "Next steps: run the migrations for phase 2."),
+              ev("user", "Do phase 2."), ev("assistant", "Phase 2 is built. Next steps: wire the real DB client.")]
+    assert [m.text for m in compress_heuristic(events, final=True) if m.type == "todo"] == \
+        ["Next steps: wire the real DB client."]
+    assert [m for m in compress_heuristic(events) if m.type == "todo"] == []   # the session goes on

@@ -280,3 +280,27 @@ def test_how_to_run_things_here_is_told_at_start(store):
     text = context()
     assert "## How to work here\n- [" in text and "nix develop --command go" in text
     assert "staging database" not in text                         # a fact is told when asked
+
+
+def test_a_natural_prompt_gets_what_it_needs_and_a_near_miss_of_the_same_project_gets_nothing(store):
+    s = agentmem.open_store()
+    for text in ("The MCP server speaks three transport protocols: stdio, HTTP and SSE; the session "
+                 "manager keeps per-session tools.",
+                 "The MCP server's built-in tools are system_info, file_operations and process_info.",
+                 "Render's proxy times out after 100 s, so the model loads from the disk at /models.",
+                 "Downgraded numpy to 1.26 (numpy<2 in requirements.txt): scipy 1.11 wheels break on numpy 2.x.",
+                 "The server logs every request with its latency through the metrics middleware.",
+                 "The MCP server reads its config from connix.yaml in the working folder."):
+        s.remember(text, type="fact")
+    s.close()
+    told = lambda prompt: context("--prompt", stdin=json.dumps({"hook_event_name": "UserPromptSubmit",
+                                                                 "prompt": prompt}))
+    # a long natural prompt: its own words ("websocket", "transport") carry it, not "add" or "server"
+    assert "stdio, HTTP and SSE" in told("Can you add a websocket transport to the MCP server so that "
+                                         "clients can connect to it as well?")
+    assert "numpy<2" in told("Why did we downgrade numpy last time? scipy is complaining again")
+    for near_miss in ("Add a Homebrew formula for the server", "Write a man page for the MCP server CLI",
+                      "Add a GraphQL endpoint next to the REST API server"):
+        assert told(near_miss) == "", near_miss   # same project, same stack words: nothing applies
+    # a word of the prompt's identifier alone does not say it ("rate" of "rate-limit")
+    assert told("Rate-limit the create-idea endpoint") == ""

@@ -213,3 +213,53 @@ def test_no_user_name_in_the_forms_agents_write_paths_in():
             "tasks/b1.output; on Windows C:\\Users\\ann\\shop and C--Users-ann-shop.")
     out = agentmem._without_home(text, "/home/ann/shop")
     assert "ann" not in out and "-~-shop" in out, out
+
+
+def test_results_say_whether_their_command_failed_in_every_agent_s_format(tmp_path):
+    claude = [{"type": "assistant", "uuid": "a1", "message": {"id": "m1", "role": "assistant", "content": [
+                  {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pytest"}}]}},
+              {"type": "user", "uuid": "u1", "message": {"role": "user", "content": [
+                  {"type": "tool_result", "tool_use_id": "t1", "content": "2 failed", "is_error": True}]}}]
+    codex = [{"type": "session_meta", "payload": {"id": "c"}},
+             {"type": "response_item", "payload": {"type": "function_call", "name": "shell", "call_id": "c1",
+                                                  "arguments": json.dumps({"command": ["bash", "-lc", "cargo check"]})}},
+             {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1", "output":
+                                                  json.dumps({"output": "error[E0433]", "metadata": {"exit_code": 101}})}},
+             {"type": "response_item", "payload": {"type": "function_call", "name": "exec", "call_id": "c2",
+                                                  "arguments": 'await tools.exec_command({"cmd":"cargo test"});'}},
+             {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c2",
+                                                  "output": "Script running with cell ID 7\nWall time 10 s"}},
+             {"type": "response_item", "payload": {"type": "function_call", "name": "wait", "call_id": "c3",
+                                                  "arguments": json.dumps({"cell_id": "7"})}},
+             {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c3",
+                                                  "output": "Script completed\nOutput:\ntest result: ok"}}]
+    gemini = {"sessionId": "g", "messages": [{"id": "1", "type": "gemini", "content": "", "toolCalls": [
+        {"id": "x", "name": "run_shell_command", "args": {"command": "npm test"}, "status": "error",
+         "result": "1 failing"}]}]}
+    got = []
+    for name, data in (("c.jsonl", claude), ("x.jsonl", codex), ("g.json", gemini)):
+        path = tmp_path / name
+        path.write_text(json.dumps(data) if isinstance(data, dict) else
+                        "\n".join(json.dumps(d) for d in data) + "\n", encoding="utf-8")
+        events, _info, _ = agentmem.read_transcript(str(path))
+        got.append([(e.role, e.text, e.ok) for e in events if e.role in ("call", "result")])
+    assert got[0] == [("call", "pytest", None), ("result", "2 failed", False)]
+    assert got[1] == [("call", "cargo check", None), ("result", "error[E0433]", False),
+                      ("call", "cargo test", None), ("result", "Script completed\nOutput:\ntest result: ok", None)]
+    assert got[2] == [("call", "npm test", None), ("result", "1 failing", False)]
+
+
+def test_another_session_s_title_ide_wrappers_and_a_sub_agent_s_prompt_are_not_this_session(tmp_path):
+    lines = [{"type": "summary", "summary": "Another session entirely", "leafUuid": "elsewhere"},
+             {"type": "summary", "summary": "Checkout retry policy", "leafUuid": "u1"},
+             {"type": "user", "uuid": "u1", "message": {"role": "user", "content":
+                 "<ide_opened_file>The user opened the file app.py in the IDE.</ide_opened_file>"
+                 "<ide_selection>def f(): pass</ide_selection>check the retry policy"}},
+             {"type": "user", "uuid": "u2", "isSidechain": True, "message": {"role": "user", "content": [
+                 {"type": "text", "text": "You are a sub-agent: review the retry code"},
+                 {"type": "tool_result", "tool_use_id": "t9", "content": "3 passed"}]}}]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    events, _info, _ = agentmem.read_transcript(str(path))
+    assert [(e.role, e.text) for e in events] == [("summary", "Checkout retry policy"),
+                                                  ("user", "check the retry policy"), ("result", "3 passed")]
