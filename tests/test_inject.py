@@ -293,8 +293,8 @@ def test_a_natural_prompt_gets_what_it_needs_and_a_near_miss_of_the_same_project
                  "The MCP server reads its config from connix.yaml in the working folder."):
         s.remember(text, type="fact")
     s.close()
-    told = lambda prompt: context("--prompt", stdin=json.dumps({"hook_event_name": "UserPromptSubmit",
-                                                                 "prompt": prompt}))
+    def told(prompt):
+        return context("--prompt", stdin=json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt}))
     # a long natural prompt: its own words ("websocket", "transport") carry it, not "add" or "server"
     assert "stdio, HTTP and SSE" in told("Can you add a websocket transport to the MCP server so that "
                                          "clients can connect to it as well?")
