@@ -11,6 +11,7 @@ SessionStart hook (`inject`) and the UserPromptSubmit hook (`inject --prompt`) w
 prompts. Prints medians, and the milliseconds each hook takes beyond the floor (the ratio
 depends on what the interpreter's own start costs on the machine: site-packages, .pth files).
 """
+
 import argparse
 import json
 import os
@@ -48,14 +49,23 @@ def main():
     work = tempfile.mkdtemp(prefix="agentmem-hooks-")
     try:
         env = dict(os.environ, AGENTMEM_DIR=os.path.join(work, "store"))
-        for k in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "AGENTMEM_LLM_URL", "AGENTMEM_LLM_PROVIDER"):
+        for k in (
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "AGENTMEM_LLM_URL",
+            "AGENTMEM_LLM_PROVIDER",
+        ):
             env.pop(k, None)
         src = os.path.join(work, "mem.jsonl")
         with open(src, "w") as f:
             for m in scale_eval.make_memories(a.n):
                 f.write(json.dumps(m) + "\n")
-        am = [sys.executable, "-c", "import sys; sys.dont_write_bytecode = False; sys.path.insert(0, %r); "
-              "import agentmem; sys.exit(agentmem.main())" % PROJECT]
+        am = [
+            sys.executable,
+            "-c",
+            "import sys; sys.dont_write_bytecode = False; sys.path.insert(0, %r); "
+            "import agentmem; sys.exit(agentmem.main())" % PROJECT,
+        ]
         subprocess.run(am + ["import", src], capture_output=True, env=env, check=True)
         subprocess.run(am + ["recall", "warm the index"], capture_output=True, env=env)
         start = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "cwd": work})
@@ -63,13 +73,21 @@ def main():
         for i in range(a.runs):
             floor.append(timed([sys.executable, "-c", "pass"], env))
             begin.append(timed(am + ["inject"], env, start))
-            hook = {"hook_event_name": "UserPromptSubmit", "prompt": PROMPTS[i % len(PROMPTS)], "cwd": work}
+            hook = {
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": PROMPTS[i % len(PROMPTS)],
+                "cwd": work,
+            }
             prompt.append(timed(am + ["inject", "--prompt"], env, json.dumps(hook)))
         f, s, p = (statistics.median(x) for x in (floor, begin, prompt))
-        print("floor(python -c pass) %.3fs | SessionStart inject %.3fs (%.2fx, +%.0f ms) | "
-              "prompt inject %.3fs (%.2fx, +%.0f ms)" % (f, s, s / f, (s - f) * 1000, p, p / f,
-                                                        (p - f) * 1000))
-        print("hook-bench N=%d: session-start %.2fx floor, prompt %.2fx floor" % (a.n, s / f, p / f))
+        print(
+            "floor(python -c pass) %.3fs | SessionStart inject %.3fs (%.2fx, +%.0f ms) | "
+            "prompt inject %.3fs (%.2fx, +%.0f ms)"
+            % (f, s, s / f, (s - f) * 1000, p, p / f, (p - f) * 1000)
+        )
+        print(
+            "hook-bench N=%d: session-start %.2fx floor, prompt %.2fx floor" % (a.n, s / f, p / f)
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
