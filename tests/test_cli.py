@@ -124,9 +124,14 @@ def test_flags_that_mean_nothing_are_refused_with_the_command_s_usage(store, arg
         assert p.stderr.startswith("usage: agentmem %s " % args[0])         # that command's usage
 
 
-def test_a_type_of_the_store_s_own_is_a_type(store):
-    am("remember", "Runbook: restart the worker with make restart", "--type", "runbook", check=0)
-    assert "make restart" in am("recall", "restart worker", "--type", "runbook", check=0).stdout
+def test_a_type_of_the_store_s_own_is_a_type_and_a_misspelt_one_is_refused(store):
+    p = am("remember", "Tabs, not spaces.", "--type", "convnetion")
+    assert p.returncode == 1 and "unknown type 'convnetion': did you mean 'convention'?" in p.stderr
+    assert not store.exists() or am("list", check=0).stdout.strip() == ""   # nothing saved
+    (store / "memories").mkdir(parents=True)
+    (store / "memories" / "team.md").write_text("## runbook · rb000001\nRestart the worker: make restart\n")
+    am("remember", "Runbook: rotate the logs with make rotate", "--type", "runbook", check=0)
+    assert "make rotate" in am("recall", "rotate logs", "--type", "runbook", check=0).stdout
 
 
 def test_a_text_too_long_for_a_memory_is_refused_and_a_long_one_is_shown_cut(store):
