@@ -206,10 +206,11 @@ def test_doctor_check_and_review_agree_and_failed_captures_say_why(store, tmp_pa
     assert "review: %d memories wait" % waiting in am("doctor").stdout
     gone = tmp_path / "gone.jsonl"
     am("capture", "--sync", input=hook_json("sess-gone", gone), check=0)   # a transcript that is not there
-    doctor = am("doctor").stdout
-    assert "1 failing: %s: AgentmemError: transcript %s does not exist" % (gone, gone) in doctor
+    doctor = am("doctor").stdout                                  # it failed once, for good, saying why
+    assert "1 capture jobs failed, the last: %s: _GoneError: transcript %s does not exist" % (gone, gone) in doctor
+    assert "nothing to retry: their transcripts are gone" in doctor and "agentmem process" not in doctor
     p = am("process")
-    assert "still queued, the last failure:" in p.stdout and "does not exist" in p.stdout
+    assert "processed 0 jobs" in p.stdout and "still queued" not in p.stdout
 
 
 def test_a_job_that_failed_repeatedly_is_named_and_retried_on_request(store, tmp_path):
@@ -219,7 +220,7 @@ def test_a_job_that_failed_repeatedly_is_named_and_retried_on_request(store, tmp
     (failed / "1-x.json").write_text(json.dumps({
         "session": "sess-r", "transcript": str(path), "cwd": str(tmp_path), "event": "SessionEnd",
         "format": "auto", "attempts": 6, "final": True,
-        "error": "AgentmemError: transcript %s does not exist" % path}))
+        "error": "PermissionError: [Errno 13] Permission denied: %r" % str(path)}))
     doctor = am("doctor").stdout
     assert "1 capture jobs failed repeatedly, the last: %s" % path in doctor
     assert "agentmem process --retry" in doctor

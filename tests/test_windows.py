@@ -51,12 +51,11 @@ def test_powershell_hosts_get_a_call_operator_and_the_module_form(windows):
                 for hook in entry.get("hooks", [entry]):
                     command = hook["command"]
                     argv = powershell_words(command)
-                    assert argv[0] == WIN_PY and argv[1:3] == ["-X", "pycache_prefix="
-                                                               r"C:\Users\John Smith\AppData\Local"
-                                                               r"\agentmem\pycache"]
-                    assert argv[3] == "-c" and '"' not in command        # no inner double quotes
-                    assert "path.insert(0,r'C:\\Users\\John Smith\\tools')" in argv[4]
-                    assert argv[5] in ("inject", "capture")
+                    assert argv[0] == WIN_PY and argv[1] == "-c"
+                    assert '"' not in command                            # no inner double quotes
+                    assert "f=r'C:\\Users\\John Smith\\tools';" in argv[2]
+                    assert "s.pycache_prefix=" in argv[2] and "LOCALAPPDATA" in argv[2]
+                    assert argv[3] in ("inject", "capture")
                     assert agentmem._is_ours(hook), command
                     assert agentmem._hook_target(command) == WIN_ME
                     if agent == "claude-code":
@@ -78,8 +77,7 @@ def test_the_windows_import_code_runs_and_has_no_double_quote_or_space(tmp_path)
     assert '"' not in code and (" " not in code or " " in ROOT)
     p = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True)
     assert p.returncode == 0 and p.stdout.strip() == "agentmem " + agentmem.__version__
-    assert agentmem._windows_import_code("C:\\").endswith("insert(0,r'C:\\.');"
-                                                          "s.exit(__import__('agentmem').main())")
+    assert "f=r'C:\\.';" in agentmem._windows_import_code("C:\\")
 
 
 def test_no_store_stub_python3_and_the_cache_in_localappdata(windows, monkeypatch):
@@ -121,7 +119,11 @@ def test_a_byte_order_mark_breaks_no_json(store, tmp_path):
     project = tmp_path / "p"
     (project / ".claude").mkdir(parents=True)
     (project / ".claude" / "settings.json").write_bytes(bom + b'{"model": "x"}')
-    p = am("install", "claude-code", cwd=project, env={"AGENTMEM_DIR": None})
+    (project / "tools").mkdir()
+    (project / "tools" / "agentmem.py").write_bytes(open(os.path.join(ROOT, "agentmem.py"), "rb").read())
+    p = subprocess.run([sys.executable, str(project / "tools" / "agentmem.py"), "install", "claude-code"],
+                       cwd=project, capture_output=True, text=True,
+                       env={k: v for k, v in os.environ.items() if k != "AGENTMEM_DIR"})
     assert p.returncode == 0, p.stderr
     settings = json.loads((project / ".claude" / "settings.json").read_text(encoding="utf-8-sig"))
     assert settings["model"] == "x" and "SessionStart" in settings["hooks"]
