@@ -8116,16 +8116,22 @@ def _nested_deeper(value, depth):
     return True
 
 
+# The project folder each agent names for what it starts: Claude Code's and Gemini CLI's
+# own variables, and ours, which install sets for Cursor's MCP server from its
+# ${workspaceFolder} (Cursor starts it in no particular folder).
+_AGENT_FOLDER_VARS = ("AGENTMEM_PROJECT_DIR", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")
+
+
+def _agent_folder():
+    """The project folder the agent gave by variable (an absolute path), else the working one."""
+    named = (os.environ.get(v, "") for v in _AGENT_FOLDER_VARS)
+    return next((x for x in named if os.path.isabs(x)), None) or os.getcwd()
+
+
 def _hook_fields(d):
     """What capture and inject need from any agent's hook input, under one set of names."""
     roots = d.get("workspace_roots") or []
-    cwd = (
-        d.get("cwd")
-        or (roots[0] if roots and isinstance(roots, list) else "")
-        or os.environ.get("CLAUDE_PROJECT_DIR")
-        or os.environ.get("GEMINI_PROJECT_DIR")
-        or os.getcwd()
-    )
+    cwd = d.get("cwd") or (roots[0] if roots and isinstance(roots, list) else "") or _agent_folder()
     transcript = (
         d.get("agent_transcript_path") if d.get("hook_event_name") == "SubagentStop" else None
     )
@@ -8197,7 +8203,7 @@ def _python_argv(*args, rel=None):
     appears beside a vendored copy in a repository. With `rel` (where agentmem.py
     lies in the project: a team's install), the argv names nothing of this
     machine: `python3` by name, agentmem.py found from the project folder the
-    agent gives (CLAUDE_PROJECT_DIR, GEMINI_PROJECT_DIR) or the working folder up.
+    agent gives (_AGENT_FOLDER_VARS) or the working folder up.
     """
     me, py = _here()
     folder = _paths().dirname(me)
@@ -8219,7 +8225,7 @@ def _import_code(folder=None, rel=None, windows=False):
     """
     q = "'" if windows else '"'
     if rel is not None:
-        where = "e.get(Q CLAUDE_PROJECT_DIR Q)or(e.get(Q GEMINI_PROJECT_DIR Q))or(o.getcwd())"
+        where = "or".join("(e.get(Q %s Q))" % v for v in _AGENT_FOLDER_VARS) + "or(o.getcwd())"
         find = (
             "a=[WHERE];[a.append(p.dirname(a[-1]))for(_)in(range(64))];"
             "r=next(((x)for(x)in(a)if(p.isfile(p.join(x,@REL@)))),None);"
@@ -8960,8 +8966,14 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     def section(title, mems, flag_stale=True, low=False):
         lines = []
         for m in mems:
-            if m.id in used or m.extra.get("conflict") or m.extra.get("superseded_by"):
-                continue  # two versions joined by a merge, or replaced: never told
+            if (
+                m.id in used
+                or m.extra.get("conflict")
+                or m.extra.get("superseded_by")
+                or _unreviewed_rule(m)
+            ):
+                continue  # what `check` fails (a merge's two versions, a rule no person
+                # reviewed) and what was replaced are never told
             flags = _start_flags(store, m, root, flag_stale)
             if flags and not low:
                 deferred.append(m)  # kept for the last section
@@ -8978,7 +8990,7 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     mems = idx.top(("rule", "convention", "decision", "dead-end"), min_confidence=0.0, limit=60)
     # what `scan` read from CLAUDE.md, AGENTS.md, ADRs: the agent reads those files itself, so
     # they are told only when related to the work at hand
-    mems = [m for m in mems if not m.extra.get("scanned") and not _unreviewed_rule(m)]
+    mems = [m for m in mems if not m.extra.get("scanned")]
     rules = [m for m in mems if m.type == "rule"]
     section("Rules", rules)
     section(
@@ -9325,12 +9337,7 @@ class _MCPServer:
         self.version = _MCP_VERSIONS[0]
 
     def store(self):
-        cwd = (
-            os.environ.get("CLAUDE_PROJECT_DIR")
-            or os.environ.get("GEMINI_PROJECT_DIR")
-            or os.getcwd()
-        )
-        return open_store(self.store_path, cwd=cwd)
+        return open_store(self.store_path, cwd=_agent_folder())
 
     def handle(self, msg):
         """The response to one message (a dict), or None for a notification."""
@@ -10682,6 +10689,8 @@ def _mcp_entry(agent, rel=None):
     entry = {"command": argv[0], "args": argv[1:]}
     if agent == "claude-code":
         entry = dict({"type": "stdio"}, **entry)
+    if agent == "cursor":  # Cursor expands ${workspaceFolder} in an MCP entry, not in hooks
+        entry["env"] = {"AGENTMEM_PROJECT_DIR": "${workspaceFolder}"}
     if agent == "gemini":
         entry["timeout"] = 30000
         entry["trust"] = True  # headless Gemini CLI hides tools that would need a confirmation

@@ -131,9 +131,9 @@ SPEED = (
     "capture hook under 0.5 s on a 20 MB transcript; known-item hit@5 at least 29/30; import "
     "of 10k under 5 s.",
     "Where the time goes: Python compiles a script on every run but caches the bytecode of an "
-    "imported module, so the hook commands that `install` writes import `agentmem` (`-X "
-    "pycache_prefix` in the user's cache folder; docs/hooks.md), and so do this harness's warm "
-    "recall and inject. `script-recall` is `python agentmem.py recall` as a person types it, "
+    "imported module, so the hook commands that `install` writes import `agentmem` "
+    "(`sys.pycache_prefix` in the user's cache folder; docs/hooks.md), and so do this harness's "
+    "warm recall and inject. `script-recall` is `python agentmem.py recall` as a person types it, "
     "compile included. Regular expressions and the observer's phrase table compile on first "
     "use, and a bare hook call (`agentmem inject`) skips argparse, so recall and inject pay only "
     "for what they run: the interpreter (1x), the standard modules they import (sqlite3, json), "

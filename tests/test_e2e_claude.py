@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -89,8 +90,12 @@ def test_the_model_can_call_the_mcp_tool(project):
     results = [c for r in fake.requests for m in r.get("messages", []) if isinstance(m.get("content"), list)
                for c in m["content"] if isinstance(c, dict) and c.get("type") == "tool_result"]
     assert results and "Handlers must stay under 15 lines" in json.dumps(results)
-    mcp = (project / ".mcp.json").read_text()
-    assert json.dumps(os.path.dirname(os.path.abspath(AGENTMEM)))[1:-1] in mcp and "import agentmem" in mcp
+    # agentmem.py lies outside the project: this machine's paths went to Claude Code's own
+    # per-user file (~/.claude.json, the project's local servers), none to committed files
+    assert not (project / ".mcp.json").exists()
+    local = json.loads((Path(os.environ["HOME"]) / ".claude.json").read_text())
+    mcp = json.dumps(local["projects"][str(project)]["mcpServers"]["agentmem"])
+    assert json.dumps(os.path.dirname(os.path.abspath(AGENTMEM)))[1:-1] in mcp and "__import__" in mcp
 
 
 def test_a_prompt_the_store_knows_about_is_told_its_note_and_another_is_not(project):
@@ -108,3 +113,37 @@ def test_a_prompt_the_store_knows_about_is_told_its_note_and_another_is_not(proj
     assert related.returncode == 0 and unrelated.returncode == 0, related.stderr + unrelated.stderr
     assert "RELEASE_TOKEN secret" in first                 # UserPromptSubmit: inject --prompt
     assert "RELEASE_TOKEN" not in second and "Handlers must stay under 15 lines" in second
+
+
+def test_a_committed_install_works_in_a_teammate_s_clone(tmp_path, monkeypatch):
+    """agentmem.py vendored in the repository, `install claude-code`, commit; the real CLI in a
+    clone at another path, under another home, with the first checkout gone: the committed
+    SessionStart hook tells the store's convention and the committed .mcp.json server answers."""
+    first, _ = e2e_project(tmp_path, monkeypatch)
+    (first / "tools").mkdir()
+    shutil.copy(AGENTMEM, str(first / "tools" / "agentmem.py"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTMEM", "CLAUDE"))}
+    vendored = [os.environ.get("PYTHON", "python3"), str(first / "tools" / "agentmem.py")]
+    for args in (["remember", "Handlers must stay under 15 lines", "--type", "convention"],
+                 ["install", "claude-code"]):
+        subprocess.run(vendored + args, cwd=str(first), env=env, check=True, capture_output=True)
+    git = ["git", "-c", "user.email=a@b.c", "-c", "user.name=A", "-C", str(first)]
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-qm", "agentmem"], check=True)
+    clone, home = tmp_path / "bob" / "shop", tmp_path / "bob" / "home"
+    home.mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", str(first), str(clone)], check=True)
+    shutil.rmtree(str(first))
+    (home / ".claude.json").write_text(json.dumps({"projects": {str(clone): {
+        "hasTrustDialogAccepted": True, "enabledMcpjsonServers": ["agentmem"]}}}))
+    monkeypatch.setenv("HOME", str(home))
+    fake = FakeAnthropic()
+    try:
+        p = claude(clone, fake, "RECALL_TEST: how long may a handler be?", "--allowedTools", "mcp__agentmem__recall")
+    finally:
+        fake.close()
+    assert p.returncode == 0, p.stderr
+    assert "Handlers must stay under 15 lines" in json.dumps(fake.requests[0])     # SessionStart
+    results = [c for r in fake.requests for m in r.get("messages", []) if isinstance(m.get("content"), list)
+               for c in m["content"] if isinstance(c, dict) and c.get("type") == "tool_result"]
+    assert results and "Handlers must stay under 15 lines" in json.dumps(results)   # .mcp.json

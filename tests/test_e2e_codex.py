@@ -80,7 +80,7 @@ def test_codex_accepts_the_installed_mcp_server(project):
                        text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     [entry] = [s for s in json.loads(p.stdout) if s.get("name") == "agentmem"]
-    assert entry["enabled"] is True and "import agentmem" in json.dumps(entry)
+    assert entry["enabled"] is True and "__import__" in json.dumps(entry)
 
 
 def test_a_decision_is_captured_and_told_to_the_next_session(project):

@@ -231,6 +231,15 @@ def test_a_team_commits_the_install_and_every_clone_runs_it(tmp_path, monkeypatc
     p = subprocess.run([server["command"]] + server["args"], input=json.dumps(init) + "\n", cwd=str(clone),
                        env=env, capture_output=True, text=True, timeout=60)
     assert json.loads(p.stdout)["result"]["serverInfo"]["name"] == "agentmem", p.stderr
+    cursor = read(clone / ".cursor" / "mcp.json")["mcpServers"]["agentmem"]   # started anywhere,
+    assert cursor["env"] == {"AGENTMEM_PROJECT_DIR": "${workspaceFolder}"}    # told the project
+    ask = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+           "params": {"name": "recall", "arguments": {"query": "integer cents"}}}
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    p = subprocess.run([cursor["command"]] + cursor["args"], input=json.dumps(ask) + "\n", cwd=str(elsewhere),
+                       env=dict(env, AGENTMEM_PROJECT_DIR=str(clone)), capture_output=True, text=True, timeout=60)
+    assert "integer cents" in p.stdout, p.stdout + p.stderr
     assert "hooks point to" not in subprocess.run(
         [sys.executable, str(clone / "tools" / "agentmem.py"), "doctor"], cwd=str(clone), env=env,
         capture_output=True, text=True).stdout

@@ -4,7 +4,6 @@ JSONL errors, the hook under PYTHONDONTWRITEBYTECODE, the dashboard."""
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -160,15 +159,16 @@ def test_the_installed_hook_is_as_fast_with_pythondontwritebytecode(tmp_path, st
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
     assert "-X" not in argv                          # the start's own modules keep their cache
 
-    def median(extra):
-        times = []
-        for _ in range(7):
-            t = time.perf_counter()
-            subprocess.run(argv, input=b"{}", env=dict(env, **extra), capture_output=True)
-            times.append(time.perf_counter() - t)
-        return statistics.median(times[1:])
-    median({})                                       # the cache is written once
-    assert median({"PYTHONDONTWRITEBYTECODE": "1"}) < 1.5 * median({"PYTHONDONTWRITEBYTECODE": ""})
+    def run(extra):
+        t = time.perf_counter()
+        subprocess.run(argv, input=b"{}", env=dict(env, **extra), capture_output=True)
+        return time.perf_counter() - t
+    run({})                                          # the cache is written once
+    plain, no_bytecode = [], []
+    for _ in range(9):                               # interleaved, the fastest of each: load-proof
+        plain.append(run({"PYTHONDONTWRITEBYTECODE": ""}))
+        no_bytecode.append(run({"PYTHONDONTWRITEBYTECODE": "1"}))
+    assert min(no_bytecode) < 1.5 * min(plain), (plain, no_bytecode)
 
 
 def test_the_dashboard_reads_as_a_person_needs_it(store, tmp_path):
