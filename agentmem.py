@@ -3507,7 +3507,10 @@ _ITEM_LABEL_REGEX = _LazyRegex(r"^[\w `'/.()-]{2,40}?\s[-–—:]\s")
 # "- `src/auth/session.ts`: switched ..."
 _PATH_LEAD_REGEX = _LazyRegex(r"^\W*`?[\w./-]+\.\w+`?\s*[:—–-]\s*")
 _CODE_FENCE_REGEX = _LazyRegex(r"```.*?(```|\Z)", re.S)
-_SENTENCE_SPLIT_REGEX = _LazyRegex(r"(?<=[.!?。！？])\s+(?=[\"'`(\[*]?[A-ZА-ЯЁ0-9])")
+# a sentence ends at . ! ? before a capital, and at an ellipsis before any word ("ESM... we're on")
+_SENTENCE_SPLIT_REGEX = _LazyRegex(
+    r"(?<=[.!?。！？])\s+(?=[\"'`(\[*]?[A-ZА-ЯЁ0-9])|(?:(?<=\.\.\.)|(?<=…))\s+(?=\w)"
+)
 _FILE_MENTION_REGEX = _LazyRegex(
     r"(?<![\w@/.:-])((?:[\w.-]+/)*[\w-]+\.(?:py|go|ts|tsx|js|jsx|mjs|rs|java|kt|rb|php|cs|cpp|cc|c|h|hpp|"
     r"swift|scala|sql|sh|bash|yml|yaml|toml|json|md|html|css|scss|vue|svelte|ex|exs|erl|lua|dart|gradle|"
@@ -4262,8 +4265,12 @@ class _Observer:
         if not near:
             return False
         target = max(near, key=lambda c: len(_content_terms(c.text) & _content_terms(s)))
-        if _content_terms(s) - _content_terms(target.text):
-            target.text = _clip(target.text + " " + _capitalized(s))
+        if _content_terms(s) - _content_terms(target.text):  # the agent's words, said as its own
+            text, mark = target.text.rstrip(), " (the agent: "
+            if mark in text and text.endswith(")"):
+                target.text = _clip("%s %s)" % (text[:-1], _capitalized(s)))
+            else:
+                target.text = _clip("%s%s%s)" % (text, mark, _capitalized(s)))
             target.files = _dedupe(target.files + _mentioned_files(s))
         return True
 
@@ -4538,6 +4545,7 @@ _COMMAND_KINDS = (
 # toolchains whose `run` or `test` builds the code first: a pass means it compiles
 _COMPILERS = frozenset("cargo go dotnet mvn gradle swift make zig".split())
 _KIND_WORDS = {"test": "test", "lint": "lint", "typecheck": "type", "build": "build"}  # said of it
+_VERSION_ASKS = frozenset("--version -V -v version --help -h help".split())
 _KIND_ORDER = ("install", "generate", "build", "typecheck", "lint", "format", "test", "run")
 _COMMAND_KEY_WORDS = 3  # a command is known by its program and up to two more words
 _NOT_COMMANDS = frozenset("cd source . export set echo printf pwd true sleep clear".split())
@@ -4660,6 +4668,12 @@ def _command_shown(words):
             break
         out.append(w)
     return _clip(" ".join(shlex.quote(w) if " " in w else w for w in out), _COMMAND_CHARS)
+
+
+def _asks(words):
+    """Whether a command only asks a program its version or help (`node --version`): what is
+    installed, not how anything here is run."""
+    return len(words) == 2 and words[1] in _VERSION_ASKS
 
 
 def _command_kind(key):
@@ -4801,7 +4815,7 @@ class _Commands:
             good[k] = True
             old = self.state["passed"].get(kind)
             shown_one = _command_shown(words)
-            if kind and not probe and (kind != "run" or " " in shown_one):
+            if kind and not probe and (kind != "run" or " " in shown_one) and not _asks(words):
                 if not old or old[1] >= _paths_in(words):
                     self.state["passed"][kind] = [shown_one, _paths_in(words)]
         failure = failing.pop(key, None)
@@ -5000,6 +5014,10 @@ def _said_line(text):
 ########################################################################
 # The episode: what a session asked, found, changed and left, and its digest
 ########################################################################
+
+
+# the labels an episode entry starts with: the record's words, not the session's
+_RECORD_LABEL_REGEX = _LazyRegex(r"^(?:Asked|Sub-agent|Plan|Commit|Session|Reported|Committed):\s*")
 
 
 class _Episode:
@@ -9152,7 +9170,7 @@ def _best_passage(text, weights, guesses=True):
         and (guesses or not (_says("speculation", u) or _says("blame", u)))
     ]
     needles = {t[:3] for _w, forms, _c in weights for form in forms for t in form}
-    tokens = [_terms_in(u, needles) for u in units]
+    tokens = [_terms_in(_RECORD_LABEL_REGEX.sub("", u), needles) for u in units]
     total = sum(w for w, _t, _c in weights) or 1.0
     best, end = (0.0, ""), 0
     for i in range(len(units)):
