@@ -178,13 +178,15 @@ _META_REGEX = _LazyRegex(r"^<!--\s*(\{.*\})\s*-->\s*$")
 _LOOSE_FIELD_REGEX = _LazyRegex(r'"(\w+)"\s*:\s*("(?:[^"\\]|\\.)*"|-?[\d.]+|\[[^\]]*\])')
 
 # Only words that never decide a search: negations, "only", "must", "after" and the like stay
-# (English and Russian alike), and BM25's IDF weighs them.
+# (English and Russian alike), and BM25's IDF weighs them. What a contraction leaves before
+# its "'t" ("won't compile", "doesn't start") is no word of its own; "not" and "never" stay.
 # fmt: off
 _STOP_WORDS = frozenset("""
 a also am an and are as at be been being but by did do does doing don etc ever for from had has
 have having he her hers him his i if in into is it its just let me my nor of off on onto or our
 ours she so than that the their theirs them then they this to too upon very via was we were with
 yet you your yours
+aren can couldn didn doesn hadn hasn haven isn mustn needn shouldn wasn weren won wouldn
 и в во что он на я с со как а то все она так его но да ты к у же вы за бы по ее мне было вот от
 меня еще о из ему теперь когда даже ну вдруг ли если уже или быть был него до вас нибудь опять
 уж вам ведь там потом себя ей может они тут где есть ней для мы тебя их чем была сам чтоб будто
@@ -1720,11 +1722,13 @@ _SECRET_PATTERNS = (
      r"""|private[_\- ]?key|_key|_token|_secret|secret|password|passwd|_pwd|_pass|token|apikey"""
      r"""|credentials?|auth)["']?(?:\s*[=:]\s*|\s+(?:is|was|to|are)\s+))(?!\[REDACTED)"""
      r"""("[^"\n]{3,}"|'[^'\n]{3,}'|`[^`\n]{3,}`|[^\s"'`,;)}\]]{4,})""",
-     lambda m: m.group(1) + ("[REDACTED]" if _looks_secret(m.group(2)) else m.group(2))),
+     lambda m: m.group(1) + ("[REDACTED]" if _looks_secret(
+         m.group(2), prose=_PROSE_TIE_REGEX.search(m.group(1))) else m.group(2))),
     (("@",), r"(?<![\w.+\-])[\w.+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b",
      "[EMAIL]"),
 )
 # fmt: on
+_PROSE_TIE_REGEX = _LazyRegex(r"\s(?:is|was|to|are)\s+$", re.I)  # "token is ...", not "token: ..."
 # What a value after "password =" is when it is no secret: code, a placeholder, a switch.
 _NOT_SECRET_REGEX = _LazyRegex(
     r"^(?:none|null|nil|true|false|undefined|yes|no|on|off|required|optional|redacted|changeme"
@@ -1753,10 +1757,14 @@ def _strong_secret(value):
     return sum(1 for c in classes if c) >= 3
 
 
-def _looks_secret(value):
-    """Whether a value assigned to a credential-like name looks like a real secret."""
+def _looks_secret(value, prose=False):
+    """Whether a value assigned to a credential-like name looks like a real secret; in
+    `prose` ("auth is upstream-only", "the token is short-lived") two or three words joined
+    by hyphens are words, not a secret."""
     v = value.strip("\"'`").rstrip(":.!?")  # "if token is None:" ends a sentence
     if len(v) < 4 or _NOT_SECRET_REGEX.search(v):
+        return False
+    if prose and re.match(r"^[a-z]+(?:-[a-z]+){1,2}$", v):
         return False
     if re.match(r"^[a-z]+(?:_[a-z]+)+$", v) or re.match(r"^[a-z]+\.[a-z_]+$", v):
         return False  # created_at, settings.token: names
@@ -2136,7 +2144,8 @@ def _short_args(args):
 
 def _claude_summary(d, ts, out):
     """A `summary` line: a title, of this session only when the message it names (its
-    `leafUuid`) is in this file (Claude Code also writes the titles of earlier sessions)."""
+    `leafUuid`) is in this file (Claude Code also writes the titles of earlier sessions) and
+    holds the session's words (_claude_words)."""
     if d.get("summary"):
         ev = Event("summary", str(d["summary"]), ts)
         out["events"].append(ev)
@@ -2216,6 +2225,20 @@ _CLAUDE_RECORDS = {"summary": _claude_summary, "queue-operation": _claude_queued
 # fmt: on
 
 
+def _claude_words(d):
+    """Whether a record holds the session's own words: not the harness echoing a command
+    (`<local-command-stdout>` after /clear), which a title naming it summarises alone."""
+    if d.get("type") != "user":
+        return True
+    content = (d.get("message") or {}).get("content")
+    texts = (
+        [content]
+        if isinstance(content, str)
+        else [b.get("text") or "" for b in content or () if isinstance(b, dict) and "text" in b]
+    )
+    return not texts or any(_person_text(t) for t in texts)
+
+
 def _parse_claude(lines, info):
     """Events of a Claude Code transcript (JSONL lines), each line read by its handler in
     _CLAUDE_RECORDS; `isMeta` lines are injected text, not the person."""
@@ -2223,7 +2246,8 @@ def _parse_claude(lines, info):
     uuids = set()
     for d in lines:
         try:
-            uuids.add(d.get("uuid"))
+            if _claude_words(d):
+                uuids.add(d.get("uuid"))
             info.setdefault("session", d.get("sessionId") or "")
             if d.get("cwd"):
                 info.setdefault("cwd", d["cwd"])
@@ -3554,7 +3578,7 @@ _AGENT_RULES = (
 # fmt: off
 _OBSERVED_CONFIDENCE = {
     "user-decision": 0.9, "user-convention": 0.9, "user-correction": 0.9, "user-dead-end": 0.9,
-    "user-fact": 0.85, "user-todo": 0.75,
+    "user-fact": 0.85, "user-todo": 0.75, "user-kept": 0.9,
     "assistant-bug": 0.8, "assistant-dead-end": 0.75, "assistant-decision": 0.7,
     "assistant-todo": 0.7, "assistant-fact": 0.6, "open-problem": 0.5, "summary": 0.8,
     "todo-list": 0.8, "workaround": 0.8, "episode": 0.6,
@@ -3770,6 +3794,52 @@ def _overlaps(a, b):
         return False
     shared = len(ta & tb)
     return shared >= _OVERLAP_WORDS or shared >= _OVERLAP_SHARE * min(len(ta), len(tb))
+
+
+# the person asking that something be kept ("remember we use pgmq for the queues", "... -
+# update your memory accordingly"): what they said with it is standing, by their own word
+_KEEP_THIS_REGEX = _LazyRegex(
+    r"(?:^|[,;:.!—–-]\s*|\b(?:and|also|please|pls)\s+)(?:remember|keep in mind)(?:\s+that)?\s+"
+    r"(?!to\b|when\b|how\b|what\b|if\b|why\b|where\b|which\b|who\b)"
+    r"|[\s,;—–-]*\b(?:update|refresh)\s+(?:\w+\s+)?memory(?:\s+accordingly)?\b"
+    r"|\b(?:save|add|put|write)\s+(?:this|that|it)\s+(?:to|in|into)\s+(?:\w+\s+)?memory\b"
+    r"|\bfor future reference\b|(?:^|\s)(?:запомни(?:те)?|имей(?:те)? в виду)\s+"
+    r"|記住|记住|請記得|请记得",
+    re.I,
+)
+_KEPT_SENTENCES = 3  # a cue on its own ("update your memory") keeps this many sentences before it
+
+
+# the options an agent offers in its own words, a table row or a list item each ("| A | Keep
+# auth upstream |", "B) Sign every request"), and the one it recommends; the person answering
+# with an option's label chose it: their decision, in the words of the option they picked
+_OPTION_ROW_REGEX = _LazyRegex(
+    r"(?m)^[ \t]*(?:\|[ \t]*|[-*][ \t]+)?(?:\*\*)?(?:option[ \t]+)?([A-Ha-h]|[1-9])(?:\*\*)?"
+    r"(?:[ \t]*\|[ \t]*|[.):][ \t]+|[ \t]+[—–-][ \t]+)(?:\*\*)?([^|\n]{8,}?)[ \t|]*$",
+    re.I,
+)
+_RECOMMENDED_REGEX = _LazyRegex(r"recommended:?\**:?\s*(?:option\s+)?([A-H1-9])\b", re.I)
+_CHOICE_REGEX = _LazyRegex(r"^\W*(?:option\s+)?([a-h1-9])\W*$|^\W*(yes|recommended)\W*$", re.I)
+
+
+def _offered_options(text):
+    r"""{label: option} of an agent message that offers two or more options, with "" for the
+    one it recommends; {} for any other message (a numbered plan offers nothing to choose).
+
+    >>> sorted(_offered_options("Auth?\n| A | Keep it upstream |\n| B | Sign every call |").items())
+    [('A', 'Keep it upstream'), ('B', 'Sign every call')]
+    """
+    if "?" not in text and not _RECOMMENDED_REGEX.search(text) and "option" not in text.lower():
+        return {}
+    options = {}
+    for label, option in _OPTION_ROW_REGEX.findall(text):
+        options.setdefault(label.upper(), option.strip(" *"))
+    if len(options) < 2:
+        return {}
+    recommended = _RECOMMENDED_REGEX.search(text)
+    if recommended and recommended.group(1).upper() in options:
+        options[""] = options[recommended.group(1).upper()]
+    return options
 
 
 # the agent giving way to the person: what they objected to was a correction
@@ -4034,7 +4104,23 @@ class _Observer:
         elif ev.role in ("user", "assistant"):  # a tool's result is evidence, never a source
             # "I’ll" is "I'll" to every phrase
             text = _strip_private(ev.text).replace("\u2019", "'")
+            options = self.context.pop("options", None) if ev.role == "user" else None
             (self.person if ev.role == "user" else self.agent)(text, ev.ts)
+            if options:
+                self._chosen(options, text, ev.ts)
+
+    def _chosen(self, options, reply, ts):
+        """The person answering the agent's options with a label ("A"), or accepting its
+        recommendation ("yes"): a decision, the question with the option they picked."""
+        choice = _CHOICE_REGEX.match(reply)
+        if not choice:
+            return
+        option = options.get((choice.group(1) or "").upper() if choice.group(1) else "")
+        if option:
+            asked = options.get("?", "")
+            self.add(
+                "user-decision", "decision", ("%s Chosen: %s" % (asked, option)).strip(), ts=ts
+            )
 
     # -- the person: decisions, rules, rejections, todos, facts, and the problem ----------
 
@@ -4043,6 +4129,7 @@ class _Observer:
         self.settle()
         self.turn_user, self.turn_files = [], []
         text = _typed_words(text)  # a command's template or a pasted document is not their words
+        text = re.sub(r"[ \t]*\\\n", "\n", text)  # a line typed on with "\" and Enter
         self.turns += 1
         sentences = _split_sentences(text)
         self.objection = (sentences[0][0], ts) if len(sentences) in (1, 2) else None
@@ -4052,12 +4139,34 @@ class _Observer:
             title = re.split(r"\s*(?:---|!:|:$)", title)[0].strip()  # before a pasted document
             context["request"] = _clip(title or sentences[0][0], 160)
         turn = _PersonTurn(context.pop("asked", ""), context.pop("answer", ""))
+        kept = self._kept(sentences, ts)
         for s, heading in sentences:
-            if not _looks_like_noise(s):
+            if not _looks_like_noise(s) and s not in kept:
                 self._person_sentence(turn, s, heading, ts)
         if turn.problems:
             self.problem = " ".join(turn.problems)
             context["problem_open"] = True
+
+    def _kept(self, sentences, ts):
+        """The sentences the person asked to be kept, as one convention by them: the one that
+        says "remember ...", or, when the ask stands alone at the end ("- update your memory
+        accordingly"), the few before it. A question ("remember why?") keeps nothing."""
+        for i, (s, _h) in enumerate(sentences):
+            cue = _KEEP_THIS_REGEX.search(s)
+            if not cue or s.rstrip().endswith(("?", "？")):
+                continue
+            before, after = s[: cue.start()].strip(" -—–,;"), s[cue.end() :].strip()
+            if _word_count(after) >= 4:  # "..., and remember we use pgmq for the queues."
+                said, text = [s], _capitalized("; ".join(x for x in (before, after) if x))
+            else:  # "... - update your memory accordingly": all that came before it
+                said = [x for x, _h in sentences[max(0, i - _KEPT_SENTENCES) : i + 1]]
+                text = " ".join(said[:-1] + ([before] if before else []))
+            if _word_count(text) >= 4:
+                c = self.add("user-kept", "convention", text, ts=ts)
+                if c:
+                    self.turn_user.append(c)
+                return said
+        return []
 
     def _person_sentence(self, turn, s, heading, ts):
         if (s.rstrip().endswith(("?", "？")) or _says("asking", s)) and not _says("correction", s):
@@ -4142,6 +4251,10 @@ class _Observer:
     def agent(self, text, ts):
         turn = _AgentTurn()
         self.said += 1
+        self.context["options"] = _offered_options(text)
+        if self.context["options"]:
+            asked = [s for s, _h in _split_sentences(text) if s.rstrip().endswith("?")]
+            self.context["options"]["?"] = asked[-1] if asked else ""
         objection, self.objection = self.objection, None
         if objection:
             self._conceded(objection, text)
@@ -4283,6 +4396,8 @@ class _Observer:
             symptom = self.problem.rstrip()
             text = symptom + (" " if symptom.endswith(_SENTENCE_ENDS) else ". ") + text
             self.context["problem_open"] = False
+        elif not (_says("problem", text) or _says("cause", text)):
+            return  # "Fixed several issues; the plan is complete": a status, for the episode
         c = self.add("assistant-bug", "bug", text, self.turn_files, ts)
         if c:
             c.fixed = True
@@ -4779,7 +4894,7 @@ class _Commands:
         segments = _command_segments(call.text)
         keys = [_command_key(words) for words, _p in segments]
         kinds = [_command_kind(k) for k in keys]
-        self._environment(call, text, keys, kinds)
+        self._environment(call, text, keys, kinds, ev.ok)
         if not any(kinds):
             return
         key = " && ".join(keys)
@@ -4864,11 +4979,14 @@ class _Commands:
         )
         self.found.append(("fixed", text, ts))
 
-    def _environment(self, call, text, keys, kinds):
+    def _environment(self, call, text, keys, kinds, ok=None):
         """What the environment said: a program it could not find, a refusal, a warning, each
-        counted across runs (a one-off is not how the environment is)."""
+        counted across runs (a one-off is not how the environment is). A run that passed,
+        and is no pipe (whose exit is its last program's), found every program it ran:
+        "command not found" in its output is what it printed (a README's troubleshooting)."""
         text = _ANSI_REGEX.sub("", text[:20000])
-        missing = _NOT_FOUND_REGEX.search(text)
+        passed = ok is True and "|" not in call.text
+        missing = not passed and _NOT_FOUND_REGEX.search(text)
         if missing:
             program = next(g for g in missing.groups() if g)
             self.state["missing"].setdefault(program, _clip(call.text, _COMMAND_CHARS))
@@ -8759,6 +8877,10 @@ _SETUP_FACTS = 5  # how to run things here (a command that worked), at start
 # memory or episode that holds _PROMPT_MIN_SHARE of the prompt's weight (_prompt_weights).
 # Calibrated on prompts about work the store knows nothing of (docs/capture.md).
 _PROMPT_MIN_SHARE = 0.32
+# a prompt that reports a problem ("X crashes on startup") and a bug memory whose passage
+# says a problem of the prompt's thing: the symptom is in the prompt's words, the rest of it
+# ("after a reinstall") is what the store cannot know; a third of the share is enough
+_PROBLEM_MIN_SHARE = 0.1
 _PROMPT_PASSAGES = 3
 _PROMPT_CANDIDATES = 8  # recall hits whose passages are weighed
 _PROMPT_BUDGET_TOKENS = 400
@@ -9229,7 +9351,9 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
     it holds (_prompt_weights: rare and unknown words weigh most, task words
     little). A passage is told when that share reaches _PROMPT_MIN_SHARE:
     calibrated so that prompts about work the store knows nothing of get
-    nothing (docs/capture.md). A guess said mid-session is never quoted.
+    nothing (docs/capture.md); a bug's passage that says the problem a
+    prompt reports needs less (_PROBLEM_MIN_SHARE). A guess said
+    mid-session is never quoted.
     """
     terms = _query_terms(prompt or "")
     if not store.exists() or not terms:
@@ -9243,6 +9367,7 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
         word for word, (_w, _f, common) in zip(_prompt_words(prompt, terms), weights) if not common
     ]
     hits = store.recall(" ".join(own) or prompt, limit=_PROMPT_CANDIDATES, types=types)
+    problem = _says("problem", prompt)
     found = []
     for h in hits:
         m = h.memory
@@ -9254,7 +9379,10 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
         ):
             continue  # what `check` fails is never told
         share, passage = _best_passage(m.text, weights, guesses=m.type != "episode")
-        if share < _PROMPT_MIN_SHARE or not _names_enough(passage, weights):
+        resolves = problem and m.type == "bug" and _says("problem", passage)
+        if share < (_PROBLEM_MIN_SHARE if resolves else _PROMPT_MIN_SHARE):
+            continue
+        if not _names_enough(passage, weights):
             continue
         if m.type != "episode":  # a typed memory stands alone: all of it
             passage = _clip(m.text, 2 * _PASSAGE_CHARS)

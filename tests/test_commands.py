@@ -153,6 +153,10 @@ def test_a_missing_program_is_a_fact_with_the_command_that_ran_it_anyway():
             "`basedpyright: command not found`.",
         )
     ]
+    # a page that quotes the error is no error: the run that printed it passed
+    readme = "## Troubleshooting\n### `claude: command not found`\nReopen the terminal."
+    assert learned(ran(("sed -n 1,160p README.md", readme, True))) == []
+    assert learned(ran(("basedpyright 2>&1 | tail -3", "basedpyright: command not found", True)))
 
 
 def test_chains_pipes_wrappers_and_code_mode_are_read_as_the_shell_reads_them():

@@ -442,6 +442,79 @@ def test_the_diagnosis_before_a_fix_is_part_of_the_bug_and_a_recap_adds_nothing(
     )
 
 
+def test_what_the_person_asks_to_be_remembered_is_kept_as_their_standing_word():
+    def kept(*texts):
+        events = []
+        for text in texts:
+            events += [ev("user", text), ev("assistant", "Done.")]
+        return [m.text for m in compress_heuristic(events) if m.type == "convention"]
+
+    assert kept("Use Postgres for the queue, and remember we will have pgmq versions of them.") == [
+        "Use Postgres for the queue; we will have pgmq versions of them."
+    ]
+    assert kept(
+        "Save the tickets to .claude/tickets/.\\\nEach ticket gets a folder of its own. "
+        "- update your memory accordingly"
+    ) == ["Save the tickets to .claude/tickets/. Each ticket gets a folder of its own."]
+    # a question about the past, or a memory of one's own, asks nothing to be kept
+    assert kept("Do you remember why we pinned numpy?", "I remember the build was slow.") == []
+
+
+OPTIONS = (
+    "Should ideas stay editable after they are created?\n\n"
+    "**Recommended:** Option B, it keeps history simple.\n\n"
+    "| Option | Description |\n|--------|-------------|\n"
+    "| A | Yes, both title and notes, at any time |\n"
+    "| B | Notes only; the title stays as it was created |\n"
+    "| C | No, ideas are immutable |\n\n"
+    'Reply with the option letter (e.g., "A") or "yes" for the recommendation.'
+)
+
+
+def test_the_option_the_person_picks_by_its_letter_is_their_decision():
+    def decided(*events):
+        return [m.text for m in compress_heuristic(list(events)) if m.type == "decision"]
+
+    assert decided(
+        ev("user", "Plan the ideas feature."), ev("assistant", OPTIONS), ev("user", "A")
+    ) == [
+        "Should ideas stay editable after they are created? Chosen: Yes, both title and notes, "
+        "at any time"
+    ]
+    assert decided(ev("assistant", OPTIONS), ev("user", "yes")) == [
+        "Should ideas stay editable after they are created? Chosen: Notes only; the title stays "
+        "as it was created"
+    ]
+    # a table a tool printed offers nothing; nor does a numbered plan, nor a later message
+    assert decided(Event("result", OPTIONS, tool="Bash"), ev("user", "A")) == []
+    plan = "Next steps:\n1. Add the route handler\n2. Write the tests\n3. Deploy to staging"
+    assert decided(ev("assistant", plan), ev("user", "1")) == []
+    assert decided(ev("assistant", OPTIONS), ev("assistant", "Done."), ev("user", "A")) == []
+
+
+def test_a_report_of_fixes_with_no_problem_named_is_a_status_not_a_bug():
+    mems = compress_heuristic(
+        [
+            ev("user", "Build the comments feature from the spec."),
+            ev(
+                "assistant",
+                "Features: comments, threading, reactions, mentions. Special: fixed several SDK "
+                "integration issues during implementation. Phase 2 is now complete.",
+            ),
+        ]
+    )
+    assert [m for m in mems if m.type == "bug"] == []
+    # the same fix after a failure the person reported is one bug: symptom, then fix
+    mems = compress_heuristic(
+        [
+            ev("user", "The comments page crashes when a thread is empty."),
+            ev("assistant", "Fixed the crash: `renderThread` now returns early for an empty list."),
+        ]
+    )
+    [bug] = [m for m in mems if m.type == "bug"]
+    assert bug.text.startswith("The comments page crashes") and "renderThread" in bug.text
+
+
 def test_root_cause_and_fix_headings_make_one_bug_and_a_correction_keeps_its_instead():
     mems = compress_heuristic(
         [

@@ -408,3 +408,29 @@ def test_an_episode_s_own_labels_are_not_words_of_the_session():
     )  # "agent" is the record's label
     share, _p = agentmem._best_passage(entry.replace("Sub-agent: ", "The agent "), weights)
     assert share == 1.0  # the session's own word
+
+
+def test_a_prompt_that_reports_a_problem_is_told_the_bug_that_fixed_it(store):
+    s = agentmem.open_store()
+    for text, mtype in (
+        (
+            "`uv run ledger-sync --help` crashed: TypeError: 'Server' object is not callable. "
+            "Fixed by changing `src/ledger_sync/__main__.py`; then it passed.",
+            "bug",
+        ),
+        ("Ledger entries are kept in cents as integers, never floats.", "convention"),
+        ("The ledger-sync command reads its accounts from accounts.toml.", "fact"),
+    ):
+        s.remember(text, type=mtype)
+    s.close()
+
+    def told(prompt):
+        return context(
+            "--prompt", stdin=json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt})
+        )
+
+    # the symptom is in the prompt's words; "startup" and "reinstall" the store cannot know
+    assert "is not callable" in told("The ledger-sync command crashes on startup after a reinstall")
+    # the same words without a problem, or a problem of something else: nothing
+    assert "not callable" not in told("Add a startup banner to the ledger-sync command")
+    assert told("The export page crashes on startup after a reinstall") == ""

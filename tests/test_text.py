@@ -134,6 +134,17 @@ def test_plain_prose_about_secrets_is_left_alone():
     assert redact(text) == text
 
 
+def test_prose_that_says_what_auth_or_a_token_is_keeps_its_words():
+    for text in (
+        "Added a note that auth is upstream-only; the scheduler trusts tenant metadata.",
+        "The token is short-lived and the secret is write-only.",
+    ):
+        assert redact(text) == text
+    # a passphrase of four words, or one given with a colon, is still a secret
+    assert "battery" not in redact("the password is correct-horse-battery-staple")
+    assert "sesame" not in redact("password: open-sesame")
+
+
 def test_private_spans_are_removed():
     assert agentmem._strip_private("keep <private>my salary is 10</private> this") == "keep  this"
     assert agentmem._strip_private("keep <private>unclosed secret") == "keep "

@@ -555,3 +555,13 @@ def test_another_session_s_title_ide_wrappers_and_a_sub_agent_s_prompt_are_not_t
         ("user", "check the retry policy"),
         ("result", "3 passed"),
     ]
+    # a title whose message is the harness's echo of /clear summarises that alone
+    clear = {
+        "type": "user",
+        "uuid": "u0",
+        "message": {"role": "user", "content": "<local-command-stdout></local-command-stdout>"},
+    }
+    lines = [{"type": "summary", "summary": "Terminal Screen Clearing", "leafUuid": "u0"}, clear]
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    events, _info, _ = agentmem.read_transcript(str(path))
+    assert "summary" not in [e.role for e in events]
