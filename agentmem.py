@@ -3517,10 +3517,12 @@ _PHRASES = {}
 
 
 def _phrase(concept):
-    """The regular expression of a concept of _OBSERVER_PHRASES (the table is read on first use)."""
-    if not _PHRASES:
-        _PHRASES.update(_compile_phrases())
-    return _PHRASES[concept]
+    """The regular expression of a concept of _OBSERVER_PHRASES, built on its first use (a
+    hook asks for one or two of the table's concepts, the observer for all)."""
+    rx = _PHRASES.get(concept)
+    if rx is None:
+        rx = _PHRASES[concept] = _compile_phrases({concept: _OBSERVER_PHRASES[concept]})[concept]
+    return rx
 
 
 # Sentence shapes that are not phrasings: quoting, code, sentence ends, file names.
@@ -9367,7 +9369,6 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
         word for word, (_w, _f, common) in zip(_prompt_words(prompt, terms), weights) if not common
     ]
     hits = store.recall(" ".join(own) or prompt, limit=_PROMPT_CANDIDATES, types=types)
-    problem = _says("problem", prompt)
     found = []
     for h in hits:
         m = h.memory
@@ -9379,8 +9380,12 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
         ):
             continue  # what `check` fails is never told
         share, passage = _best_passage(m.text, weights, guesses=m.type != "episode")
-        resolves = problem and m.type == "bug" and _says("problem", passage)
-        if share < (_PROBLEM_MIN_SHARE if resolves else _PROMPT_MIN_SHARE):
+        if share < _PROMPT_MIN_SHARE and not (  # the problem words are read only for a bug
+            m.type == "bug"
+            and share >= _PROBLEM_MIN_SHARE
+            and _says("problem", prompt)
+            and _says("problem", passage)
+        ):
             continue
         if not _names_enough(passage, weights):
             continue
