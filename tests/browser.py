@@ -3,7 +3,6 @@
 Standard library only: Chromium reads commands on its fd 3 and writes answers and events on
 fd 4 (--remote-debugging-pipe), each message JSON ended by a NUL byte.
 """
-
 import base64
 import json
 import os
@@ -16,13 +15,8 @@ import time
 
 def chromium():
     """The path of a Chromium or Chrome binary, or None."""
-    for name in (
-        os.environ.get("AGENTMEM_CHROMIUM", ""),
-        "chromium",
-        "chromium-browser",
-        "google-chrome",
-        "google-chrome-stable",
-    ):
+    for name in (os.environ.get("AGENTMEM_CHROMIUM", ""), "chromium", "chromium-browser",
+                 "google-chrome", "google-chrome-stable"):
         path = name and shutil.which(name)
         if path:
             return path
@@ -40,43 +34,21 @@ class Browser:
         def fds():  # in the child: the pipes become fds 3 and 4
             os.dup2(cmd_r, 3)
             os.dup2(out_w, 4)
-
         self.proc = subprocess.Popen(
-            [
-                binary,
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--no-default-browser-check",
-                "--disable-extensions",
-                "--remote-debugging-pipe",
-                "--user-data-dir=" + self.profile,
-                "--window-size=%d,%d" % (width, height),
-                "about:blank",
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            pass_fds=(3, 4),
-            preexec_fn=fds,
-        )
+            [binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--no-default-browser-check", "--disable-extensions", "--remote-debugging-pipe",
+             "--user-data-dir=" + self.profile, "--window-size=%d,%d" % (width, height),
+             "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=(3, 4), preexec_fn=fds)
         os.close(cmd_r)
         os.close(out_w)
         self.buf, self.next_id, self.events = b"", 0, []
         target = self.send("Target.createTarget", url="about:blank")["targetId"]
-        self.session = self.send("Target.attachToTarget", targetId=target, flatten=True)[
-            "sessionId"
-        ]
+        self.session = self.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
         self.send("Page.enable", session=True)
-        self.send(
-            "Emulation.setDeviceMetricsOverride",
-            session=True,
-            width=width,
-            height=height,
-            deviceScaleFactor=1,
-            mobile=False,
-        )
+        self.send("Emulation.setDeviceMetricsOverride", session=True, width=width, height=height,
+                  deviceScaleFactor=1, mobile=False)
 
     def _read(self, timeout):
         end = time.time() + timeout
@@ -121,13 +93,8 @@ class Browser:
 
     def js(self, expression):
         """The value of a JavaScript expression in the page (promises awaited)."""
-        r = self.send(
-            "Runtime.evaluate",
-            session=True,
-            expression=expression,
-            returnByValue=True,
-            awaitPromise=True,
-        )
+        r = self.send("Runtime.evaluate", session=True, expression=expression,
+                      returnByValue=True, awaitPromise=True)
         if "exceptionDetails" in r:
             raise RuntimeError("page script failed: %s" % r["exceptionDetails"])
         return r.get("result", {}).get("value")

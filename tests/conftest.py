@@ -3,7 +3,6 @@
 `am(...)` runs the command line as a user would (a subprocess); tests that
 check library behaviour import agentmem directly.
 """
-
 import getpass
 import json
 import os
@@ -20,24 +19,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 AGENTMEM = os.path.join(ROOT, "agentmem.py")
 sys.path.insert(0, ROOT)
 
-CLEAN_ENV = (
-    "AGENTMEM_DIR",
-    "AGENTMEM_BACKEND",
-    "AGENTMEM_DISABLE",
-    "AGENTMEM_DEBUG",
-    "AGENTMEM_LLM_PROVIDER",
-    "AGENTMEM_LLM_URL",
-    "AGENTMEM_LLM_MODEL",
-    "AGENTMEM_LLM_KEY",
-    "AGENTMEM_LLM_DAILY_TOKENS",
-    "ANTHROPIC_API_KEY",
-    "OPENAI_API_KEY",
-    "CLAUDE_PROJECT_DIR",
-    "GEMINI_PROJECT_DIR",
-    "CODEX_HOME",
-    "CLAUDE_CONFIG_DIR",
-    "XDG_CACHE_HOME",
-)
+CLEAN_ENV = ("AGENTMEM_DIR", "AGENTMEM_BACKEND", "AGENTMEM_DISABLE", "AGENTMEM_DEBUG",
+             "AGENTMEM_LLM_PROVIDER", "AGENTMEM_LLM_URL", "AGENTMEM_LLM_MODEL", "AGENTMEM_LLM_KEY",
+             "AGENTMEM_LLM_DAILY_TOKENS", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CLAUDE_PROJECT_DIR",
+             "GEMINI_PROJECT_DIR", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "XDG_CACHE_HOME")
 
 
 @pytest.fixture(autouse=True)
@@ -59,14 +44,9 @@ def store(tmp_path, monkeypatch):
 # The command line as the hooks run it: agentmem imported as a module, its bytecode cached in
 # one folder for the whole run (a script is compiled again on every call: twice the time)
 PYCACHE = os.path.join(tempfile.gettempdir(), "agentmem-test-pycache-%s" % getpass.getuser())
-AM_ARGV = [
-    sys.executable,
-    "-X",
-    "pycache_prefix=" + PYCACHE,
-    "-c",
-    "import sys;sys.dont_write_bytecode=False;sys.path.insert(0,%r);import agentmem;"
-    "sys.exit(agentmem.main())" % ROOT,
-]
+AM_ARGV = [sys.executable, "-X", "pycache_prefix=" + PYCACHE, "-c",
+           "import sys;sys.dont_write_bytecode=False;sys.path.insert(0,%r);import agentmem;"
+           "sys.exit(agentmem.main())" % ROOT]
 
 
 def am(*args, input=None, env=None, cwd=None, timeout=60, check=None):
@@ -77,17 +57,9 @@ def am(*args, input=None, env=None, cwd=None, timeout=60, check=None):
     for k, v in list(full_env.items()):
         if v is None:
             del full_env[k]
-    p = subprocess.run(
-        AM_ARGV + [str(a) for a in args],
-        input=input,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-        env=full_env,
-        cwd=cwd,
-        timeout=timeout,
-    )  # agentmem speaks UTF-8, whatever the locale
+    p = subprocess.run(AM_ARGV + [str(a) for a in args], input=input, capture_output=True,
+                       text=True, encoding="utf-8", errors="replace", env=full_env, cwd=cwd,
+                       timeout=timeout)  # agentmem speaks UTF-8, whatever the locale
     if check is not None:
         assert p.returncode == check, (p.returncode, p.stdout, p.stderr)
     return p
@@ -129,18 +101,9 @@ class LocalServer:
                 self.end_headers()
 
             def do_POST(self):
-                body = json.loads(
-                    self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}"
-                )
-                fake.requests.append(
-                    {
-                        "path": self.path,
-                        "body": body,
-                        "headers": {k.lower(): v for k, v in self.headers.items()},
-                    }
-                    if fake.full
-                    else body
-                )
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                fake.requests.append({"path": self.path, "body": body, "headers": {
+                    k.lower(): v for k, v in self.headers.items()}} if fake.full else body)
                 fake.reply(self, body)
 
             def log_message(self, *a):
@@ -164,14 +127,8 @@ def wait_for_session_files(project, words, timeout=30):
     folder = os.path.join(str(project), ".agentmem", "sessions")
     deadline = time.time() + timeout
     while True:
-        text = (
-            "".join(
-                open(os.path.join(folder, n), encoding="utf-8").read()
-                for n in sorted(os.listdir(folder))
-            )
-            if os.path.isdir(folder)
-            else ""
-        )
+        text = "".join(open(os.path.join(folder, n), encoding="utf-8").read()
+                       for n in sorted(os.listdir(folder))) if os.path.isdir(folder) else ""
         if words in text or time.time() > deadline:
             return text
         time.sleep(0.2)
@@ -180,17 +137,9 @@ def wait_for_session_files(project, words, timeout=30):
 # End-to-end tests (tests/test_e2e_*.py): what a fake model does when the person's prompt
 # holds a keyword: the agentmem MCP tool calls it makes, in order, before it answers in text.
 E2E_SCRIPTS = {
-    "TOOLS_TEST": [
-        (
-            "remember",
-            {
-                "text": "Deploys go through the blue-green script because "
-                "rollbacks must take seconds",
-                "type": "decision",
-            },
-        ),
-        ("recall", {"query": "how long may a handler be"}),
-    ],
+    "TOOLS_TEST": [("remember", {"text": "Deploys go through the blue-green script because "
+                                         "rollbacks must take seconds", "type": "decision"}),
+                   ("recall", {"query": "how long may a handler be"})],
 }
 
 

@@ -1,5 +1,4 @@
 """Capture stage: the hook returns at once, a detached worker does the work, nothing is lost or doubled."""
-
 import json
 import os
 import subprocess
@@ -43,7 +42,7 @@ def test_stop_after_every_turn_adds_only_what_is_new(store, tmp_path):
     am("capture", "--sync", input=hook, check=0)
     first = export(store)
     assert [m["type"] for m in first if m["type"] != "summary"] == ["bug"]
-    am("capture", "--sync", input=hook, check=0)  # the same turn again: nothing new
+    am("capture", "--sync", input=hook, check=0)                   # the same turn again: nothing new
     assert export(store) == first
     with open(path, "a", encoding="utf-8") as f:
         f.write(render_claude(STEPS_EN[4:6], "sess-stop").replace('"uuid": "u', '"uuid": "v'))
@@ -51,36 +50,24 @@ def test_stop_after_every_turn_adds_only_what_is_new(store, tmp_path):
     second = export(store)
     assert len([m for m in second if m["type"] == "decision"]) == 1
     assert len([m for m in second if m["type"] == "bug"]) == 1
-    assert len([m for m in second if m["type"] == "summary"]) == 1  # one summary, rewritten
+    assert len([m for m in second if m["type"] == "summary"]) == 1   # one summary, rewritten
     files = list((store / "sessions").glob("*.md"))
     assert len(files) == 1
 
 
 def test_the_last_message_counts_when_the_transcript_lags(store, tmp_path):
     path = tmp_path / "lag.jsonl"
-    path.write_text(
-        render_claude([("user", "The login page returns 500 after deploy.")], "sess-lag")
-    )
+    path.write_text(render_claude([("user", "The login page returns 500 after deploy.")], "sess-lag"))
     hook = json.loads(hook_json("sess-lag", path, event="Stop"))
-    hook["last_assistant_message"] = (
-        "The 500 was caused by a missing SECRET_KEY setting in production; "
-        "fixed by reading it from the environment."
-    )
+    hook["last_assistant_message"] = ("The 500 was caused by a missing SECRET_KEY setting in production; "
+                                      "fixed by reading it from the environment.")
     am("capture", "--sync", input=json.dumps(hook), check=0)
     [bug] = [m for m in export(store) if m["type"] == "bug"]
     assert bug["text"].startswith("The login page returns 500 after deploy.")
 
 
-@pytest.mark.parametrize(
-    "stdin",
-    [
-        "",
-        "not json",
-        "[1, 2]",
-        json.dumps({"transcript_path": "/nope.jsonl"}),
-        json.dumps({"session_id": 5, "cwd": 7, "transcript_path": None}),
-    ],
-)
+@pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", json.dumps({"transcript_path": "/nope.jsonl"}),
+                                   json.dumps({"session_id": 5, "cwd": 7, "transcript_path": None})])
 def test_a_hook_never_fails_and_never_prints(store, stdin):
     p = am("capture", "--sync", input=stdin)
     assert p.returncode == 0 and p.stdout == ""
@@ -99,7 +86,7 @@ def test_disable_turns_every_hook_into_a_no_op(store, tmp_path):
 
 def test_a_failed_job_stays_queued_and_is_retried(store, tmp_path):
     path = tmp_path / "later.jsonl"
-    path.mkdir()  # unreadable for now
+    path.mkdir()                                                   # unreadable for now
     p = am("capture", "--sync", input=hook_json("sess-retry", path))
     assert p.returncode == 0 and "kept in the queue" in p.stderr
     [job] = (store / "local" / "queue").glob("*.json")
@@ -107,7 +94,7 @@ def test_a_failed_job_stays_queued_and_is_retried(store, tmp_path):
     path.rmdir()
     path.write_text(render_claude(STEPS_EN[:4], "sess-retry"))
     data = json.loads(job.read_text())
-    data["not_before"] = 0  # skip the back-off wait
+    data["not_before"] = 0                                         # skip the back-off wait
     job.write_text(json.dumps(data))
     p = am("process", check=0)
     assert "processed 1 jobs" in p.stdout
@@ -118,25 +105,16 @@ def test_captured_memories_know_their_commit_and_file_contents(store, tmp_path):
     repo = tmp_path / "repo"
     (repo / "tests").mkdir(parents=True)
     (repo / "tests" / "conftest.py").write_text("import pytest\n")
-    env = dict(
-        os.environ,
-        GIT_AUTHOR_NAME="t",
-        GIT_AUTHOR_EMAIL="t@t",
-        GIT_COMMITTER_NAME="t",
-        GIT_COMMITTER_EMAIL="t@t",
-    )
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@t")
     subprocess.run(["git", "init", "-q", "-b", "work", str(repo)], check=True, env=env)
     subprocess.run(["git", "-C", str(repo), "add", "."], check=True, env=env)
     subprocess.run(["git", "-C", str(repo), "commit", "-qm", "init"], check=True, env=env)
     path = tmp_path / "t.jsonl"
-    steps = [
-        ("user", "The webhook tests fail randomly on CI."),
-        ("tool", "Edit", {"file_path": str(repo / "tests" / "conftest.py")}, "ok"),
-        STEPS_EN[3],
-    ]
-    path.write_text(
-        render_claude(steps, "sess-git", cwd=str(repo)).replace('"gitBranch": "main", ', "")
-    )
+    steps = [("user", "The webhook tests fail randomly on CI."),
+             ("tool", "Edit", {"file_path": str(repo / "tests" / "conftest.py")}, "ok"),
+             STEPS_EN[3]]
+    path.write_text(render_claude(steps, "sess-git", cwd=str(repo)).replace('"gitBranch": "main", ', ""))
     am("capture", "--sync", input=hook_json("sess-git", path, cwd=str(repo)), check=0)
     [bug] = [m for m in export(store) if m["type"] == "bug"]
     assert bug["branch"] == "work" and len(bug["commit"]) == 12
@@ -151,11 +129,8 @@ def test_capture_never_reads_a_file_outside_the_project_through_a_symlink(store,
     (repo / "tests" / "conftest.py").symlink_to(outside / "conftest.py")
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     path = tmp_path / "t.jsonl"
-    steps = [
-        ("user", "The webhook tests fail randomly on CI."),
-        ("tool", "Edit", {"file_path": str(repo / "tests" / "conftest.py")}, "ok"),
-        STEPS_EN[3],
-    ]
+    steps = [("user", "The webhook tests fail randomly on CI."),
+             ("tool", "Edit", {"file_path": str(repo / "tests" / "conftest.py")}, "ok"), STEPS_EN[3]]
     path.write_text(render_claude(steps, "sess-link", cwd=str(repo)))
     am("capture", "--sync", input=hook_json("sess-link", path, cwd=str(repo)), check=0)
     [bug] = [m for m in export(store) if m["type"] == "bug"]
@@ -177,71 +152,46 @@ def test_capture_a_file_by_hand_and_users_own_redaction(store, tmp_path):
     store.mkdir()
     (store / "config.json").write_text(json.dumps({"redact": [r"ACME-\d{6}"]}))
     chat = tmp_path / "design.md"
-    chat.write_text(
-        "User: We decided to keep tenant ids in the JWT claims; the customer ACME-123456 asked.\n"
-        "Assistant: Understood.\n"
-    )
+    chat.write_text("User: We decided to keep tenant ids in the JWT claims; the customer ACME-123456 asked.\n"
+                    "Assistant: Understood.\n")
     p = am("capture", "--transcript", str(chat), "--session", "design-review", check=0)
     assert "captured 2 memories" in p.stdout
     [d] = [m for m in export(store) if m["type"] == "decision"]
-    assert (
-        "ACME-123456" not in d["text"]
-        and "[REDACTED]" in d["text"]
-        and d["session"] == "design-review"
-    )
+    assert "ACME-123456" not in d["text"] and "[REDACTED]" in d["text"] and d["session"] == "design-review"
     p = am("capture", "--transcript", str(tmp_path / "missing.jsonl"))
     assert p.returncode == 1 and "no transcript" in p.stderr
 
 
 def test_sub_agents_beside_a_claude_session_are_read_too(store, tmp_path):
     path = tmp_path / "sess-sub.jsonl"
-    path.write_text(
-        render_claude([("user", "Find out why the nightly export job fails.")], "sess-sub")
-    )
+    path.write_text(render_claude([("user", "Find out why the nightly export job fails.")], "sess-sub"))
     sub = tmp_path / "sess-sub" / "subagents"
     sub.mkdir(parents=True)
-    (sub / "agent-a1.jsonl").write_text(
-        render_claude(
-            [
-                ("user", "Investigate the export job (a prompt from the main agent)."),
-                (
-                    "assistant",
-                    "The export job fails because the S3 bucket policy denies PutObject; fixed by adding "
-                    "the role to the policy in infra/s3.tf.",
-                ),
-            ],
-            "sess-sub",
-        ).replace('"isSidechain": false', '"isSidechain": true')
-    )
+    (sub / "agent-a1.jsonl").write_text(render_claude(
+        [("user", "Investigate the export job (a prompt from the main agent)."),
+         ("assistant", "The export job fails because the S3 bucket policy denies PutObject; fixed by adding "
+                       "the role to the policy in infra/s3.tf.")], "sess-sub").replace('"isSidechain": false',
+                                                                      '"isSidechain": true'))
     am("capture", "--sync", input=hook_json("sess-sub", path), check=0)
     [bug] = [m for m in export(store) if m["type"] == "bug"]
-    assert "S3 bucket policy" in bug["text"] and bug["text"].startswith(
-        "Find out why the nightly export job fails"
-    )
+    assert "S3 bucket policy" in bug["text"] and bug["text"].startswith("Find out why the nightly export job fails")
     assert not any("a prompt from the main agent" in m["text"] for m in export(store))
 
 
 def test_gemini_precompress_before_every_request_is_captured_once_per_64_kb(store, tmp_path):
     path = tmp_path / "session-g.jsonl"
     path.write_text(json.dumps({"sessionId": "g", "projectHash": "h"}) + "\n", encoding="utf-8")
-    hook = json.dumps(
-        {
-            "session_id": "g",
-            "transcript_path": str(path),
-            "cwd": str(tmp_path),
-            "hook_event_name": "PreCompress",
-            "trigger": "auto",
-        }
-    )
-    for _ in range(3):  # three model requests, one turn
+    hook = json.dumps({"session_id": "g", "transcript_path": str(path), "cwd": str(tmp_path),
+                       "hook_event_name": "PreCompress", "trigger": "auto"})
+    for _ in range(3):                                     # three model requests, one turn
         assert am("capture", input=hook).returncode == 0
     assert wait_for_queue(store)
     log = store / "local" / "worker.log"
     assert log.read_text().count("PreCompress") == 1
-    with open(path, "a", encoding="utf-8") as f:  # the chat grew: worth another look
+    with open(path, "a", encoding="utf-8") as f:           # the chat grew: worth another look
         f.write(json.dumps({"id": "u", "type": "user", "content": "x" * 70000}) + "\n")
     am("capture", input=hook)
-    am("capture", input=hook.replace('"auto"', '"manual"'))  # /compress always counts
+    am("capture", input=hook.replace('"auto"', '"manual"'))   # /compress always counts
     assert wait_for_queue(store)
     assert log.read_text().count("PreCompress") == 3
 
@@ -251,25 +201,14 @@ def test_doctor_check_and_review_agree_and_failed_captures_say_why(store, tmp_pa
     path.write_text(render_claude(STEPS_EN, "sess-h"))
     am("capture", "--sync", input=hook_json("sess-h", path), check=0)
     waiting = len(json.loads(am("review", "--json", check=0).stdout))
-    assert waiting > 0  # captured, nobody reviewed them
-    assert (
-        "%d memories wait for a person's review (agentmem review)" % waiting in am("check").stdout
-    )
+    assert waiting > 0                                             # captured, nobody reviewed them
+    assert "%d memories wait for a person's review (agentmem review)" % waiting in am("check").stdout
     assert "review: %d memories wait" % waiting in am("doctor").stdout
     gone = tmp_path / "gone.jsonl"
-    am(
-        "capture", "--sync", input=hook_json("sess-gone", gone), check=0
-    )  # a transcript that is not there
-    doctor = am("doctor").stdout  # it failed once, for good, saying why
-    assert (
-        "1 capture jobs failed, the last: %s: _GoneError: transcript %s does not exist"
-        % (gone, gone)
-        in doctor
-    )
-    assert (
-        "nothing to retry: their transcripts are gone" in doctor
-        and "agentmem process" not in doctor
-    )
+    am("capture", "--sync", input=hook_json("sess-gone", gone), check=0)   # a transcript that is not there
+    doctor = am("doctor").stdout                                  # it failed once, for good, saying why
+    assert "1 capture jobs failed, the last: %s: _GoneError: transcript %s does not exist" % (gone, gone) in doctor
+    assert "nothing to retry: their transcripts are gone" in doctor and "agentmem process" not in doctor
     p = am("process")
     assert "processed 0 jobs" in p.stdout and "still queued" not in p.stdout
 
@@ -278,24 +217,14 @@ def test_a_job_that_failed_repeatedly_is_named_and_retried_on_request(store, tmp
     path = tmp_path / "t.jsonl"
     failed = store / "local" / "queue" / "failed"
     failed.mkdir(parents=True)
-    (failed / "1-x.json").write_text(
-        json.dumps(
-            {
-                "session": "sess-r",
-                "transcript": str(path),
-                "cwd": str(tmp_path),
-                "event": "SessionEnd",
-                "format": "auto",
-                "attempts": 6,
-                "final": True,
-                "error": "PermissionError: [Errno 13] Permission denied: %r" % str(path),
-            }
-        )
-    )
+    (failed / "1-x.json").write_text(json.dumps({
+        "session": "sess-r", "transcript": str(path), "cwd": str(tmp_path), "event": "SessionEnd",
+        "format": "auto", "attempts": 6, "final": True,
+        "error": "PermissionError: [Errno 13] Permission denied: %r" % str(path)}))
     doctor = am("doctor").stdout
     assert "1 capture jobs failed repeatedly, the last: %s" % path in doctor
     assert "agentmem process --retry" in doctor
-    path.write_text(render_claude(STEPS_EN, "sess-r"))  # the cause is fixed
+    path.write_text(render_claude(STEPS_EN, "sess-r"))             # the cause is fixed
     p = am("process", "--retry", check=0)
     assert "1 failed jobs back in the queue" in p.stdout and "stored" in p.stdout
     assert not list(failed.glob("*.json"))

@@ -1,6 +1,5 @@
 """Commands stage: what the session's shell commands proved. How to work here, a failure and
 what fixed it, what still fails, what the environment refused or warned of on every run."""
-
 import agentmem
 from agentmem import Event
 
@@ -29,84 +28,44 @@ def learned(events, final=True):
 
 
 def test_the_command_of_each_kind_that_passed_is_how_to_work_here():
-    mems = learned(
-        ran(
-            ("npm run test:offline -- test/a.test.ts -t 'x' 2>&1 | tail -5", "ok 3 passed", True),
-            ("npm run test:offline", "ok 40 passed", True),
-            ("cd web && npm run lint:check", "no problems", True),
-            ("git status", "clean", True),
-            ("node --version", "v24.1.0", True),
-            ("python -c 'import app; print(app.VERSION)'", "1.2", True),
-        )
-    )
-    assert mems == [
-        (
-            "fact",
-            "Commands that passed here: lint `npm run lint:check`; test `npm run test:offline`.",
-        )
-    ]  # the broader form; no git, version or probe
+    mems = learned(ran(("npm run test:offline -- test/a.test.ts -t 'x' 2>&1 | tail -5", "ok 3 passed", True),
+                       ("npm run test:offline", "ok 40 passed", True),
+                       ("cd web && npm run lint:check", "no problems", True),
+                       ("git status", "clean", True),
+                       ("node --version", "v24.1.0", True),
+                       ("python -c 'import app; print(app.VERSION)'", "1.2", True)))
+    assert mems == [("fact", "Commands that passed here: lint `npm run lint:check`; "
+                             "test `npm run test:offline`.")]   # the broader form; no git, version or probe
 
 
 def test_a_failure_fixed_by_an_edit_is_a_bug_with_its_error_cause_and_files():
-    mems = learned(
-        ran(
-            (
-                "uv run app --help",
-                "Traceback (most recent call last):\n  File x\n"
-                "TypeError: 'FastMCP' object is not callable",
-                False,
-            ),
-            ("say", "The entry point calls the server object instead of a main function."),
-            ("edit", "src/app/__main__.py"),
-            ("uv run app --help", "ImportError: cannot import name 'main'", False),
-            ("edit", "pyproject.toml"),
-            ("uv run app --help", "usage: app [OPTIONS]", True),
-        )
-    )
+    mems = learned(ran(("uv run app --help", "Traceback (most recent call last):\n  File x\n"
+                                             "TypeError: 'FastMCP' object is not callable", False),
+                       ("say", "The entry point calls the server object instead of a main function."),
+                       ("edit", "src/app/__main__.py"),
+                       ("uv run app --help", "ImportError: cannot import name 'main'", False),
+                       ("edit", "pyproject.toml"),
+                       ("uv run app --help", "usage: app [OPTIONS]", True)))
     [(kind, text)] = [m for m in mems if m[0] == "bug"]
-    assert text.startswith(
-        "`uv run app --help` crashed: TypeError: 'FastMCP' object is not callable."
-    )
+    assert text.startswith("`uv run app --help` crashed: TypeError: 'FastMCP' object is not callable.")
     assert "`src/app/__main__.py`, `pyproject.toml`; then it passed." in text
 
 
 def test_a_lint_complaint_fixed_once_is_routine_and_an_unproven_fix_is_not_still_failing():
-    assert learned(
-        ran(
-            ("ruff check src/", "F401 `os` imported but unused", False),
-            ("edit", "src/a.py"),
-            ("ruff check src/", "All checks passed!", True),
-        )
-    ) == [("fact", "Commands that passed here: lint `ruff check`.")]
-    assert (
-        learned(
-            ran(
-                ("pytest tests/test_hooks.py", "FAILED tests/test_hooks.py::test_retry", False),
-                ("say", "Fixed the flaky test by giving each worker its own tmp_path."),
-            )
-        )
-        == []
-    )
+    assert learned(ran(("ruff check src/", "F401 `os` imported but unused", False), ("edit", "src/a.py"),
+                       ("ruff check src/", "All checks passed!", True))) == \
+        [("fact", "Commands that passed here: lint `ruff check`.")]
+    assert learned(ran(("pytest tests/test_hooks.py", "FAILED tests/test_hooks.py::test_retry", False),
+                       ("say", "Fixed the flaky test by giving each worker its own tmp_path."))) == []
 
 
 def test_what_still_fails_at_the_end_is_an_open_todo_and_only_then():
-    steps = ran(
-        (
-            "uv run mypy src/",
-            "src/config.py:6: error: Cannot find implementation or library "
-            'stub for module named "pydantic_settings"  [import-not-found]',
-            False,
-        )
-    )
+    steps = ran(("uv run mypy src/", 'src/config.py:6: error: Cannot find implementation or library '
+                                     'stub for module named "pydantic_settings"  [import-not-found]', False))
     assert learned(steps, final=False) == []
-    assert learned(steps) == [
-        (
-            "todo",
-            "Still failing when the session ended: `uv run mypy`: src/config.py:6: "
-            "error: Cannot find implementation or library stub for module named "
-            '"pydantic_settings" [import-not-found].',
-        )
-    ]
+    assert learned(steps) == [("todo", "Still failing when the session ended: `uv run mypy`: src/config.py:6: "
+                                       'error: Cannot find implementation or library stub for module named '
+                                       '"pydantic_settings" [import-not-found].')]
     passed_later = steps + ran(("uv run mypy src/", "Success: no issues found", True))
     assert [t for t, _x in learned(passed_later)] == ["fact"]
 
@@ -114,45 +73,24 @@ def test_what_still_fails_at_the_end_is_an_open_todo_and_only_then():
 def test_the_environment_said_twice_or_on_every_run_is_a_fact_and_a_one_off_is_not():
     refused = "Bash operation blocked by hook:\n- [pre_tool_use.py]: BLOCKED: Dangerous rm command"
     mems = learned(ran(("rm a.js", refused, False), ("rm -f a.js", refused, False)))
-    assert mems == [
-        (
-            "fact",
-            "`rm -f` was refused here: Bash operation blocked by hook: - [pre_tool_use.py]: "
-            "BLOCKED: Dangerous rm command.",
-        )
-    ]
+    assert mems == [("fact", "`rm -f` was refused here: Bash operation blocked by hook: - [pre_tool_use.py]: "
+                             "BLOCKED: Dangerous rm command.")]
     assert learned(ran(("rm a.js", refused, False))) == []
     warn = "(!) templ version check: generator v0.3.865 is older than templ version v0.3.906\n(✓) Complete"
     every = ran(*[("templ generate", warn, True)] * 3)
-    assert (
-        "fact",
-        "`templ generate` warns on every run: (!) templ version check: generator v0.3.865 is "
-        "older than templ version v0.3.906.",
-    ) in learned(every)
+    assert ("fact", "`templ generate` warns on every run: (!) templ version check: generator v0.3.865 is "
+                    "older than templ version v0.3.906.") in learned(every)
     fixed = every + ran(("templ generate", "(✓) Complete", True))
-    assert all("warns" not in text for _t, text in learned(fixed))  # gone by the end
+    assert all("warns" not in text for _t, text in learned(fixed))   # gone by the end
 
 
 def test_a_missing_program_is_a_fact_with_the_command_that_ran_it_anyway():
-    mems = learned(
-        ran(
-            ("go build ./...", "zsh:1: command not found: go", False),
-            ("nix develop --command go build ./...", "", True),
-        )
-    )
-    assert (
-        "fact",
-        "`go` is not on the PATH here; it runs as `nix develop --command go build ./...`.",
-    ) in mems
-    assert learned(
-        ran(("nix develop -c lint", "lint: line 31: basedpyright: command not found", False))
-    ) == [
-        (
-            "fact",
-            "`basedpyright` is not installed here: `nix develop -c lint` said "
-            "`basedpyright: command not found`.",
-        )
-    ]
+    mems = learned(ran(("go build ./...", "zsh:1: command not found: go", False),
+                       ("nix develop --command go build ./...", "", True)))
+    assert ("fact", "`go` is not on the PATH here; it runs as `nix develop --command go build ./...`.") in mems
+    assert learned(ran(("nix develop -c lint", "lint: line 31: basedpyright: command not found", False))) == [
+        ("fact", "`basedpyright` is not installed here: `nix develop -c lint` said "
+                 "`basedpyright: command not found`.")]
     # a page that quotes the error is no error: the run that printed it passed
     readme = "## Troubleshooting\n### `claude: command not found`\nReopen the terminal."
     assert learned(ran(("sed -n 1,160p README.md", readme, True))) == []
@@ -160,53 +98,29 @@ def test_a_missing_program_is_a_fact_with_the_command_that_ran_it_anyway():
 
 
 def test_chains_pipes_wrappers_and_code_mode_are_read_as_the_shell_reads_them():
-    assert agentmem._command_segments("bash -lc 'cd app && npm test 2>&1 | tail -3'") == [
-        (["npm", "test"], True)
-    ]
+    assert agentmem._command_segments("bash -lc 'cd app && npm test 2>&1 | tail -3'") == \
+        [(["npm", "test"], True)]
     assert agentmem._command_key(["git", "commit", "-m", "Fix: a && b"]) == "git commit"
-    assert (
-        agentmem._command_kind("git commit") == "" and agentmem._command_kind("rm rollup.js") == ""
-    )
-    mems = learned(
-        ran(
-            ("cargo fmt --all && cargo check", "error[E0433]: cannot find crate `uuid`", None),
-            ("edit", "Cargo.toml"),
-            ("cargo run -p app -- bench", "done in 371 ms", True),
-        )
-    )
-    assert [t for t, _x in mems] == ["fact"]  # cargo run compiled it: the check no longer fails
+    assert agentmem._command_kind("git commit") == "" and agentmem._command_kind("rm rollup.js") == ""
+    mems = learned(ran(("cargo fmt --all && cargo check", "error[E0433]: cannot find crate `uuid`", None),
+                       ("edit", "Cargo.toml"),
+                       ("cargo run -p app -- bench", "done in 371 ms", True)))
+    assert [t for t, _x in mems] == ["fact"]   # cargo run compiled it: the check no longer fails
 
 
 def test_a_captured_session_tells_its_commands_at_the_next_start(tmp_path, store):
     import json
     from conftest import am
     from sessions import hook_json, render_claude
-
-    steps = [
-        ("user", "Get the checks green."),
-        (
-            "tool",
-            "Bash",
-            {"command": "npm run check:format"},
-            "[warn] src/a.ts\nCode style issues found",
-            True,
-        ),
-        ("tool", "Edit", {"file_path": "/home/dev/shop/src/a.ts"}, "ok"),
-        (
-            "tool",
-            "Bash",
-            {"command": "npm run check:format"},
-            "All matched files use Prettier code style!",
-            False,
-        ),
-        ("tool", "Bash", {"command": "npm run test:offline"}, "Tests: 40 passed", False),
-        ("assistant", "Formatting and tests pass now."),
-    ]
+    steps = [("user", "Get the checks green."),
+             ("tool", "Bash", {"command": "npm run check:format"}, "[warn] src/a.ts\nCode style issues found", True),
+             ("tool", "Edit", {"file_path": "/home/dev/shop/src/a.ts"}, "ok"),
+             ("tool", "Bash", {"command": "npm run check:format"}, "All matched files use Prettier code style!", False),
+             ("tool", "Bash", {"command": "npm run test:offline"}, "Tests: 40 passed", False),
+             ("assistant", "Formatting and tests pass now.")]
     path = tmp_path / "s.jsonl"
     path.write_text(render_claude(steps, "sess-cmd"), encoding="utf-8")
     am("capture", "--sync", input=hook_json("sess-cmd", path), check=0)
-    start = am(
-        "inject", "--format", "text", input=json.dumps({"hook_event_name": "SessionStart"})
-    ).stdout
+    start = am("inject", "--format", "text", input=json.dumps({"hook_event_name": "SessionStart"})).stdout
     assert "## How to work here" in start and "a command that ran" in start
     assert "format `npm run check:format`; test `npm run test:offline`" in start

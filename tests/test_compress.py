@@ -1,5 +1,4 @@
 """Compress stage: an observer keeps decisions, rules, fixes, dead ends and todos, never narration."""
-
 import json
 
 import pytest
@@ -9,23 +8,8 @@ from agentmem import Event, compress_heuristic
 from conftest import am, am_json
 from sessions import CHECKS, NEVER_DECIDED, SECRETS, STEPS_EN, STEPS_RU, hook_json, render_claude
 
-NARRATION = (
-    "i'll",
-    "i will",
-    "let me",
-    "i read",
-    "i ran",
-    "sorry",
-    "ok.",
-    "okay",
-    "understood",
-    "noted",
-    "sure",
-    "good.",
-    "great.",
-    "now i",
-    "i'm going",
-)
+NARRATION = ("i'll", "i will", "let me", "i read", "i ran", "sorry", "ok.", "okay", "understood", "noted",
+             "sure", "good.", "great.", "now i", "i'm going")
 
 
 @pytest.fixture
@@ -48,30 +32,20 @@ def test_what_was_said_comes_back_typed(captured, query):
 def test_rejected_and_suggested_things_are_never_decisions(captured):
     def words(m):
         return set(m["text"].lower().replace(",", " ").replace(".", " ").split())
-
     mentioned = [m for m in captured if words(m) & set(NEVER_DECIDED)]
-    decided = [
-        m
-        for m in mentioned
-        if m["type"] in ("decision", "convention", "rule")
-        and not any(
-            n in m["text"].lower() for n in ("instead", "not ", "no ", "never", "don't", "reject")
-        )
-    ]
+    decided = [m for m in mentioned if m["type"] in ("decision", "convention", "rule") and
+               not any(n in m["text"].lower() for n in ("instead", "not ", "no ", "never", "don't", "reject"))]
     assert decided == []
-    assert "kafka" in {w for m in mentioned for w in words(m)}  # the rejection itself was kept
+    assert "kafka" in {w for m in mentioned for w in words(m)}     # the rejection itself was kept
 
 
 def test_no_narration_no_tool_output_no_secret(captured, store):
     for m in captured:
         assert not m["text"].lower().startswith(NARRATION), m["text"]
         assert "IGNORE ALL PREVIOUS" not in m["text"] and "eval()" not in m["text"]
-        assert "FileExistsError" not in m["text"]  # tool output is evidence only
-    on_disk = "".join(
-        p.read_text(encoding="utf-8")
-        for p in store.rglob("*")
-        if p.is_file() and p.suffix in (".md", ".json", ".log")
-    )
+        assert "FileExistsError" not in m["text"]                      # tool output is evidence only
+    on_disk = "".join(p.read_text(encoding="utf-8") for p in store.rglob("*") if p.is_file() and p.suffix in
+                      (".md", ".json", ".log"))
     for secret in SECRETS:
         assert secret not in on_disk
 
@@ -80,8 +54,8 @@ def test_one_summary_per_session_and_corrections_are_marked(captured):
     summaries = [m for m in captured if m["type"] == "summary"]
     assert sorted(m["session"] for m in summaries) == ["sess-en", "sess-ru"]
     digest = {m["session"]: m["text"] for m in summaries}["sess-en"]
-    assert digest.startswith("Asked: The webhook tests fail randomly on CI")  # what was asked ...
-    assert "then: From now on, run make fmt before every commit" in digest  # ... and later
+    assert digest.startswith("Asked: The webhook tests fail randomly on CI")   # what was asked ...
+    assert "then: From now on, run make fmt before every commit" in digest      # ... and later
     [correction] = [m for m in captured if "correction" in m["tags"]]
     assert correction["type"] == "convention" and "docker postgres" in correction["text"]
 
@@ -98,16 +72,9 @@ def ev(role, text):
 
 
 def test_a_fix_carries_the_symptom_the_person_reported():
-    mems = compress_heuristic(
-        [
-            ev("user", "The export job hangs after 10 minutes."),
-            ev(
-                "assistant",
-                "The hang was caused by a missing timeout on the S3 client; "
-                "fixed by setting read_timeout=30.",
-            ),
-        ]
-    )
+    mems = compress_heuristic([ev("user", "The export job hangs after 10 minutes."),
+                               ev("assistant", "The hang was caused by a missing timeout on the S3 client; "
+                                               "fixed by setting read_timeout=30.")])
     [bug] = mems
     assert bug.type == "bug" and bug.text.startswith("The export job hangs after 10 minutes.")
 
@@ -117,217 +84,95 @@ def test_an_unanswered_problem_is_kept_as_an_open_todo_at_session_end():
     assert compress_heuristic(events) == []
     [todo] = compress_heuristic(events, final=True)
     assert todo.type == "todo" and todo.text.startswith("Unresolved: ")
-    assert (
-        compress_heuristic(
-            [ev("user", "What would happen if the config file is missing?")], final=True
-        )
-        == []
-    )
+    assert compress_heuristic([ev("user", "What would happen if the config file is missing?")], final=True) == []
 
 
 def test_the_agents_confirmation_joins_the_persons_decision_as_its_own_words():
-    mems = compress_heuristic(
-        [
-            ev("user", "Решили: остаёмся на Firebase Cloud Messaging, OneSignal не берём."),
-            ev("assistant", "Зафиксировано: push-уведомления через Firebase Cloud Messaging."),
-        ]
-    )
+    mems = compress_heuristic([ev("user", "Решили: остаёмся на Firebase Cloud Messaging, OneSignal не берём."),
+                               ev("assistant", "Зафиксировано: push-уведомления через Firebase Cloud Messaging.")])
     [decision] = mems
-    assert (
-        decision.type == "decision" and "(the agent: Push-уведомления через" in decision.text
-    )  # its own words
+    assert decision.type == "decision" and "(the agent: Push-уведомления через" in decision.text  # its own words
 
 
 def test_a_standing_clause_after_an_ellipsis_is_kept_without_the_request_before_it():
-    mems = compress_heuristic(
-        [
-            ev(
-                "user",
-                "Update the project to use typescript and ESM... we're using node v24, "
-                "so we don't need to transpile.",
-            )
-        ]
-    )
+    mems = compress_heuristic([ev("user", "Update the project to use typescript and ESM... we're using node v24, "
+                                          "so we don't need to transpile.")])
     assert [(m.type, m.text) for m in mems] == [
-        ("convention", "We're using node v24, so we don't need to transpile.")
-    ]
+        ("convention", "We're using node v24, so we don't need to transpile.")]
 
 
 def test_questions_suggestions_and_chatter_are_not_memories():
-    mems = compress_heuristic(
-        [
-            ev("user", "Should we always use black for formatting?"),
-            ev("assistant", "I'll check the config first. We could also add isort."),
-            ev("assistant", "Great! Let me know if you want anything else."),
-            ev("user", "thanks"),
-        ]
-    )
+    mems = compress_heuristic([ev("user", "Should we always use black for formatting?"),
+                               ev("assistant", "I'll check the config first. We could also add isort."),
+                               ev("assistant", "Great! Let me know if you want anything else."),
+                               ev("user", "thanks")])
     assert mems == []
 
 
 def test_words_inside_quotes_are_mentions_and_task_reports_are_narration():
-    mems = compress_heuristic(
-        [
-            ev(
-                "user",
-                '1. Read `Cargo.toml`.\n2. Search the web for "Rust CLI tool naming best practices".\n'
-                "3. Rename the tool in README.md.",
-            ),
-            ev(
-                "assistant",
-                'Now, to research "Rust CLI tool naming best practices" and then run `cargo check`.',
-            ),
-            ev(
-                "assistant",
-                "All tasks are complete: I've read the files, renamed the tool and researched "
-                "naming conventions.",
-            ),
-        ]
-    )
+    mems = compress_heuristic([
+        ev("user", "1. Read `Cargo.toml`.\n2. Search the web for \"Rust CLI tool naming best practices\".\n"
+                   "3. Rename the tool in README.md."),
+        ev("assistant", "Now, to research \"Rust CLI tool naming best practices\" and then run `cargo check`."),
+        ev("assistant", "All tasks are complete: I've read the files, renamed the tool and researched "
+                        "naming conventions.")])
     assert mems == [], [(m.type, m.text) for m in mems]
 
 
 def test_a_heading_on_top_of_the_first_request_names_the_session():
     context = {}
-    mems = compress_heuristic(
-        [
-            ev(
-                "user",
-                "## Task: rename the CLI to Vibe Code Tracker\n\n"
-                "1. Read `Cargo.toml`.\n2. Update README.md.",
-            )
-        ],
-        context=context,
-    )
-    assert agentmem._session_summary(mems, context, {}) is None  # nothing kept: no summary
+    mems = compress_heuristic([ev("user", "## Task: rename the CLI to Vibe Code Tracker\n\n"
+                                          "1. Read `Cargo.toml`.\n2. Update README.md.")], context=context)
+    assert agentmem._session_summary(mems, context, {}) is None           # nothing kept: no summary
     kept = [agentmem.Memory("Rename the binary too", type="todo")]
-    assert (
-        agentmem._session_summary(kept, context, {})
-        == "Asked: Task: rename the CLI to Vibe Code Tracker."
-    )
+    assert agentmem._session_summary(kept, context, {}) == \
+        "Asked: Task: rename the CLI to Vibe Code Tracker."
 
 
 def test_private_spans_never_become_memories():
-    mems = compress_heuristic(
-        [ev("user", "We decided to use Stripe. <private>Our margin is 3%.</private>")]
-    )
+    mems = compress_heuristic([ev("user", "We decided to use Stripe. <private>Our margin is 3%.</private>")])
     assert [m.text for m in mems] == ["We decided to use Stripe."]
 
 
-PHRASINGS = [  # (what the person or the agent said, the type it should be kept as)
+PHRASINGS = [   # (what the person or the agent said, the type it should be kept as)
     ([("user", "Go with Redis for the session store.")], "decision"),
     ([("user", "We'll stick with pnpm.")], "decision"),
-    (
-        [("user", "Don't bother with Elasticsearch, Postgres full-text search is enough.")],
-        "decision",
-    ),
+    ([("user", "Don't bother with Elasticsearch, Postgres full-text search is enough.")], "decision"),
     ([("user", "Branch names follow feat/<ticket>-<slug>.")], "convention"),
     ([("user", "We use snake_case for all database columns.")], "convention"),
     ([("user", "Remember: the staging DB is read-only for the app user.")], "convention"),
     ([("user", "Tests go in tests/unit, not next to the code.")], "convention"),
     ([("user", "Make sure every endpoint checks the tenant id.")], "convention"),
-    (
-        [("user", "We tried moving to Bun but the test runner didn't work with our mocks.")],
-        "dead-end",
-    ),
-    (
-        [
-            (
-                "assistant",
-                "Tried upgrading to Webpack 5 but the legacy loaders broke; rolled back to 4.",
-            )
-        ],
-        "dead-end",
-    ),
+    ([("user", "We tried moving to Bun but the test runner didn't work with our mocks.")], "dead-end"),
+    ([("assistant", "Tried upgrading to Webpack 5 but the legacy loaders broke; rolled back to 4.")], "dead-end"),
     ([("user", "Next step: migrate the billing cron to Celery beat.")], "todo"),
-    (
-        [
-            ("user", "The checkout page crashes on Safari."),
-            (
-                "assistant",
-                "Turns out the crash was a missing polyfill for structuredClone; added core-js.",
-            ),
-        ],
-        "bug",
-    ),
-    (
-        [
-            (
-                "assistant",
-                "Found it: the cron job ran twice because two replicas each scheduled it. "
-                "Moved scheduling to a single leader.",
-            )
-        ],
-        "bug",
-    ),
+    ([("user", "The checkout page crashes on Safari."),
+      ("assistant", "Turns out the crash was a missing polyfill for structuredClone; added core-js.")], "bug"),
+    ([("assistant", "Found it: the cron job ran twice because two replicas each scheduled it. "
+                    "Moved scheduling to a single leader.")], "bug"),
     ([("user", "Переходим на pnpm, npm больше не используем.")], "decision"),
     ([("user", "Всегда пиши тесты на новые эндпоинты.")], "convention"),
     ([("user", "Пробовали Kafka — слишком сложно для нас, отказались.")], "dead-end"),
-    (
-        [
-            ("user", "Страница заказов тормозит."),
-            (
-                "assistant",
-                "Причина в отсутствии индекса по customer_id; добавил индекс в миграции 0042.",
-            ),
-        ],
-        "bug",
-    ),
+    ([("user", "Страница заказов тормозит."),
+      ("assistant", "Причина в отсутствии индекса по customer_id; добавил индекс в миграции 0042.")], "bug"),
     ([("user", "Надо будет потом обновить документацию по API.")], "todo"),
-    ([("user", "請幫我將上面確保執行時要透過 uv run 來執行")], "convention"),  # Chinese has no \b
+    ([("user", "請幫我將上面確保執行時要透過 uv run 來執行")], "convention"),      # Chinese has no \b
     ([("user", "我們決定使用 PostgreSQL，不用 MySQL。")], "decision"),
     ([("user", "以後一律用pnpm安裝依賴")], "convention"),
     ([("user", "Ok, stay on RabbitMQ then. Kafka is not worth it for this.")], "decision"),
     ([("user", "We decided against Velero for now, too heavy for a single cluster.")], "dead-end"),
     ([("user", "Backups are kept for 30 days in the s3://acme-backups bucket.")], "fact"),
     ([("user", "FYI the prod database is read-only on Sundays 02:00-04:00 UTC.")], "fact"),
-    (
-        [
-            (
-                "assistant",
-                "I considered pulling in express-healthcheck, but a 10-line handler is enough.",
-            )
-        ],
-        "dead-end",
-    ),
+    ([("assistant", "I considered pulling in express-healthcheck, but a 10-line handler is enough.")], "dead-end"),
     ([("user", "Fine, we stay on Node 18 until we bump sharp to 0.33.")], "decision"),
-    (
-        [
-            (
-                "assistant",
-                "Tried upgrading to Node 20, but sharp has no prebuilt binary for it. Rolled back to Node 18.",
-            )
-        ],
-        "dead-end",
-    ),
-    (
-        [
-            (
-                "assistant",
-                "I tried raising the heap limit, but the CI runner only has 4 GB. That is a dead end.",
-            )
-        ],
-        "dead-end",
-    ),
-    (
-        [
-            (
-                "assistant",
-                "All tests pass. TODO left: the retry topology still lacks a dead-letter queue.",
-            )
-        ],
-        "todo",
-    ),
-    (
-        [
-            ("user", "The build runs out of memory on CI."),
-            (
-                "assistant",
-                "The real cause: source maps were generated for every package. Disabled them in vite.config.ts.",
-            ),
-        ],
-        "bug",
-    ),
+    ([("assistant", "Tried upgrading to Node 20, but sharp has no prebuilt binary for it. Rolled back to Node 18.")],
+     "dead-end"),
+    ([("assistant", "I tried raising the heap limit, but the CI runner only has 4 GB. That is a dead end.")],
+     "dead-end"),
+    ([("assistant", "All tests pass. TODO left: the retry topology still lacks a dead-letter queue.")], "todo"),
+    ([("user", "The build runs out of memory on CI."),
+      ("assistant", "The real cause: source maps were generated for every package. Disabled them in vite.config.ts.")],
+     "bug"),
 ]
 
 
@@ -339,107 +184,48 @@ def test_many_phrasings_are_understood(steps, mtype):
 
 
 def test_a_verdict_keeps_what_it_judges():
-    [dead] = compress_heuristic(
-        [
-            ev(
-                "assistant",
-                "I tried raising the heap limit, but the CI runner only has 4 GB. "
-                "That is a dead end.",
-            )
-        ]
-    )
+    [dead] = compress_heuristic([ev("assistant", "I tried raising the heap limit, but the CI runner only has 4 GB. "
+                                                 "That is a dead end.")])
     assert "heap limit" in dead.text and dead.text.endswith("That is a dead end.")
-    [decision] = compress_heuristic(
-        [ev("user", "Ok, stay on RabbitMQ then. Kafka is not worth it for this.")]
-    )
+    [decision] = compress_heuristic([ev("user", "Ok, stay on RabbitMQ then. Kafka is not worth it for this.")])
     assert decision.text == "Stay on RabbitMQ then. Kafka is not worth it for this."
 
 
 def test_an_agreement_brings_the_question_it_answers():
-    mems = compress_heuristic(
-        [
-            ev("user", "Should we make the address required at signup?"),
-            ev("assistant", "That would break guest checkout, so I'd keep it optional."),
-            ev("user", "Agreed, keep it optional."),
-        ]
-    )
+    mems = compress_heuristic([ev("user", "Should we make the address required at signup?"),
+                               ev("assistant", "That would break guest checkout, so I'd keep it optional."),
+                               ev("user", "Agreed, keep it optional.")])
     assert [(m.type, m.text) for m in mems] == [
-        (
-            "decision",
-            "Should we make the address required at signup? That would break guest checkout, "
-            "so I'd keep it optional. Agreed, keep it optional.",
-        )
-    ]  # the question and the why
-    assert (
-        compress_heuristic([ev("user", "Agreed, keep it optional.")]) == []
-    )  # no question: nothing to agree to
-    assert (
-        compress_heuristic(
-            [
-                ev("assistant", "Want me to add django-cachalot to cache querysets?"),
-                ev("user", "Yes, go ahead."),
-            ]
-        )
-        == []
-    )  # a bare go-ahead is a task, not a rule
-    mems = compress_heuristic(
-        [
-            ev("user", "Could we use Elasticsearch instead?"),
-            ev("assistant", "We could, but Postgres with the index is fast enough."),
-            ev("user", "Right, not worth it yet. Stick with Postgres full-text search."),
-        ]
-    )
+        ("decision", "Should we make the address required at signup? That would break guest checkout, "
+                     "so I'd keep it optional. Agreed, keep it optional.")]             # the question and the why
+    assert compress_heuristic([ev("user", "Agreed, keep it optional.")]) == []     # no question: nothing to agree to
+    assert compress_heuristic([ev("assistant", "Want me to add django-cachalot to cache querysets?"),
+                               ev("user", "Yes, go ahead.")]) == []              # a bare go-ahead is a task, not a rule
+    mems = compress_heuristic([ev("user", "Could we use Elasticsearch instead?"),
+                               ev("assistant", "We could, but Postgres with the index is fast enough."),
+                               ev("user", "Right, not worth it yet. Stick with Postgres full-text search.")])
     assert [(m.type, m.text) for m in mems] == [
-        (
-            "decision",
-            "Could we use Elasticsearch instead? Right, not worth it yet. Stick with Postgres full-text search.",
-        )
-    ]
-    mems = compress_heuristic(
-        [
-            ev("user", "Should we switch to Kafka for exactly-once?"),
-            ev("assistant", "Its exactly-once ends at Kafka; the email provider is outside it."),
-            ev("user", "Ok, stay on RabbitMQ then. Kafka is not worth it for this."),
-        ]
-    )
+        ("decision", "Could we use Elasticsearch instead? Right, not worth it yet. Stick with Postgres full-text search.")]
+    mems = compress_heuristic([ev("user", "Should we switch to Kafka for exactly-once?"),
+                               ev("assistant", "Its exactly-once ends at Kafka; the email provider is outside it."),
+                               ev("user", "Ok, stay on RabbitMQ then. Kafka is not worth it for this.")])
     assert [(m.type, m.text) for m in mems] == [
-        (
-            "decision",
-            "Should we switch to Kafka for exactly-once? Stay on RabbitMQ then. Kafka is not worth it for this.",
-        )
-    ]
-    mems = compress_heuristic(
-        [
-            ev("user", "Может, вынести отчёты в ClickHouse?"),
-            ev("user", "Да, пока не нужно. Остаёмся на Postgres."),
-        ]
-    )
+        ("decision", "Should we switch to Kafka for exactly-once? Stay on RabbitMQ then. Kafka is not worth it for this.")]
+    mems = compress_heuristic([ev("user", "Может, вынести отчёты в ClickHouse?"),
+                               ev("user", "Да, пока не нужно. Остаёмся на Postgres.")])
     assert [(m.type, m.text) for m in mems] == [
-        ("decision", "Может, вынести отчёты в ClickHouse? Да, пока не нужно. Остаёмся на Postgres.")
-    ]
+        ("decision", "Может, вынести отчёты в ClickHouse? Да, пока не нужно. Остаёмся на Postgres.")]
 
 
 def test_the_diagnosis_before_a_fix_is_part_of_the_bug_and_a_recap_adds_nothing():
-    mems = compress_heuristic(
-        [
-            ev("user", "GET /orders returns 500 when the customer has no address."),
-            ev(
-                "assistant",
-                "Reproduced it. The serializer read customer.address.city without checking for None. "
-                "I changed OrderSerializer.get_city to return null when the address is missing.",
-            ),
-            ev(
-                "assistant",
-                "## Summary\n\n- Fixed the 500 on GET /orders for customers without an address "
-                "(OrderSerializer.get_city).",
-            ),
-        ]
-    )
+    mems = compress_heuristic([
+        ev("user", "GET /orders returns 500 when the customer has no address."),
+        ev("assistant", "Reproduced it. The serializer read customer.address.city without checking for None. "
+                        "I changed OrderSerializer.get_city to return null when the address is missing."),
+        ev("assistant", "## Summary\n\n- Fixed the 500 on GET /orders for customers without an address "
+                        "(OrderSerializer.get_city).")])
     [bug] = mems
-    assert (
-        bug.type == "bug"
-        and "without checking for None. Changed OrderSerializer.get_city" in bug.text
-    )
+    assert bug.type == "bug" and "without checking for None. Changed OrderSerializer.get_city" in bug.text
 
 
 def test_what_the_person_asks_to_be_remembered_is_kept_as_their_standing_word():
@@ -450,41 +236,31 @@ def test_what_the_person_asks_to_be_remembered_is_kept_as_their_standing_word():
         return [m.text for m in compress_heuristic(events) if m.type == "convention"]
 
     assert kept("Use Postgres for the queue, and remember we will have pgmq versions of them.") == [
-        "Use Postgres for the queue; we will have pgmq versions of them."
-    ]
-    assert kept(
-        "Save the tickets to .claude/tickets/.\\\nEach ticket gets a folder of its own. "
-        "- update your memory accordingly"
-    ) == ["Save the tickets to .claude/tickets/. Each ticket gets a folder of its own."]
+        "Use Postgres for the queue; we will have pgmq versions of them."]
+    assert kept("Save the tickets to .claude/tickets/.\\\nEach ticket gets a folder of its own. "
+                "- update your memory accordingly") == [
+        "Save the tickets to .claude/tickets/. Each ticket gets a folder of its own."]
     # a question about the past, or a memory of one's own, asks nothing to be kept
     assert kept("Do you remember why we pinned numpy?", "I remember the build was slow.") == []
 
 
-OPTIONS = (
-    "Should ideas stay editable after they are created?\n\n"
-    "**Recommended:** Option B, it keeps history simple.\n\n"
-    "| Option | Description |\n|--------|-------------|\n"
-    "| A | Yes, both title and notes, at any time |\n"
-    "| B | Notes only; the title stays as it was created |\n"
-    "| C | No, ideas are immutable |\n\n"
-    'Reply with the option letter (e.g., "A") or "yes" for the recommendation.'
-)
+OPTIONS = ("Should ideas stay editable after they are created?\n\n"
+           "**Recommended:** Option B, it keeps history simple.\n\n"
+           "| Option | Description |\n|--------|-------------|\n"
+           "| A | Yes, both title and notes, at any time |\n"
+           "| B | Notes only; the title stays as it was created |\n"
+           "| C | No, ideas are immutable |\n\n"
+           'Reply with the option letter (e.g., "A") or "yes" for the recommendation.')
 
 
 def test_the_option_the_person_picks_by_its_letter_is_their_decision():
     def decided(*events):
         return [m.text for m in compress_heuristic(list(events)) if m.type == "decision"]
 
-    assert decided(
-        ev("user", "Plan the ideas feature."), ev("assistant", OPTIONS), ev("user", "A")
-    ) == [
-        "Should ideas stay editable after they are created? Chosen: Yes, both title and notes, "
-        "at any time"
-    ]
+    assert decided(ev("user", "Plan the ideas feature."), ev("assistant", OPTIONS), ev("user", "A")) == [
+        "Should ideas stay editable after they are created? Chosen: Yes, both title and notes, at any time"]
     assert decided(ev("assistant", OPTIONS), ev("user", "yes")) == [
-        "Should ideas stay editable after they are created? Chosen: Notes only; the title stays "
-        "as it was created"
-    ]
+        "Should ideas stay editable after they are created? Chosen: Notes only; the title stays as it was created"]
     # a table a tool printed offers nothing; nor does a numbered plan, nor a later message
     assert decided(Event("result", OPTIONS, tool="Bash"), ev("user", "A")) == []
     plan = "Next steps:\n1. Add the route handler\n2. Write the tests\n3. Deploy to staging"
@@ -493,96 +269,56 @@ def test_the_option_the_person_picks_by_its_letter_is_their_decision():
 
 
 def test_a_report_of_fixes_with_no_problem_named_is_a_status_not_a_bug():
-    mems = compress_heuristic(
-        [
-            ev("user", "Build the comments feature from the spec."),
-            ev(
-                "assistant",
-                "Features: comments, threading, reactions, mentions. Special: fixed several SDK "
-                "integration issues during implementation. Phase 2 is now complete.",
-            ),
-        ]
-    )
+    mems = compress_heuristic([
+        ev("user", "Build the comments feature from the spec."),
+        ev("assistant", "Features: comments, threading, reactions, mentions. Special: fixed several SDK "
+                        "integration issues during implementation. Phase 2 is now complete.")])
     assert [m for m in mems if m.type == "bug"] == []
     # the same fix after a failure the person reported is one bug: symptom, then fix
-    mems = compress_heuristic(
-        [
-            ev("user", "The comments page crashes when a thread is empty."),
-            ev("assistant", "Fixed the crash: `renderThread` now returns early for an empty list."),
-        ]
-    )
+    mems = compress_heuristic([
+        ev("user", "The comments page crashes when a thread is empty."),
+        ev("assistant", "Fixed the crash: `renderThread` now returns early for an empty list.")])
     [bug] = [m for m in mems if m.type == "bug"]
     assert bug.text.startswith("The comments page crashes") and "renderThread" in bug.text
 
 
 def test_root_cause_and_fix_headings_make_one_bug_and_a_correction_keeps_its_instead():
-    mems = compress_heuristic(
-        [
-            ev("user", "Users get logged out every 15 minutes even though they're active."),
-            ev(
-                "assistant",
-                "## Root cause\n\nThe session cookie had a 15 minute maxAge and was never refreshed.\n\n"
-                "## Fix\n\n- `src/auth/session.ts`: switched to a sliding session.",
-            ),
-            ev(
-                "user",
-                "no, not rolling on every request, that hammers Redis. Refresh only when less than half "
-                "of the lifetime is left.",
-            ),
-        ]
-    )
+    mems = compress_heuristic([
+        ev("user", "Users get logged out every 15 minutes even though they're active."),
+        ev("assistant", "## Root cause\n\nThe session cookie had a 15 minute maxAge and was never refreshed.\n\n"
+                        "## Fix\n\n- `src/auth/session.ts`: switched to a sliding session."),
+        ev("user", "no, not rolling on every request, that hammers Redis. Refresh only when less than half "
+                   "of the lifetime is left.")])
     bug, rule = mems
-    assert (
-        bug.type == "bug"
-        and bug.text.startswith("Users get logged out")
-        and "sliding session" in bug.text
-    )
+    assert bug.type == "bug" and bug.text.startswith("Users get logged out") and "sliding session" in bug.text
     assert "src/auth/session.ts" in bug.files
-    assert rule.type == "convention" and rule.text.endswith(
-        "Refresh only when less than half of the lifetime is left."
-    )
+    assert rule.type == "convention" and rule.text.endswith("Refresh only when less than half of the lifetime is left.")
 
 
 def test_curly_apostrophes_read_like_straight_ones():
-    assert (
-        compress_heuristic([ev("assistant", "Here’s what I changed. I’ll run the tests now.")])
-        == []
-    )
+    assert compress_heuristic([ev("assistant", "Here’s what I changed. I’ll run the tests now.")]) == []
     [dead] = compress_heuristic([ev("user", "We tried Bun but it didn’t work with our mocks.")])
     assert dead.type == "dead-end"
 
 
 def test_a_list_under_a_rules_label_is_conventions_and_the_label_ends_with_the_list():
-    mems = compress_heuristic(
-        [
-            ev(
-                "user",
-                "Some rules for this repo before you start:\n"
-                "- all API responses are camelCase\n- no default exports in TypeScript\n\n"
-                "Now add a /health endpoint.",
-            )
-        ]
-    )
-    assert [(m.type, m.text) for m in mems] == [
-        ("convention", "All API responses are camelCase"),
-        ("convention", "No default exports in TypeScript"),
-    ]
+    mems = compress_heuristic([ev("user", "Some rules for this repo before you start:\n"
+                                          "- all API responses are camelCase\n- no default exports in TypeScript\n\n"
+                                          "Now add a /health endpoint.")])
+    assert [(m.type, m.text) for m in mems] == [("convention", "All API responses are camelCase"),
+                                                ("convention", "No default exports in TypeScript")]
 
 
 def test_a_summary_list_keeps_each_item_apart():
     events = [
         ev("user", "The worker sometimes writes the same invoice twice."),
-        ev(
-            "assistant",
-            "## Summary\n\n1. **Fixed the duplicate invoices** - the lock was released before the "
-            "write committed. The lock is now held until the transaction commits.\n"
-            "2. **Simplified retries** - replaced the hand-written loop with `tenacity`.",
-        ),
-    ]
+        ev("assistant", "## Summary\n\n1. **Fixed the duplicate invoices** - the lock was released before the "
+                        "write committed. The lock is now held until the transaction commits.\n"
+                        "2. **Simplified retries** - replaced the hand-written loop with `tenacity`.")]
     [bug] = compress_heuristic(events)
     assert bug.type == "bug" and "tenacity" not in bug.text
     assert bug.text.endswith("The lock is now held until the transaction commits.")
-    [change] = agentmem._episode(events, known=[bug.text])  # what changed besides: the episode
+    [change] = agentmem._episode(events, known=[bug.text])        # what changed besides: the episode
     assert change.type == "episode" and "tenacity" in change.text and "lock" not in change.text
 
 
@@ -593,7 +329,6 @@ def test_lead_ins_are_not_kept():
 
 def test_the_phrase_table_is_data_and_adding_a_phrasing_is_one_line():
     import agentmem
-
     table = agentmem._compile_phrases({"decision": (("word", "en", "we settled on ; pick* the"),)})
     assert table["decision"].search("In the end we settled on Postgres.")
     assert table["decision"].search("We picked the blue one.")
@@ -607,43 +342,24 @@ def test_the_phrase_table_is_data_and_adding_a_phrasing_is_one_line():
 
 
 def test_words_that_merely_contain_a_phrase_decide_nothing():
-    said = [
-        "I keep questioning my decisions and goals lately.",
-        "Still following my passion for dance.",
-        "We used to rock a song together at the old club.",
-    ]
+    said = ["I keep questioning my decisions and goals lately.", "Still following my passion for dance.",
+            "We used to rock a song together at the old club."]
     kept = compress_heuristic([Event("user", s) for s in said])
     assert [m.type for m in kept if m.type in ("decision", "convention")] == []
-    kept = compress_heuristic(
-        [
-            Event(
-                "user",
-                "We decided to stay on Postgres; following the ADR, migrations must be reversible.",
-            )
-        ]
-    )
+    kept = compress_heuristic([Event("user", "We decided to stay on Postgres; following the ADR, "
+                                             "migrations must be reversible.")])
     assert {m.type for m in kept} & {"decision", "convention"}
 
 
 # -- what a person says once is not a rule: conventions are standing instructions ---------
 
-ONE_TIME = [
-    "Make sure the tests pass before you push.",
-    "Ensure the build works on CI.",
-    "The Best Moves panel should have 5 possible moves.",
-    "Now in this project, let's deploy the API.",
-    "Those queues will never be consumed after this change.",
-    "Node 24 runs TypeScript (enabled by default).",
-    "Next steps and remove unused code and make sure it all builds",
-]
-STANDING = [
-    "Always run make lint before pushing.",
-    "From now on, squash merge every PR.",
-    "When committing, always use conventional commits.",
-    "Never commit .env files.",
-    "Tests go in tests/unit, not next to the code.",
-    "We use snake_case for database columns.",
-]
+ONE_TIME = ["Make sure the tests pass before you push.", "Ensure the build works on CI.",
+            "The Best Moves panel should have 5 possible moves.", "Now in this project, let's deploy the API.",
+            "Those queues will never be consumed after this change.", "Node 24 runs TypeScript (enabled by default).",
+            "Next steps and remove unused code and make sure it all builds"]
+STANDING = ["Always run make lint before pushing.", "From now on, squash merge every PR.",
+            "When committing, always use conventional commits.", "Never commit .env files.",
+            "Tests go in tests/unit, not next to the code.", "We use snake_case for database columns."]
 
 
 def test_a_one_time_request_is_not_a_convention_and_a_standing_instruction_is():
@@ -654,67 +370,35 @@ def test_a_one_time_request_is_not_a_convention_and_a_standing_instruction_is():
 
 
 def test_a_prompt_template_around_the_person_s_words_is_not_theirs():
-    template = (
-        "## User Input\n\n```text\nPhase 2\n```\n\nYou **MUST** consider the user input.\n\n"
-        "## Outline\n\n"
-        + "".join(
-            "%d. All paths must be absolute; always run step %d.\n" % (i, i) for i in range(1, 30)
-        )
-    )
+    template = ("## User Input\n\n```text\nPhase 2\n```\n\nYou **MUST** consider the user input.\n\n"
+                "## Outline\n\n" + "".join("%d. All paths must be absolute; always run step %d.\n" % (i, i)
+                                          for i in range(1, 30)))
     assert compress_heuristic([ev("user", template)]) == []
-    pasted = "Use this as the source of truth:\n\n" + "".join(
-        "- Never expose secret %d client-side.\n" % i for i in range(40)
-    )
-    assert compress_heuristic([ev("user", pasted)]) == []  # a long pasted document, in sections
+    pasted = "Use this as the source of truth:\n\n" + "".join("- Never expose secret %d client-side.\n" % i
+                                                               for i in range(40))
+    assert compress_heuristic([ev("user", pasted)]) == []   # a long pasted document, in sections
 
 
 def test_the_person_s_objection_the_agent_conceded_is_a_correction():
-    [rule] = compress_heuristic(
-        [
-            ev("user", "why are you editing generated code!"),
-            ev(
-                "assistant",
-                "You're absolutely right! I shouldn't be editing generated code. "
-                "The .templ sources are edited and `templ generate` run instead.",
-            ),
-        ]
-    )
+    [rule] = compress_heuristic([ev("user", "why are you editing generated code!"),
+                                 ev("assistant", "You're absolutely right! I shouldn't be editing generated code. "
+                                                 "The .templ sources are edited and `templ generate` run instead.")])
     assert rule.type == "convention" and "correction" in rule.tags and rule.extra["by"] == "person"
-    assert rule.text.startswith(
-        "Why are you editing generated code! (the agent agreed: I shouldn't"
-    )
-    assert (
-        compress_heuristic(
-            [
-                ev("user", "you have not fixed all the issues go back"),
-                ev("assistant", "You're right, let me check what is still failing."),
-            ]
-        )
-        == []
-    )
+    assert rule.text.startswith("Why are you editing generated code! (the agent agreed: I shouldn't")
+    assert compress_heuristic([ev("user", "you have not fixed all the issues go back"),
+                               ev("assistant", "You're right, let me check what is still failing.")]) == []
 
 
 def test_the_answer_to_the_agent_s_own_question_is_a_decision_and_a_go_ahead_is_not():
-    [choice] = compress_heuristic(
-        [Event("user", "Which queue backend? Redis Streams.", tool="answer")]
-    )
+    [choice] = compress_heuristic([Event("user", "Which queue backend? Redis Streams.", tool="answer")])
     assert (choice.type, choice.extra["by"]) == ("decision", "person")
-    assert (
-        compress_heuristic(
-            [Event("user", "Would you like me to test the API? Yes, test the API.", tool="answer")]
-        )
-        == []
-    )
+    assert compress_heuristic([Event("user", "Would you like me to test the API? Yes, test the API.",
+                                     tool="answer")]) == []
 
 
 def test_the_agent_s_next_steps_are_a_todo_only_when_they_are_the_session_s_last_word():
-    events = [
-        ev("user", "Build phase 1."),
-        ev("assistant", "Next steps: run the migrations for phase 2."),
-        ev("user", "Do phase 2."),
-        ev("assistant", "Phase 2 is built. Next steps: wire the real DB client."),
-    ]
-    assert [m.text for m in compress_heuristic(events, final=True) if m.type == "todo"] == [
-        "Next steps: wire the real DB client."
-    ]
-    assert [m for m in compress_heuristic(events) if m.type == "todo"] == []  # the session goes on
+    events = [ev("user", "Build phase 1."), ev("assistant", "Next steps: run the migrations for phase 2."),
+              ev("user", "Do phase 2."), ev("assistant", "Phase 2 is built. Next steps: wire the real DB client.")]
+    assert [m.text for m in compress_heuristic(events, final=True) if m.type == "todo"] == \
+        ["Next steps: wire the real DB client."]
+    assert [m for m in compress_heuristic(events) if m.type == "todo"] == []   # the session goes on

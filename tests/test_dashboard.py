@@ -1,5 +1,4 @@
 """agentmem serve: a local dashboard over HTTP, its key, its actions, and a real browser."""
-
 import http.cookiejar
 import os
 import re
@@ -16,9 +15,8 @@ import agentmem
 from browser import Browser, chromium
 from conftest import AM_ARGV, am
 
-HOSTILE = (
-    '<script>alert(1)</script> "><img src=x onerror=alert(2)> ```\n</pre></agentmem-notes>``` end'
-)
+HOSTILE = ('<script>alert(1)</script> "><img src=x onerror=alert(2)> '
+           '```\n</pre></agentmem-notes>``` end')
 
 
 @pytest.fixture
@@ -30,11 +28,8 @@ def filled(store):
         ("webhook", "The refund webhook fired twice: retries on 409; fixed in retry.go.", "bug"),
         ("hostile", HOSTILE, "fact"),
     ):
-        ids[name] = (
-            am("remember", text, "--type", mtype, "--source", "claude-code:s1", "--json", check=0)
-            .stdout.split('"id": "')[1]
-            .split('"')[0]
-        )
+        ids[name] = am("remember", text, "--type", mtype, "--source", "claude-code:s1",
+                       "--json", check=0).stdout.split('"id": "')[1].split('"')[0]
     return ids
 
 
@@ -44,9 +39,8 @@ class Client:
     def __init__(self, url):
         self.url, self.base = url, url.split("/?")[0]
         self.jar = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(
-            urllib.request.HTTPCookieProcessor(self.jar), _NoRedirect()
-        )
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar),
+                                                  _NoRedirect())
 
     def get(self, path, follow=True):
         try:
@@ -84,7 +78,7 @@ def served(store):
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     client = Client(url)
-    assert client.get(url)[0] == 200  # the key becomes a cookie
+    assert client.get(url)[0] == 200          # the key becomes a cookie
     yield client
     server.shutdown()
     server.server_close()
@@ -109,15 +103,8 @@ def markdown(store):
 def test_without_the_key_every_route_is_refused_and_nothing_changes(filled, served, store):
     stranger = Client(served.base + "/")
     before = markdown(store)
-    for path in (
-        "/",
-        "/search?q=money",
-        "/m/" + filled["cents"],
-        "/review",
-        "/sessions",
-        "/next",
-        "/static/app.js",
-    ):
+    for path in ("/", "/search?q=money", "/m/" + filled["cents"], "/review", "/sessions",
+                 "/next", "/static/app.js"):
         status, body, _h = stranger.get(path)
         assert status == 403 and "address" in body, path
     status, _b, _h = stranger.post("/m/%s/forget" % filled["cents"], {"csrf": "x"})
@@ -141,15 +128,10 @@ def test_the_key_moves_into_a_cookie_and_out_of_the_address(store, filled):
 
 
 def test_pages_answer_with_a_strict_policy_and_show_what_is_stored(filled, served):
-    for path, expect in (
-        ("/", "Memories by type"),
-        ("/search?q=refund+webhook", "retry.go"),
-        ("/review", "unreviewed"),
-        ("/sessions", "Sessions"),
-        ("/next", "SessionStart"),
-        ("/next?prompt=money+floats", "cents"),
-        ("/check", "Check"),
-    ):
+    for path, expect in (("/", "Memories by type"), ("/search?q=refund+webhook", "retry.go"),
+                         ("/review", "unreviewed"), ("/sessions", "Sessions"),
+                         ("/next", "SessionStart"), ("/next?prompt=money+floats", "cents"),
+                         ("/check", "Check")):
         status, body, headers = served.get(path)
         assert status == 200 and expect in body, path
         csp = headers["Content-Security-Policy"]
@@ -161,11 +143,8 @@ def test_pages_answer_with_a_strict_policy_and_show_what_is_stored(filled, serve
     assert counts == {"unreviewed": len(store.review_queue())} == {"unreviewed": 3}
     assert "3 to review</a>: 3 unreviewed" in body
     status, body, _h = served.get("/search?q=refund+webhook")
-    assert (
-        body.index(filled["webhook"]) < body.index(filled["cents"])
-        if filled["cents"] in body
-        else filled["webhook"] in body
-    )
+    assert body.index(filled["webhook"]) < body.index(filled["cents"]) if filled["cents"] in \
+        body else filled["webhook"] in body
     assert served.get("/m/zzzzzzzz")[0] == 404
     assert served.get("/../../etc/passwd")[0] == 404
 
@@ -197,15 +176,9 @@ def test_actions_change_the_markdown_as_the_command_line_does(filled, served, st
     m = agentmem.open_store().get(ident)
     assert m.extra.get("reviewed") and m.confidence > 0.8
     # edit: text, type, tags; a secret in the new text is masked as on the command line
-    status, _b, _h = served.post(
-        "/m/%s/edit" % ident,
-        {
-            "csrf": served.csrf(ident),
-            "text": "Amounts are integer cents. password=hunter2hunter2",
-            "type": "rule",
-            "tags": "Money, payments",
-        },
-    )
+    status, _b, _h = served.post("/m/%s/edit" % ident, {
+        "csrf": served.csrf(ident), "text": "Amounts are integer cents. password=hunter2hunter2",
+        "type": "rule", "tags": "Money, payments"})
     assert status == 303
     text = markdown(store)
     assert "Amounts are integer cents. password=[REDACTED]" in text and "hunter2" not in text
@@ -218,20 +191,11 @@ def test_actions_change_the_markdown_as_the_command_line_does(filled, served, st
     am("edit", ident, "--text", "Cents only.", env={"AGENTMEM_DIR": str(copy)}, check=0)
     assert written(store) == written(copy)
     # promote, relate, forget
-    assert (
-        served.post("/m/%s/promote" % filled["webhook"], {"csrf": served.csrf(filled["webhook"])})[
-            0
-        ]
-        == 303
-    )
+    assert served.post("/m/%s/promote" % filled["webhook"],
+                       {"csrf": served.csrf(filled["webhook"])})[0] == 303
     assert agentmem.open_store().get(filled["webhook"]).type == "rule"
-    assert (
-        served.post(
-            "/m/%s/relate" % filled["webhook"],
-            {"csrf": served.csrf(filled["webhook"]), "kind": "fixes", "other": ident},
-        )[0]
-        == 303
-    )
+    assert served.post("/m/%s/relate" % filled["webhook"], {
+        "csrf": served.csrf(filled["webhook"]), "kind": "fixes", "other": ident})[0] == 303
     assert agentmem.open_store().get(filled["webhook"]).extra["links"] == {"fixes": [ident]}
     assert served.post("/m/%s/forget" % ident, {"csrf": served.csrf(ident)})[0] == 303
     assert "· %s" % ident not in markdown(store)
@@ -240,16 +204,12 @@ def test_actions_change_the_markdown_as_the_command_line_does(filled, served, st
 def test_a_change_needs_the_pages_csrf_token_and_origin(filled, served, store):
     ident, before = filled["cents"], markdown(store)
     token = served.csrf(ident)
-    for fields, origin in (
-        ({}, True),
-        ({"csrf": "forged"}, True),
-        ({"csrf": token}, "http://evil.example"),
-        ({"csrf": token}, None),
-    ):
+    for fields, origin in (({}, True), ({"csrf": "forged"}, True),
+                           ({"csrf": token}, "http://evil.example"), ({"csrf": token}, None)):
         status, _b, _h = served.post("/m/%s/forget" % ident, fields, origin=origin)
         assert status == 403, (fields, origin)
     assert markdown(store) == before
-    assert served.get("/m/%s/forget" % ident)[0] == 404  # a GET never changes anything
+    assert served.get("/m/%s/forget" % ident)[0] == 404        # a GET never changes anything
 
 
 def test_a_foreign_host_name_is_refused(filled, served):
@@ -265,13 +225,9 @@ def test_serve_prints_the_url_first_and_says_what_to_do_without_a_store(store, t
     p = am("serve", "--host", "0.0.0.0", "--no-open")
     assert p.returncode == 1 and "--allow-remote" in p.stderr
     am("remember", "Deploys go out on Tuesdays", check=0)
-    proc = subprocess.Popen(
-        AM_ARGV + ["serve", "--no-open", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ),
-    )
+    proc = subprocess.Popen(AM_ARGV + ["serve", "--no-open", "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
     try:
         url = proc.stdout.readline().strip()
         assert re.match(r"^http://127\.0\.0\.1:\d+/\?token=[\w-]{20,}$", url), url
@@ -294,9 +250,7 @@ def test_an_empty_store_says_how_to_fill_it(store, served):
 def test_a_real_browser_searches_opens_confirms_and_edits(tmp_path, store):
     binary = chromium()
     if not binary:
-        pytest.skip(
-            "no Chromium: install Debian's chromium (.ci/run does) or set AGENTMEM_CHROMIUM"
-        )
+        pytest.skip("no Chromium: install Debian's chromium (.ci/run does) or set AGENTMEM_CHROMIUM")
     work = tmp_path / "demo"
     work.mkdir()
     demo = agentmem.Store(str(work / ".agentmem"))
@@ -312,13 +266,10 @@ def test_a_real_browser_searches_opens_confirms_and_edits(tmp_path, store):
         assert "token" not in browser.js("location.href")
         shots.append(browser.screenshot(str(tmp_path / "overview.png")))
         browser.goto(url.split("/?")[0] + "/search")
-        browser.js(
-            "var q = document.querySelector('input[name=q]'); q.value = 'webhook twice';"
-            "q.dispatchEvent(new Event('input'))"
-        )
-        assert browser.wait_for(
-            "document.querySelector('#results').textContent.indexOf('score') >= 0"
-        )  # search as you type
+        browser.js("var q = document.querySelector('input[name=q]'); q.value = 'webhook twice';"
+                   "q.dispatchEvent(new Event('input'))")
+        assert browser.wait_for("document.querySelector('#results').textContent"
+                                ".indexOf('score') >= 0")      # search as you type
         shots.append(browser.screenshot(str(tmp_path / "search.png")))
         first = browser.js("document.querySelector('#results li').textContent")
         assert "webhook fires twice" in first
@@ -327,10 +278,8 @@ def test_a_real_browser_searches_opens_confirms_and_edits(tmp_path, store):
         shots.append(browser.screenshot(str(tmp_path / "memory.png")))
         browser.click_and_wait("form[action$='/confirm'] button")
         assert "done=confirmed" in browser.js("location.href")
-        browser.js(
-            "document.querySelector('textarea[name=text]').value = "
-            "'The refund webhook fired twice: 409 retries. Edited in a browser.'"
-        )
+        browser.js("document.querySelector('textarea[name=text]').value = "
+                   "'The refund webhook fired twice: 409 retries. Edited in a browser.'")
         browser.click_and_wait("form[action$='/edit'] button")
         for page in ("review", "sessions", "next"):
             browser.goto(url.split("/?")[0] + "/" + page)
@@ -343,18 +292,14 @@ def test_a_real_browser_searches_opens_confirms_and_edits(tmp_path, store):
     block = on_disk.split("· %s" % ident)[1].split("\n## ")[0]
     assert "Edited in a browser." in block and '"reviewed"' in block
     assert all(os.path.getsize(s) > 10000 for s in shots)
-    if os.environ.get("AGENTMEM_DASHBOARD_PNG"):  # docs/dashboard.png is taken this way
+    if os.environ.get("AGENTMEM_DASHBOARD_PNG"):   # docs/dashboard.png is taken this way
         shutil.copy(shots[1], os.environ["AGENTMEM_DASHBOARD_PNG"])
 
 
 def test_serve_demo_shows_the_demo_store_and_removes_it_when_stopped(store, tmp_path):
-    proc = subprocess.Popen(
-        AM_ARGV + ["serve", "--demo", "--no-open", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ, TMPDIR=str(tmp_path)),
-    )
+    proc = subprocess.Popen(AM_ARGV + ["serve", "--demo", "--no-open", "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, TMPDIR=str(tmp_path)))
     try:
         url = proc.stdout.readline().strip()
         client = Client(url)
@@ -362,7 +307,7 @@ def test_serve_demo_shows_the_demo_store_and_removes_it_when_stopped(store, tmp_
         assert "webhook fires twice" in client.get("/search?q=webhook")[1]
         assert list(tmp_path.glob("agentmem-demo-*"))
     finally:
-        proc.terminate()  # SIGTERM ends it as Ctrl-C does
+        proc.terminate()                      # SIGTERM ends it as Ctrl-C does
         assert proc.wait(timeout=10) == 0
     assert not list(tmp_path.glob("agentmem-demo-*")) and not store.exists()
 
@@ -380,9 +325,8 @@ def test_a_memory_page_shows_its_files_state_and_git_history(tmp_path, monkeypat
     subprocess.run(git + ["commit", "-qm", "Remember the cents rule"], check=True)
     (repo / "src" / "pay.py").write_text("CENTS = False\n")
     app = agentmem._DashboardApp(str(repo / ".agentmem"), ["http://127.0.0.1:1"])
-    status, _h, body = app.respond(
-        "GET", "/m/" + ident, {"Host": "127.0.0.1:1", "Cookie": "agentmem=" + app.token}
-    )
+    status, _h, body = app.respond("GET", "/m/" + ident, {
+        "Host": "127.0.0.1:1", "Cookie": "agentmem=" + app.token})
     body = body.decode()
-    assert status == 200 and "Remember the cents rule" in body  # git log of its file
+    assert status == 200 and "Remember the cents rule" in body           # git log of its file
     assert "<code>src/pay.py</code></td><td>changed" in body and "STALE" in body

@@ -12,7 +12,6 @@ told what the first one decided.
 Codex runs a hook only after the person trusted it in /hooks; these runs pass
 `--dangerously-bypass-hook-trust`, the flag Codex offers automation for that.
 """
-
 import json
 import os
 import shutil
@@ -25,7 +24,6 @@ from conftest import LocalServer, am, e2e_install, e2e_project, e2e_script, wait
 CODEX = os.environ.get("AGENTMEM_CODEX_BIN") or shutil.which("codex")
 pytestmark = pytest.mark.skipif(not CODEX, reason="no Codex CLI (set AGENTMEM_CODEX_BIN)")
 
-
 class FakeResponses(LocalServer):
     """The OpenAI Responses API, streamed: a scripted MCP tool call, or one line of text."""
 
@@ -36,33 +34,20 @@ class FakeResponses(LocalServer):
         script = e2e_script(said)
         if len(outputs) < len(script):
             name, args = script[len(outputs)]
-            item = {
-                "type": "function_call",
-                "id": "fc_%d" % len(outputs),
-                "name": name,
-                "namespace": "mcp__agentmem",
-                "call_id": "call_%d" % len(outputs),
-                "arguments": json.dumps(args),
-            }
+            item = {"type": "function_call", "id": "fc_%d" % len(outputs), "name": name,
+                    "namespace": "mcp__agentmem", "call_id": "call_%d" % len(outputs),
+                    "arguments": json.dumps(args)}
         else:
-            item = {
-                "type": "message",
-                "role": "assistant",
-                "id": "msg_1",
-                "content": [{"type": "output_text", "text": "Noted."}],
-            }
+            item = {"type": "message", "role": "assistant", "id": "msg_1",
+                    "content": [{"type": "output_text", "text": "Noted."}]}
         handler.send_response(200)
         handler.send_header("content-type", "text/event-stream")
         handler.end_headers()
         usage = {"input_tokens": 10, "output_tokens": 2, "total_tokens": 12}
-        for data in (
-            {"type": "response.created", "response": {"id": "resp_1"}},
-            {"type": "response.output_item.done", "item": item},
-            {"type": "response.completed", "response": {"id": "resp_1", "usage": usage}},
-        ):
-            handler.wfile.write(
-                ("event: %s\ndata: %s\n\n" % (data["type"], json.dumps(data))).encode()
-            )
+        for data in ({"type": "response.created", "response": {"id": "resp_1"}},
+                     {"type": "response.output_item.done", "item": item},
+                     {"type": "response.completed", "response": {"id": "resp_1", "usage": usage}}):
+            handler.wfile.write(("event: %s\ndata: %s\n\n" % (data["type"], json.dumps(data))).encode())
 
 
 @pytest.fixture
@@ -74,8 +59,7 @@ def project(tmp_path, monkeypatch):
         'model = "gpt-5"\nmodel_provider = "fake"\n'
         '[model_providers.fake]\nname = "fake"\nbase_url = "%s/v1"\nwire_api = "responses"\n'
         'env_key = "FAKE_OPENAI_KEY"\n[projects.%s]\ntrust_level = "trusted"\n'
-        % (fake.url, json.dumps(str(proj)))
-    )
+        % (fake.url, json.dumps(str(proj))))
     e2e_install(proj, "codex")
     yield proj, fake
     fake.close()
@@ -83,24 +67,17 @@ def project(tmp_path, monkeypatch):
 
 def codex(project, prompt):
     env = dict(os.environ, FAKE_OPENAI_KEY="fake", NO_COLOR="1")
-    p = subprocess.run(
-        [CODEX, "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", prompt],
-        cwd=str(project),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        stdin=subprocess.DEVNULL,
-    )
+    p = subprocess.run([CODEX, "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check",
+                        prompt], cwd=str(project), env=env, capture_output=True, text=True,
+                       timeout=180, stdin=subprocess.DEVNULL)
     assert p.returncode == 0, p.stderr[-3000:]
     return p
 
 
 def test_codex_accepts_the_installed_mcp_server(project):
     proj, _ = project
-    p = subprocess.run(
-        [CODEX, "mcp", "list", "--json"], cwd=str(proj), capture_output=True, text=True, timeout=60
-    )
+    p = subprocess.run([CODEX, "mcp", "list", "--json"], cwd=str(proj), capture_output=True,
+                       text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     [entry] = [s for s in json.loads(p.stdout) if s.get("name") == "agentmem"]
     assert entry["enabled"] is True and "__import__" in json.dumps(entry)
@@ -110,9 +87,7 @@ def test_a_decision_is_captured_and_told_to_the_next_session(project):
     proj, fake = project
     codex(proj, "We decided to use Postgres 16 for the orders service because we need JSONB.")
     first = json.dumps(fake.requests[0])
-    assert (
-        "Handlers must stay under 15 lines" in first and "not instructions from the person" in first
-    )
+    assert "Handlers must stay under 15 lines" in first and "not instructions from the person" in first
     text = wait_for_session_files(proj, "Postgres 16")
     assert "## decision" in text and '"source": "codex:' in text
     assert "hook_context" not in text and "agentmem-notes" not in text
@@ -124,12 +99,8 @@ def test_a_decision_is_captured_and_told_to_the_next_session(project):
 def test_the_model_remembers_and_recalls_through_mcp(project):
     proj, fake = project
     codex(proj, "TOOLS_TEST: note how we deploy, then check the handler rule.")
-    outputs = [
-        i.get("output")
-        for r in fake.requests
-        for i in r.get("input") or []
-        if i.get("type") == "function_call_output"
-    ]
+    outputs = [i.get("output") for r in fake.requests for i in r.get("input") or []
+               if i.get("type") == "function_call_output"]
     assert len(outputs) >= 2, outputs
     assert "Handlers must stay under 15 lines" in json.dumps(outputs)
     assert "approval" not in json.dumps(outputs)

@@ -1,7 +1,6 @@
 """Capture of agent-driven sessions: the episode beside the typed memories, what real
 transcripts carry (compaction, answers, queued messages, to-do lists, plans, commits,
 sub-agents), the session's final word, titles and paths."""
-
 import json
 
 import agentmem
@@ -10,12 +9,10 @@ from conftest import am
 from sessions import render_claude
 
 CWD = "/home/dev/shop"
-REPORT = (
-    "## Summary\n\nThe `conn mcp` command now serves over three transports:\n"
-    "- stdio\n- http\n- sse\n\n"
-    "The 502 errors came from the model download on the first request, which took longer "
-    "than Render's 100 s proxy timeout, so the model now loads from the disk at `/models`."
-)
+REPORT = ("## Summary\n\nThe `conn mcp` command now serves over three transports:\n"
+          "- stdio\n- http\n- sse\n\n"
+          "The 502 errors came from the model download on the first request, which took longer "
+          "than Render's 100 s proxy timeout, so the model now loads from the disk at `/models`.")
 
 
 def capture(tmp_path, lines, session="sess-ep"):
@@ -37,184 +34,104 @@ def line(kind, **fields):
 
 
 def test_an_agent_driven_session_keeps_its_explanations_and_report_in_the_episode():
-    events = [
-        Event("user", "Polish"),
-        Event("assistant", "I'll read the code first."),
-        Event("call", "cmd/mcp.go", tool="Read"),
-        Event("result", "package cmd // 400 lines of Go", tool="Read"),
-        Event(
-            "assistant",
-            "I see the issue. The `hooks.go` file used logging helpers that only "
-            "existed in the old MCP file, so the build broke; removed it.",
-        ),
-        Event("assistant", REPORT),
-    ]
+    events = [Event("user", "Polish"),
+              Event("assistant", "I'll read the code first."),
+              Event("call", "cmd/mcp.go", tool="Read"),
+              Event("result", "package cmd // 400 lines of Go", tool="Read"),
+              Event("assistant", "I see the issue. The `hooks.go` file used logging helpers that only "
+                                 "existed in the old MCP file, so the build broke; removed it."),
+              Event("assistant", REPORT)]
     entries = agentmem._episode(events)
     text = " ".join(m.text for m in entries)
     assert all(m.type == "episode" for m in entries)
-    assert text.startswith("Asked: Polish — ")  # a short request leads what answers it
+    assert text.startswith("Asked: Polish — ")               # a short request leads what answers it
     assert "hooks.go" in text and "so the build broke" in text
     assert "Transports" in text or "stdio; http; sse" in text
     assert "proxy timeout" in text
-    assert (
-        "I'll read the code" not in text and "400 lines of Go" not in text
-    )  # narration, tool output
+    assert "I'll read the code" not in text and "400 lines of Go" not in text   # narration, tool output
     assert all(len(m.text) <= agentmem._EPISODE_ENTRY_CHARS for m in entries)
 
 
 def test_the_episode_stays_within_its_budget_and_keeps_the_most_telling_prose():
-    chatter = [
-        Event("assistant", "Now I'm checking file number %d of the service." % i)
-        for i in range(400)
-    ]
-    facts = [
-        Event(
-            "assistant",
-            "The `worker_%d` queue drops jobs because its visibility timeout of "
-            "%d s is shorter than the job." % (i, i),
-        )
-        for i in range(400)
-    ]
+    chatter = [Event("assistant", "Now I'm checking file number %d of the service." % i) for i in range(400)]
+    facts = [Event("assistant", "The `worker_%d` queue drops jobs because its visibility timeout of "
+                                "%d s is shorter than the job." % (i, i)) for i in range(400)]
     entries = agentmem._episode([Event("user", "Find out why jobs go missing.")] + chatter + facts)
     size = sum(len(m.text) for m in entries)
     assert size <= agentmem._EPISODE_MAX_CHARS + len(entries) * 80
     text = " ".join(m.text for m in entries)
-    assert (
-        "checking file number" not in text and "visibility timeout of 399 s" in text
-    )  # latest kept
+    assert "checking file number" not in text and "visibility timeout of 399 s" in text   # latest kept
 
 
 def test_what_a_typed_memory_holds_is_not_repeated_in_the_episode():
-    events = [
-        Event(
-            "user",
-            "We decided to keep Postgres for the queue; Redis is only a cache and never the "
-            "source of truth for jobs, whatever the load.",
-        )
-    ]
+    events = [Event("user", "We decided to keep Postgres for the queue; Redis is only a cache and never the "
+                            "source of truth for jobs, whatever the load.")]
     typed = compress_heuristic(events)
     assert [m.type for m in typed] == ["decision"]
     assert agentmem._episode(events, known=[m.text for m in typed]) == []
 
 
 def test_a_compaction_summary_is_read_by_sections_and_never_titles_the_session(tmp_path, store):
-    summary = (
-        "This session is being continued from a previous conversation that ran out of context. "
-        "The conversation is summarized below:\nSummary:\n"
-        "1. **Primary Request and Intent:**\n   - Deploy the API on Render with only the prompt "
-        "injection scanner\n"
-        "2. **Errors and Fixes:**\n   - NumPy 2.x broke scikit-learn at import: pinned numpy<2 "
-        "(1.26.4) in pyproject.toml\n"
-        '3. **All User Messages:**\n   - "please deploy it"\n'
-        "4. **Pending Tasks:**\n   - Measure the cold start on Render after the disk is mounted\n"
-    )
+    summary = ("This session is being continued from a previous conversation that ran out of context. "
+               "The conversation is summarized below:\nSummary:\n"
+               "1. **Primary Request and Intent:**\n   - Deploy the API on Render with only the prompt "
+               "injection scanner\n"
+               "2. **Errors and Fixes:**\n   - NumPy 2.x broke scikit-learn at import: pinned numpy<2 "
+               "(1.26.4) in pyproject.toml\n"
+               "3. **All User Messages:**\n   - \"please deploy it\"\n"
+               "4. **Pending Tasks:**\n   - Measure the cold start on Render after the disk is mounted\n")
     lines = claude_lines([("user", "Deploy the LLM Guard API to Render.")])
     lines.append(line("user", isCompactSummary=True, message={"role": "user", "content": summary}))
     mems = capture(tmp_path, lines)
     episode = " ".join(m["text"] for m in mems if m["type"] == "episode")
     assert "pinned numpy<2" in episode and "cold start on Render" in episode
-    assert "please deploy it" not in episode  # repeated user messages are skipped
+    assert "please deploy it" not in episode                      # repeated user messages are skipped
     [s] = [m for m in mems if m["type"] == "summary"]
-    assert s["text"] == (
-        "Asked: Deploy the LLM Guard API to Render.\n"  # the digest, not the
-        "Left: Measure the cold start on Render after the disk is mounted."
-    )  # summary
+    assert s["text"] == ("Asked: Deploy the LLM Guard API to Render.\n"       # the digest, not the
+                         "Left: Measure the cold start on Render after the disk is mounted.")  # summary
 
 
 def test_answers_queued_messages_todos_plans_and_commits_are_read(tmp_path, store):
-    lines = claude_lines(
-        [
-            ("user", "Set up static analysis for the Elixir project."),
-            (
-                "tool",
-                "AskUserQuestion",
-                {"questions": [{"question": "Which tools should we set up?"}]},
-                'User has answered your questions: "Which tools should we set up?"="Credo and Dialyxir, not '
-                "Sobelow\". You can now continue with the user's answers in mind.",
-            ),
-            (
-                "tool",
-                "Bash",
-                {
-                    "command": 'git commit -m "ci: run credo --strict and dialyzer in the lint '
-                    'job because warnings were ignored before"'
-                },
-                "[main 1a2b3c] ci",
-            ),
-            (
-                "tool",
-                "TodoWrite",
-                {
-                    "todos": [
-                        {"content": "Add Credo config", "status": "completed"},
-                        {
-                            "content": "Fix the 12 Dialyzer warnings in lib/billing",
-                            "status": "pending",
-                        },
-                    ]
-                },
-                "Todos have been modified",
-            ),
-        ]
-    )
-    lines.insert(
-        2,
-        line(
-            "queue-operation",
-            operation="enqueue",
-            content="Also make the lint job fail on any Credo warning.",
-        ),
-    )
+    lines = claude_lines([
+        ("user", "Set up static analysis for the Elixir project."),
+        ("tool", "AskUserQuestion", {"questions": [{"question": "Which tools should we set up?"}]},
+         'User has answered your questions: "Which tools should we set up?"="Credo and Dialyxir, not '
+         'Sobelow". You can now continue with the user\'s answers in mind.'),
+        ("tool", "Bash", {"command": "git commit -m \"ci: run credo --strict and dialyzer in the lint "
+                                     "job because warnings were ignored before\""}, "[main 1a2b3c] ci"),
+        ("tool", "TodoWrite", {"todos": [{"content": "Add Credo config", "status": "completed"},
+                                         {"content": "Fix the 12 Dialyzer warnings in lib/billing",
+                                          "status": "pending"}]}, "Todos have been modified"),
+    ])
+    lines.insert(2, line("queue-operation", operation="enqueue",
+                         content="Also make the lint job fail on any Credo warning."))
     mems = capture(tmp_path, lines)
     texts = {m["type"]: [] for m in mems}
     for m in mems:
         texts[m["type"]].append(m["text"])
     everything = " ".join(m["text"] for m in mems)
-    assert "Credo and Dialyxir, not Sobelow" in everything  # the person's answer
-    assert "fail on any Credo warning" in everything  # typed while the agent worked
-    assert any("credo --strict" in t for t in texts["episode"])  # the agent's commit message
-    assert any("12 Dialyzer warnings" in t for t in texts["todo"])  # left pending at the end
+    assert "Credo and Dialyxir, not Sobelow" in everything          # the person's answer
+    assert "fail on any Credo warning" in everything                # typed while the agent worked
+    assert any("credo --strict" in t for t in texts["episode"])      # the agent's commit message
+    assert any("12 Dialyzer warnings" in t for t in texts["todo"])   # left pending at the end
     assert not any("Add Credo config" in t for t in texts.get("todo", []))
 
 
 def test_sub_agent_reports_are_attributed_in_the_episode(tmp_path, store):
     lines = claude_lines([("user", "Why is the export job slow?")])
-    lines.append(
-        line(
-            "assistant",
-            isSidechain=True,
-            message={
-                "id": "m-side",
-                "role": "assistant",
-                "content": [
-                    {
-                        "type": "text",
-                        "text": "The export query scans `orders` row by row without an index on `customer_id`; "
-                        "migration 0042 adds one.",
-                    }
-                ],
-            },
-        )
-    )
+    lines.append(line("assistant", isSidechain=True, message={
+        "id": "m-side", "role": "assistant", "content": [{"type": "text", "text":
+            "The export query scans `orders` row by row without an index on `customer_id`; "
+            "migration 0042 adds one."}]}))
     mems = capture(tmp_path, lines)
-    assert any(
-        m["type"] == "episode" and "Sub-agent: The export query scans" in m["text"] for m in mems
-    )
+    assert any(m["type"] == "episode" and "Sub-agent: The export query scans" in m["text"] for m in mems)
 
 
 def test_no_home_folder_and_no_user_name_reaches_the_store(tmp_path, store):
-    steps = [
-        (
-            "user",
-            "Fix the config loader in /home/dev/shop/app/config.py, it ignores "
-            "/Users/dana/.config/shop.toml on macOS.",
-        ),
-        (
-            "assistant",
-            "The loader only read `/home/dev/shop/app/defaults.toml` because the user path "
-            "was never expanded; fixed by expanding `~` in app/config.py.",
-        ),
-    ]
+    steps = [("user", "Fix the config loader in /home/dev/shop/app/config.py, it ignores "
+                      "/Users/dana/.config/shop.toml on macOS."),
+             ("assistant", "The loader only read `/home/dev/shop/app/defaults.toml` because the user path "
+                           "was never expanded; fixed by expanding `~` in app/config.py.")]
     mems = capture(tmp_path, claude_lines(steps))
     on_disk = "".join(p.read_text() for p in store.rglob("*.md"))
     for text in [m["text"] for m in mems] + [f for m in mems for f in m["files"]] + [on_disk]:
@@ -223,189 +140,109 @@ def test_no_home_folder_and_no_user_name_reaches_the_store(tmp_path, store):
 
 
 def test_each_typed_memory_carries_only_the_files_it_is_about():
-    events = [
-        Event("user", "The invoice PDF shows the wrong total."),
-        Event("call", "", tool="Edit", files=["/w/app/pdf.py"]),
-        Event("call", "", tool="Edit", files=["/w/app/totals.py"]),
-        Event("call", "", tool="Edit", files=["/w/app/README.md"]),
-        Event(
-            "assistant",
-            "The total was wrong because totals.py rounded each line before summing; "
-            "fixed by rounding once at the end.",
-        ),
-    ]
+    events = [Event("user", "The invoice PDF shows the wrong total."),
+              Event("call", "", tool="Edit", files=["/w/app/pdf.py"]),
+              Event("call", "", tool="Edit", files=["/w/app/totals.py"]),
+              Event("call", "", tool="Edit", files=["/w/app/README.md"]),
+              Event("assistant", "The total was wrong because totals.py rounded each line before summing; "
+                                 "fixed by rounding once at the end.")]
     [bug] = compress_heuristic(events, {"cwd": "/w"})
     assert bug.type == "bug" and bug.files == ["app/totals.py"]
 
 
 def test_plans_and_subjectless_fragments_are_not_typed():
-    said = [
-        "This is a substantial task.",
-        "That line is already fixed.",
-        "The issue is that I'm using the do syntax incorrectly.",
-        "I'll fix the race in the scheduler by taking the lock first.",
-        "There is one error left because the type is wrong; I'm tightening that interface now.",
-    ]
-    assert (
-        compress_heuristic(
-            [Event("user", "The scheduler double-books rooms.")]
-            + [Event("assistant", s) for s in said]
-        )
-        == []
-    )
+    said = ["This is a substantial task.", "That line is already fixed.",
+            "The issue is that I'm using the do syntax incorrectly.",
+            "I'll fix the race in the scheduler by taking the lock first.",
+            "There is one error left because the type is wrong; I'm tightening that interface now."]
+    assert compress_heuristic([Event("user", "The scheduler double-books rooms.")] +
+                              [Event("assistant", s) for s in said]) == []
 
 
 def test_the_session_final_word_replaces_an_earlier_claim_on_the_same_subject():
-    events = [
-        Event("user", "Dialyzer reports a contract error in Billing.charge/2."),
-        Event(
-            "assistant",
-            "The Dialyzer warning in Billing.charge/2 is caused by a false positive in the spec.",
-        ),
-        Event(
-            "assistant",
-            "Turns out the Dialyzer warning in Billing.charge/2 is caused by a real bug: "
-            "charge/2 returns nil when the card is missing; fixed by returning "
-            "{:error, :no_card}.",
-        ),
-    ]
+    events = [Event("user", "Dialyzer reports a contract error in Billing.charge/2."),
+              Event("assistant", "The Dialyzer warning in Billing.charge/2 is caused by a false positive in "
+                                 "the spec."),
+              Event("assistant", "Turns out the Dialyzer warning in Billing.charge/2 is caused by a real bug: "
+                                 "charge/2 returns nil when the card is missing; fixed by returning "
+                                 "{:error, :no_card}.")]
     kept = [m.text for m in compress_heuristic(events)]
     assert len(kept) == 1 and "real bug" in kept[0] and "false positive" not in kept[0]
 
 
 def test_a_program_run_another_way_is_kept_as_a_fact():
-    events = [
-        Event("call", "go build ./...", tool="Bash"),
-        Event("result", "(eval):1: command not found: go", tool="Bash"),
-        Event("call", "nix develop --command go build -o connix .", tool="Bash"),
-        Event("result", "", tool="Bash"),
-    ]
+    events = [Event("call", "go build ./...", tool="Bash"),
+              Event("result", "(eval):1: command not found: go", tool="Bash"),
+              Event("call", "nix develop --command go build -o connix .", tool="Bash"),
+              Event("result", "", tool="Bash")]
     [fact] = agentmem._episode(events)
-    assert (
-        fact.type == "fact"
-        and "`go` is not on the PATH" in fact.text
-        and "nix develop" in fact.text
-    )
+    assert fact.type == "fact" and "`go` is not on the PATH" in fact.text and "nix develop" in fact.text
 
 
 def test_a_session_with_nothing_learned_leaves_nothing(tmp_path, store):
-    mems = capture(
-        tmp_path,
-        claude_lines(
-            [("user", "What time is it in Tokyo?"), ("assistant", "It is 09:14 in Tokyo.")]
-        ),
-    )
+    mems = capture(tmp_path, claude_lines([("user", "What time is it in Tokyo?"),
+                                           ("assistant", "It is 09:14 in Tokyo.")]))
     assert mems == []
 
 
 def test_one_word_of_a_question_counts_once_however_many_tokens_it_makes(store):
     s = agentmem.open_store()
     s.remember("The ecommerce-api service exposes the orders endpoint.", type="fact")
-    s.remember(
-        "Checkout requests time out after 30 s because the payment client retries forever.",
-        type="bug",
-    )
+    s.remember("Checkout requests time out after 30 s because the payment client retries forever.",
+               type="bug")
     s.close()
     hits = agentmem.open_store().recall("why do ecommerce-api checkout requests time out", limit=1)
     assert hits[0].memory.type == "bug"
 
 
 def test_a_pasted_document_is_not_the_person_s_words_but_its_title_is_kept():
-    pasted = (
-        'implement a conn mcp command !: ---\ntitle: "mark3labs/mcp-go: a Go implementation of MCP"\n'
-        'source: "https://github.com/mark3labs/mcp-go"\n---\n' + "Handle errors gracefully. " * 80
-    )
+    pasted = ("implement a conn mcp command !: ---\ntitle: \"mark3labs/mcp-go: a Go implementation of MCP\"\n"
+              "source: \"https://github.com/mark3labs/mcp-go\"\n---\n" + "Handle errors gracefully. " * 80)
     text = agentmem._person_text(pasted)
     assert text.startswith("implement a conn mcp command; pasted: mark3labs/mcp-go")
     assert "Handle errors gracefully" not in text
-    assert compress_heuristic([Event("user", text)], final=True) == []  # no todo from the paste
+    assert compress_heuristic([Event("user", text)], final=True) == []      # no todo from the paste
 
 
 def test_codex_request_user_input_answers_are_the_person_s_words(tmp_path, store):
-    lines = [
-        {
-            "timestamp": "2026-07-10T16:45:00Z",
-            "type": "session_meta",
-            "payload": {"id": "cx1", "cwd": "/w"},
-        },
-        {
-            "timestamp": "2026-07-10T16:46:00Z",
-            "type": "response_item",
-            "payload": {
-                "type": "function_call",
-                "name": "request_user_input",
-                "call_id": "c1",
-                "arguments": json.dumps({"questions": [{"id": "chosen_idea"}]}),
-            },
-        },
-        {
-            "timestamp": "2026-07-10T16:47:00Z",
-            "type": "response_item",
-            "payload": {
-                "type": "function_call_output",
-                "call_id": "c1",
-                "output": json.dumps(
-                    {
-                        "answers": {
-                            "chosen_idea": {
-                                "answers": [
-                                    "EdgeRunner (Recommended)",
-                                    "user_note: Build it as a reusable trading engine",
-                                ]
-                            }
-                        }
-                    }
-                ),
-            },
-        },
-    ]
+    lines = [{"timestamp": "2026-07-10T16:45:00Z", "type": "session_meta", "payload": {"id": "cx1", "cwd": "/w"}},
+             {"timestamp": "2026-07-10T16:46:00Z", "type": "response_item", "payload": {
+                 "type": "function_call", "name": "request_user_input", "call_id": "c1",
+                 "arguments": json.dumps({"questions": [{"id": "chosen_idea"}]})}},
+             {"timestamp": "2026-07-10T16:47:00Z", "type": "response_item", "payload": {
+                 "type": "function_call_output", "call_id": "c1", "output": json.dumps({"answers": {
+                     "chosen_idea": {"answers": ["EdgeRunner (Recommended)",
+                                                 "user_note: Build it as a reusable trading engine"]}}})}}]
     path = tmp_path / "rollout.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
     events, _info, _ = agentmem.read_transcript(str(path))
-    assert [e.text for e in events if e.role == "user"] == [
-        "chosen idea: EdgeRunner. Build it as a reusable trading engine."
-    ]
+    assert [e.text for e in events if e.role == "user"] == \
+        ["chosen idea: EdgeRunner. Build it as a reusable trading engine."]
 
 
 # -- evidence: what a session said on the way is not what it found -----------------------
 
-
 def test_a_mid_session_guess_is_episode_only_and_the_final_word_is_typed():
-    events = [
-        Event("user", "The nightly export job fails with a timeout."),
-        Event(
-            "assistant", "The export timeout is probably a flaky network between the worker and S3."
-        ),
-        Event("call", "pytest tests/test_export.py", tool="Bash"),
-        Event(
-            "assistant",
-            "Decided to stream the export in 5 MB parts instead of one upload; "
-            "`export/upload.py` now uses multipart uploads.",
-        ),
-    ]
+    events = [Event("user", "The nightly export job fails with a timeout."),
+              Event("assistant", "The export timeout is probably a flaky network between the worker and S3."),
+              Event("call", "pytest tests/test_export.py", tool="Bash"),
+              Event("assistant", "Decided to stream the export in 5 MB parts instead of one upload; "
+                                 "`export/upload.py` now uses multipart uploads.")]
     typed = compress_heuristic(events)
     assert [(m.type, m.extra["by"]) for m in typed] == [("decision", "final")]
     assert "flaky" not in typed[0].text
     episode = " ".join(m.text for m in agentmem._episode(events, known=[m.text for m in typed]))
-    assert "flaky network" in episode  # still recalled, as the record of the session
+    assert "flaky network" in episode                   # still recalled, as the record of the session
 
 
 def test_a_claim_the_session_overturns_is_neither_typed_nor_kept_in_the_episode():
-    events = [
-        Event("user", "Checkout totals are off by a cent."),
-        Event(
-            "assistant",
-            "The rounding error in checkout totals comes from the float conversion "
-            "in `cart/total.py`, because prices are parsed as floats.",
-        ),
-        Event("call", "pytest tests/test_cart.py", tool="Bash"),
-        Event(
-            "assistant",
-            "Actually the float conversion in checkout totals was not the cause: "
-            "tax is rounded per line in `cart/tax.py`; fixed by rounding the "
-            "order total once.",
-        ),
-    ]
+    events = [Event("user", "Checkout totals are off by a cent."),
+              Event("assistant", "The rounding error in checkout totals comes from the float conversion "
+                                 "in `cart/total.py`, because prices are parsed as floats."),
+              Event("call", "pytest tests/test_cart.py", tool="Bash"),
+              Event("assistant", "Actually the float conversion in checkout totals was not the cause: "
+                                 "tax is rounded per line in `cart/tax.py`; fixed by rounding the "
+                                 "order total once.")]
     typed = compress_heuristic(events)
     assert len(typed) == 1 and "rounded per line" in typed[0].text
     assert "parsed as floats" not in typed[0].text
@@ -414,104 +251,64 @@ def test_a_claim_the_session_overturns_is_neither_typed_nor_kept_in_the_episode(
 
 
 def test_a_cause_without_a_fix_blame_and_status_chatter_are_not_typed():
-    events = [
-        Event("user", "The linter fails on the CI."),
-        Event("assistant", "The linter error is caused by the new `noqa` comments in models.py."),
-        Event("user", "And the type checker?"),
-        Event(
-            "assistant",
-            "That warning is a false positive of the checker in `api/views.py`, "
-            "a known bug upstream.",
-        ),
-        Event("user", "ok"),
-        Event("assistant", "All done, blockers resolved."),
-    ]
+    events = [Event("user", "The linter fails on the CI."),
+              Event("assistant", "The linter error is caused by the new `noqa` comments in models.py."),
+              Event("user", "And the type checker?"),
+              Event("assistant", "That warning is a false positive of the checker in `api/views.py`, "
+                                 "a known bug upstream."),
+              Event("user", "ok"),
+              Event("assistant", "All done, blockers resolved.")]
     assert compress_heuristic(events) == []
 
 
 def test_the_person_s_scope_and_hand_off_are_decisions_and_questions_are_not_rules():
-    mems = compress_heuristic(
-        [
-            Event("user", "I only care for the prompt injection scanner, leave the others off."),
-            Event("user", "Focus on the backend, the frontend I will handle myself."),
-            Event("user", "Should we always run the migrations by hand, or can the deploy do it?"),
-        ]
-    )
-    assert [(m.type, m.extra["by"]) for m in mems] == [
-        ("decision", "person"),
-        ("decision", "person"),
-    ]
+    mems = compress_heuristic([
+        Event("user", "I only care for the prompt injection scanner, leave the others off."),
+        Event("user", "Focus on the backend, the frontend I will handle myself."),
+        Event("user", "Should we always run the migrations by hand, or can the deploy do it?")])
+    assert [(m.type, m.extra["by"]) for m in mems] == [("decision", "person"), ("decision", "person")]
 
 
 def test_the_last_session_digest_says_what_was_asked_committed_reported_and_left():
     context = {}
-    events = [
-        Event("user", "Move the billing cron to Celery beat."),
-        Event(
-            "call",
-            "git commit -m \"$(cat <<'EOF'\nfeat: schedule billing with Celery beat\n\n"
-            '- drop the crontab entry\nEOF\n)"',
-            tool="Bash",
-        ),
-        Event(
-            "call",
-            "pending: Alert when a billing run is skipped\ncompleted: Add the beat schedule",
-            tool="TodoWrite",
-        ),
-        Event("user", "Also keep the old cron for a week as a fallback."),
-        Event(
-            "assistant",
-            "The billing run is now scheduled by Celery beat at 02:00 UTC in "
-            "`billing/schedule.py`, because cron ran on every replica. "
-            "I'll watch the logs tomorrow.",
-        ),
-    ]
+    events = [Event("user", "Move the billing cron to Celery beat."),
+              Event("call", "git commit -m \"$(cat <<'EOF'\nfeat: schedule billing with Celery beat\n\n"
+                            "- drop the crontab entry\nEOF\n)\"", tool="Bash"),
+              Event("call", "pending: Alert when a billing run is skipped\ncompleted: Add the beat "
+                            "schedule", tool="TodoWrite"),
+              Event("user", "Also keep the old cron for a week as a fallback."),
+              Event("assistant", "The billing run is now scheduled by Celery beat at 02:00 UTC in "
+                                 "`billing/schedule.py`, because cron ran on every replica. "
+                                 "I'll watch the logs tomorrow.")]
     agentmem._episode(events, final=True, context=context)
-    digest = agentmem._session_summary(
-        compress_heuristic(events, context=context) or ["x"], context, {}
-    )
+    digest = agentmem._session_summary(compress_heuristic(events, context=context) or ["x"], context, {})
     asked, committed, reported, left = digest.split("\n")
-    assert asked == (
-        "Asked: Move the billing cron to Celery beat; then: Also keep the old cron for a "
-        "week as a fallback."
-    )
-    assert committed == "Committed: feat: schedule billing with Celery beat."  # no here-document
+    assert asked == ("Asked: Move the billing cron to Celery beat; then: Also keep the old cron for a "
+                     "week as a fallback.")
+    assert committed == "Committed: feat: schedule billing with Celery beat."      # no here-document
     assert reported.startswith("Reported: The billing run is now scheduled by Celery beat")
-    assert "watch the logs" not in reported  # a plan, not a report
+    assert "watch the logs" not in reported                               # a plan, not a report
     assert left == "Left: Alert when a billing run is skipped."
 
 
 def test_a_request_heads_only_its_first_entry_and_wrappers_are_not_requests():
-    prose = " ".join(
-        "Finding %d: the queue worker %d drops jobs when Redis restarts, because acks are "
-        "sent early." % (i, i)
-        for i in range(12)
-    )
+    prose = " ".join("Finding %d: the queue worker %d drops jobs when Redis restarts, because acks are "
+                     "sent early." % (i, i) for i in range(12))
     events = [Event("user", "Fix the job queue"), Event("assistant", prose)]
     entries = [m.text for m in agentmem._episode(events)]
     assert len(entries) > 1 and entries[0].startswith("Asked: Fix the job queue — ")
     assert not any(e.startswith("Asked:") for e in entries[1:])
-    assert (
-        agentmem._person_text("<task-notification>Background task 3 finished</task-notification>")
-        == ""
-    )
-    assert (
-        agentmem._person_text("<user-memory-input>Always run make fmt</user-memory-input>")
-        == "Always run make fmt"
-    )
+    assert agentmem._person_text("<task-notification>Background task 3 finished</task-notification>") == ""
+    assert agentmem._person_text("<user-memory-input>Always run make fmt</user-memory-input>") == \
+        "Always run make fmt"
 
 
 def test_only_the_report_of_a_turn_types_the_agent_s_claims():
-    events = [
-        Event("user", "Make the thumbnails load faster."),
-        Event("assistant", "Decided to cache thumbnails in Redis for an hour."),
-        Event("call", "pytest tests/test_thumbs.py", tool="Bash"),
-        Event(
-            "assistant",
-            "Decided to serve thumbnails from the CDN with a one-day max-age; "
-            "`thumbs/urls.py` builds the CDN links.",
-        ),
-    ]
+    events = [Event("user", "Make the thumbnails load faster."),
+              Event("assistant", "Decided to cache thumbnails in Redis for an hour."),
+              Event("call", "pytest tests/test_thumbs.py", tool="Bash"),
+              Event("assistant", "Decided to serve thumbnails from the CDN with a one-day max-age; "
+                                 "`thumbs/urls.py` builds the CDN links.")]
     typed = compress_heuristic(events)
     assert [m.text[:34] for m in typed] == ["Decided to serve thumbnails from t"]
     episode = " ".join(m.text for m in agentmem._episode(events, known=[m.text for m in typed]))

@@ -1,5 +1,4 @@
 """Index stage: derived, incremental, rebuildable, and the same whichever backend builds it."""
-
 import json
 import os
 
@@ -8,91 +7,38 @@ import pytest
 import agentmem
 from conftest import am, am_json
 
-TOPICS = [
-    "docker",
-    "postgres",
-    "redis",
-    "kafka",
-    "nginx",
-    "terraform",
-    "pytest",
-    "webpack",
-    "celery",
-    "grpc",
-]
-VERBS = [
-    "configure",
-    "migrate",
-    "debug",
-    "deploy",
-    "cache",
-    "monitor",
-    "retry",
-    "shard",
-    "index",
-    "secure",
-]
+TOPICS = ["docker", "postgres", "redis", "kafka", "nginx", "terraform", "pytest", "webpack", "celery", "grpc"]
+VERBS = ["configure", "migrate", "debug", "deploy", "cache", "monitor", "retry", "shard", "index", "secure"]
 
 
 def corpus(n=300):
     out = []
     for i in range(n):
         t, v = TOPICS[i % 10], VERBS[(i * 7) % 10]
-        out.append(
-            json.dumps(
-                {
-                    "text": "How we %s %s in service %d: step %d uses the %s client and %s flags"
-                    % (v, t, i % 17, i, TOPICS[(i * 3) % 10], VERBS[(i * 5) % 10]),
-                    "type": ["fact", "decision", "lesson"][i % 3],
-                    "tags": [t],
-                    "session": "s%d" % (i % 12),
-                    "source": "c%d" % i,
-                }
-            )
-        )
+        out.append(json.dumps({"text": "How we %s %s in service %d: step %d uses the %s client and %s flags"
+                                       % (v, t, i % 17, i, TOPICS[(i * 3) % 10], VERBS[(i * 5) % 10]),
+                               "type": ["fact", "decision", "lesson"][i % 3], "tags": [t],
+                               "session": "s%d" % (i % 12), "source": "c%d" % i}))
     return out
 
 
-OTHER_SCRIPTS = [
-    "Деплой через helm, откат через helm rollback",
-    "डेटाबेस के लिए PostgreSQL का उपयोग करें",
-    "我们决定使用PostgreSQL作为主数据库",
-    "データベースはPostgreSQLを使う",
-    "שָׁלוֹם postgres",
-]
+OTHER_SCRIPTS = ["Деплой через helm, откат через helm rollback", "डेटाबेस के लिए PostgreSQL का उपयोग करें",
+                 "我们决定使用PostgreSQL作为主数据库", "データベースはPostgreSQLを使う", "שָׁלוֹם postgres"]
 
 
 def test_both_backends_return_the_same_results(store, monkeypatch):
     if not agentmem._fts5_available():
         pytest.skip("this Python's SQLite has no FTS5")
     agentmem.open_store().import_jsonl(corpus() + [json.dumps({"text": t}) for t in OTHER_SCRIPTS])
-    queries = [
-        "docker deploy",
-        "migrate postgres service 3",
-        "redis caching retry",
-        "kafka",
-        "secure nginx flags",
-        "terafrom indx",
-        "grpc client step 12",
-        "monitor celery",
-        "откат helm",
-        "डेटाबेस",
-        "数据库",
-        "データベース",
-        "שָׁלוֹם",
-    ]
+    queries = ["docker deploy", "migrate postgres service 3", "redis caching retry", "kafka",
+               "secure nginx flags", "terafrom indx", "grpc client step 12", "monitor celery",
+               "откат helm", "डेटाबेस", "数据库", "データベース", "שָׁלוֹם"]
     results = {}
     for backend in ("fts5", "python"):
         monkeypatch.setenv("AGENTMEM_BACKEND", backend)
         s = agentmem.open_store()
-        results[backend] = [
-            [(h.memory.id, round(h.score, 4)) for h in s.recall(q, limit=5)] for q in queries
-        ]
-        assert os.path.exists(
-            os.path.join(
-                str(store), "local", "index-%s-v%d.sqlite3" % (backend, agentmem._INDEX_VERSION)
-            )
-        )
+        results[backend] = [[(h.memory.id, round(h.score, 4)) for h in s.recall(q, limit=5)] for q in queries]
+        assert os.path.exists(os.path.join(str(store), "local", "index-%s-v%d.sqlite3" % (backend, agentmem._INDEX_VERSION)))
         s.close()
     assert results["fts5"] == results["python"]
     assert all(results["fts5"])
@@ -103,7 +49,7 @@ def test_only_changed_files_are_reindexed(store):
     s.import_jsonl(corpus(50), name="a.jsonl")
     s.remember("A note in another file about webpack chunks")
     idx = s.index()
-    assert idx.refresh() is False  # nothing changed: no work
+    assert idx.refresh() is False                           # nothing changed: no work
     files = sorted(store.rglob("*.md"))
     target = files[0]
     target.write_text(target.read_text() + "\n## fact\nA hand-written note about flamegraphs.\n")
@@ -115,9 +61,7 @@ def test_only_changed_files_are_reindexed(store):
     finally:
         agentmem._parse_memories = original
     assert calls == [str(target.relative_to(store))]
-    assert [h.memory.text for h in s.recall("flamegraphs")] == [
-        "A hand-written note about flamegraphs."
-    ]
+    assert [h.memory.text for h in s.recall("flamegraphs")] == ["A hand-written note about flamegraphs."]
 
 
 def test_a_deleted_file_leaves_the_index(store):
@@ -141,20 +85,16 @@ def test_index_of_another_version_is_rebuilt(store):
     s.remember("Versioned indexes are rebuilt automatically")
     s.close()
     import sqlite3
-
-    path = os.path.join(
-        str(store),
-        "local",
-        "index-%s-v%d.sqlite3" % (agentmem._choose_backend(), agentmem._INDEX_VERSION),
-    )
+    path = os.path.join(str(store), "local", "index-%s-v%d.sqlite3" % (agentmem._choose_backend(),
+                                                                   agentmem._INDEX_VERSION))
     db = sqlite3.connect(path)
     db.execute("PRAGMA user_version=1")
-    db.execute("DELETE FROM memories")  # what an index of another version might hold
+    db.execute("DELETE FROM memories")             # what an index of another version might hold
     db.commit()
     db.close()
     assert am_json("recall", "rebuilt automatically", "--json")[0]["text"].startswith("Versioned")
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == agentmem._INDEX_VERSION  # rebuilt
+    assert db.execute("PRAGMA user_version").fetchone()[0] == agentmem._INDEX_VERSION     # rebuilt
     assert db.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 1
     db.close()
 

@@ -1,5 +1,4 @@
 """Install: merge hooks and the MCP server into each agent's settings, idempotently, reversibly."""
-
 import json
 import os
 import shutil
@@ -29,69 +28,37 @@ def vendored(project, env=None):
     shutil.copy(AGENTMEM, str(project / "tools" / "agentmem.py"))
 
     def run(*args, cwd=None, check=0):
-        p = subprocess.run(
-            [sys.executable, str(project / "tools" / "agentmem.py")] + [str(a) for a in args],
-            cwd=str(cwd or project),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=dict(os.environ, **(env or {})),
-        )
+        p = subprocess.run([sys.executable, str(project / "tools" / "agentmem.py")] + [str(a) for a in args],
+                           cwd=str(cwd or project), capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, **(env or {})))
         assert check is None or p.returncode == check, (p.returncode, p.stdout, p.stderr)
         return p
-
     return run
 
 
 def commands(settings):
-    return [
-        h["command"]
-        for groups in settings.get("hooks", {}).values()
-        for g in groups
-        for h in g.get("hooks", [g])
-    ]
+    return [h["command"] for groups in settings.get("hooks", {}).values() for g in groups
+            for h in g.get("hooks", [g])]
 
 
 def test_claude_code_project_install_keeps_other_settings(project, tmp_path):
     (project / ".claude").mkdir()
-    (project / ".claude" / "settings.json").write_text(
-        json.dumps(
-            {
-                "permissions": {"allow": ["Bash(npm test)"]},
-                "hooks": {
-                    "SessionStart": [{"hooks": [{"type": "command", "command": "echo hello"}]}]
-                },
-            }
-        )
-    )
+    (project / ".claude" / "settings.json").write_text(json.dumps({
+        "permissions": {"allow": ["Bash(npm test)"]},
+        "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "echo hello"}]}]}}))
     run = vendored(project)
     p = run("install", "claude-code")
-    assert (
-        "approve the project MCP server" in p.stdout
-        and "safe to commit: .claude/settings.json" in p.stdout
-    )
+    assert "approve the project MCP server" in p.stdout and "safe to commit: .claude/settings.json" in p.stdout
     settings = read(project / ".claude" / "settings.json")
     assert settings["permissions"] == {"allow": ["Bash(npm test)"]}
     cmds = commands(settings)
     assert "echo hello" in cmds
-    assert any(
-        c.startswith("python3 -c ") and c.endswith(" inject") and "tools/agentmem.py" in c
-        for c in cmds
-    )
-    assert set(settings["hooks"]) == {
-        "SessionStart",
-        "SessionEnd",
-        "PreCompact",
-        "UserPromptSubmit",
-    }
+    assert any(c.startswith("python3 -c ") and c.endswith(" inject") and "tools/agentmem.py" in c for c in cmds)
+    assert set(settings["hooks"]) == {"SessionStart", "SessionEnd", "PreCompact", "UserPromptSubmit"}
     assert settings["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"] == 30
     server = read(project / ".mcp.json")["mcpServers"]["agentmem"]
-    assert (
-        server["command"] == "python3" and server["args"][-1] == "mcp" and server["type"] == "stdio"
-    )
-    assert "agentmem-backup" not in " ".join(
-        os.listdir(project / ".claude")
-    )  # backups: not in the tree
+    assert server["command"] == "python3" and server["args"][-1] == "mcp" and server["type"] == "stdio"
+    assert "agentmem-backup" not in " ".join(os.listdir(project / ".claude"))   # backups: not in the tree
     assert "the earlier settings.json is kept at" in p.stdout
     again = run("install", "claude-code")
     assert "already installed" in again.stdout and "nothing to change" in again.stdout
@@ -103,12 +70,9 @@ def test_claude_code_project_install_keeps_other_settings(project, tmp_path):
 
 
 def test_an_install_that_names_this_machine_keeps_it_out_of_the_shared_files(project, tmp_path):
-    p = am("install", "claude-code", "--project", project, check=0)  # agentmem.py: outside
+    p = am("install", "claude-code", "--project", project, check=0)          # agentmem.py: outside
     assert "nothing to commit" in p.stdout and "settings.local.json" in p.stdout
-    assert (
-        not (project / ".claude" / "settings.json").exists()
-        and not (project / ".mcp.json").exists()
-    )
+    assert not (project / ".claude" / "settings.json").exists() and not (project / ".mcp.json").exists()
     local = read(project / ".claude" / "settings.local.json")
     assert any(os.path.dirname(os.path.abspath(AGENTMEM)) in c for c in commands(local))
     state = read(tmp_path / "home" / ".claude.json")
@@ -126,9 +90,7 @@ def test_dry_run_changes_nothing(project):
 
 def test_global_install_uses_the_home_settings(project, tmp_path):
     home = tmp_path / "home"
-    (home / ".claude.json").write_text(
-        json.dumps({"numStartups": 3, "mcpServers": {"other": {"command": "x"}}})
-    )
+    (home / ".claude.json").write_text(json.dumps({"numStartups": 3, "mcpServers": {"other": {"command": "x"}}}))
     am("install", "claude-code", "--global", "--stop", check=0)
     settings = read(home / ".claude" / "settings.json")
     assert "Stop" in settings["hooks"]
@@ -138,14 +100,12 @@ def test_global_install_uses_the_home_settings(project, tmp_path):
 
 def test_codex_hooks_and_toml(project):
     (project / ".codex").mkdir()
-    (project / ".codex" / "config.toml").write_text(
-        'model = "gpt-5"\n\n[mcp_servers.other]\ncommand = "x"\n'
-    )
+    (project / ".codex" / "config.toml").write_text('model = "gpt-5"\n\n[mcp_servers.other]\ncommand = "x"\n')
     p = am("install", "codex", "--project", project, check=0)
     assert "/hooks" in p.stdout
     hooks = read(project / ".codex" / "hooks.json")["hooks"]
     assert set(hooks) == {"SessionStart", "Stop", "SessionEnd", "PreCompact", "UserPromptSubmit"}
-    assert hooks["SessionEnd"][0]["hooks"][0]["timeout"] <= 3  # Codex caps SessionEnd at 3 s
+    assert hooks["SessionEnd"][0]["hooks"][0]["timeout"] <= 3          # Codex caps SessionEnd at 3 s
     toml = (project / ".codex" / "config.toml").read_text()
     assert 'model = "gpt-5"' in toml and "[mcp_servers.other]" in toml
     assert toml.count("[mcp_servers.agentmem]") == 1 and '"mcp"]' in toml
@@ -163,10 +123,8 @@ def test_gemini_uses_milliseconds_and_enables_hooks(project):
     assert s["hooks"]["SessionStart"][0]["hooks"][0]["timeout"] == 15000
     assert set(s["hooks"]) == {"SessionStart", "SessionEnd", "PreCompress", "BeforeAgent"}
     assert s["mcpServers"]["agentmem"]["timeout"] == 30000
-    assert (
-        "matcher" not in s["hooks"]["SessionStart"][0]
-    )  # Gemini's lifecycle matchers are exact strings
-    assert s["mcpServers"]["agentmem"]["trust"] is True  # else headless runs hide the tools
+    assert "matcher" not in s["hooks"]["SessionStart"][0]     # Gemini's lifecycle matchers are exact strings
+    assert s["mcpServers"]["agentmem"]["trust"] is True       # else headless runs hide the tools
 
 
 def test_cursor_has_version_one_and_camel_case_events(project):
@@ -191,9 +149,7 @@ def test_doctor_reports_wiring_and_a_moved_agentmem(project):
     p = am("doctor", "--project", project)
     assert "claude-code: hooks installed (project, this machine)" in p.stdout and p.returncode == 0
     path = project / ".claude" / "settings.local.json"
-    path.write_text(
-        path.read_text().replace(os.path.dirname(os.path.abspath(AGENTMEM)), "/old/place")
-    )
+    path.write_text(path.read_text().replace(os.path.dirname(os.path.abspath(AGENTMEM)), "/old/place"))
     p = am("doctor", "--project", project)
     assert p.returncode == 1
     assert "does not exist" in p.stdout and "fix: agentmem install claude-code" in p.stdout
@@ -201,40 +157,22 @@ def test_doctor_reports_wiring_and_a_moved_agentmem(project):
     assert {"level", "check", "fix"} <= set(checks[0])
 
 
-def test_hook_commands_import_the_module_and_cache_its_bytecode_outside_the_project(
-    project, tmp_path
-):
+def test_hook_commands_import_the_module_and_cache_its_bytecode_outside_the_project(project, tmp_path):
     vendored = project / "tools"
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), PYTHONDONTWRITEBYTECODE="1")
     globals()["vendored"](project, env)("install", "claude-code")
     am("remember", "Hooks import agentmem and reuse its bytecode", "--type", "convention", check=0)
-    [inject] = [
-        c for c in commands(read(project / ".claude" / "settings.json")) if c.endswith(" inject")
-    ]
+    [inject] = [c for c in commands(read(project / ".claude" / "settings.json")) if c.endswith(" inject")]
     for _ in range(2):
-        p = subprocess.run(
-            inject + " --format text",
-            shell=True,
-            env=env,
-            cwd=str(project),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        p = subprocess.run(inject + " --format text", shell=True, env=env, cwd=str(project),
+                           capture_output=True, text=True, timeout=60)
         assert p.returncode == 0 and "reuse its bytecode" in p.stdout, p.stderr
-    assert list((tmp_path / "cache").rglob("agentmem.*.pyc"))  # the module was cached ...
-    assert not (vendored / "__pycache__").exists()  # ... outside the project
+    assert list((tmp_path / "cache").rglob("agentmem.*.pyc"))          # the module was cached ...
+    assert not (vendored / "__pycache__").exists()                      # ... outside the project
     assert "hooks point to" not in am("doctor", "--project", project, env=env).stdout
     server = read(project / ".mcp.json")["mcpServers"]["agentmem"]
-    p = subprocess.run(
-        [server["command"]] + server["args"],
-        input='{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n',
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=str(project),
-    )
+    p = subprocess.run([server["command"]] + server["args"], input='{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n',
+                       env=env, capture_output=True, text=True, timeout=60, cwd=str(project))
     assert p.stdout.strip() == '{"jsonrpc": "2.0", "id": 1, "result": {}}'
 
 
@@ -242,16 +180,11 @@ def test_notes_at_each_prompt_are_wired_unless_declined(tmp_path):
     project = tmp_path / "p"
     project.mkdir()
     am("install", "claude-code", "--project", project, check=0)
-    [group] = json.loads((project / ".claude" / "settings.local.json").read_text())["hooks"][
-        "UserPromptSubmit"
-    ]
+    [group] = json.loads((project / ".claude" / "settings.local.json").read_text())["hooks"]["UserPromptSubmit"]
     assert group["hooks"][0]["command"].endswith("inject --prompt")
     am("uninstall", "claude-code", "--project", project, check=0)
     am("install", "claude-code", "--no-prompt-hook", "--project", project, check=0)
-    assert (
-        "UserPromptSubmit"
-        not in json.loads((project / ".claude" / "settings.local.json").read_text())["hooks"]
-    )
+    assert "UserPromptSubmit" not in json.loads((project / ".claude" / "settings.local.json").read_text())["hooks"]
 
 
 def test_a_team_commits_the_install_and_every_clone_runs_it(tmp_path, monkeypatch):
@@ -269,14 +202,8 @@ def test_a_team_commits_the_install_and_every_clone_runs_it(tmp_path, monkeypatc
     run("remember", "Amounts are integer cents, never floats.", "--type", "convention")
     subprocess.run(git + ["-C", str(first), "add", "-A"], check=True)
     subprocess.run(git + ["-C", str(first), "commit", "-qm", "agentmem for the team"], check=True)
-    committed = subprocess.run(
-        ["git", "-C", str(first), "ls-files"], capture_output=True, text=True
-    ).stdout.split()
-    assert (
-        ".claude/settings.json" in committed
-        and ".mcp.json" in committed
-        and ".codex/hooks.json" in committed
-    )
+    committed = subprocess.run(["git", "-C", str(first), "ls-files"], capture_output=True, text=True).stdout.split()
+    assert ".claude/settings.json" in committed and ".mcp.json" in committed and ".codex/hooks.json" in committed
     clone, home2 = tmp_path / "bob" / "src" / "shop-clone", tmp_path / "bob" / "home"
     home2.mkdir(parents=True)
     subprocess.run(["git", "clone", "-q", str(first), str(clone)], check=True)
@@ -287,85 +214,32 @@ def test_a_team_commits_the_install_and_every_clone_runs_it(tmp_path, monkeypatc
             assert mine not in text, (rel, mine)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTMEM", "CLAUDE"))}
     env.update(HOME=str(home2), XDG_CACHE_HOME=str(home2 / ".cache"), CLAUDE_PROJECT_DIR=str(clone))
-    [start] = [
-        c for c in commands(read(clone / ".claude" / "settings.json")) if c.endswith(" inject")
-    ]
-    hook = json.dumps(
-        {"hook_event_name": "SessionStart", "source": "startup", "cwd": str(clone / "src")}
-    )
-    p = subprocess.run(
-        start + " --format text",
-        shell=True,
-        cwd=str(clone),
-        env=env,
-        input=hook,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    [start] = [c for c in commands(read(clone / ".claude" / "settings.json")) if c.endswith(" inject")]
+    hook = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "cwd": str(clone / "src")})
+    p = subprocess.run(start + " --format text", shell=True, cwd=str(clone), env=env, input=hook,
+                       capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and "integer cents" in p.stdout, p.stderr
-    del env["CLAUDE_PROJECT_DIR"]  # Codex: the session's folder, a subfolder of the clone
+    del env["CLAUDE_PROJECT_DIR"]   # Codex: the session's folder, a subfolder of the clone
     (clone / "src").mkdir(exist_ok=True)
-    [codex] = [
-        h["command"]
-        for g in read(clone / ".codex" / "hooks.json")["hooks"]["SessionStart"]
-        for h in g["hooks"]
-    ]
-    p = subprocess.run(
-        codex + " --format text",
-        shell=True,
-        cwd=str(clone / "src"),
-        env=env,
-        input=hook,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    [codex] = [h["command"] for g in read(clone / ".codex" / "hooks.json")["hooks"]["SessionStart"]
+               for h in g["hooks"]]
+    p = subprocess.run(codex + " --format text", shell=True, cwd=str(clone / "src"), env=env, input=hook,
+                       capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and "integer cents" in p.stdout, p.stderr
     server = read(clone / ".mcp.json")["mcpServers"]["agentmem"]
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18"},
-    }
-    p = subprocess.run(
-        [server["command"]] + server["args"],
-        input=json.dumps(init) + "\n",
-        cwd=str(clone),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}
+    p = subprocess.run([server["command"]] + server["args"], input=json.dumps(init) + "\n", cwd=str(clone),
+                       env=env, capture_output=True, text=True, timeout=60)
     assert json.loads(p.stdout)["result"]["serverInfo"]["name"] == "agentmem", p.stderr
-    cursor = read(clone / ".cursor" / "mcp.json")["mcpServers"]["agentmem"]  # started anywhere,
-    assert cursor["env"] == {"AGENTMEM_PROJECT_DIR": "${workspaceFolder}"}  # told the project
-    ask = {
-        "jsonrpc": "2.0",
-        "id": 2,
-        "method": "tools/call",
-        "params": {"name": "recall", "arguments": {"query": "integer cents"}},
-    }
+    cursor = read(clone / ".cursor" / "mcp.json")["mcpServers"]["agentmem"]   # started anywhere,
+    assert cursor["env"] == {"AGENTMEM_PROJECT_DIR": "${workspaceFolder}"}    # told the project
+    ask = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+           "params": {"name": "recall", "arguments": {"query": "integer cents"}}}
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    p = subprocess.run(
-        [cursor["command"]] + cursor["args"],
-        input=json.dumps(ask) + "\n",
-        cwd=str(elsewhere),
-        env=dict(env, AGENTMEM_PROJECT_DIR=str(clone)),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    p = subprocess.run([cursor["command"]] + cursor["args"], input=json.dumps(ask) + "\n", cwd=str(elsewhere),
+                       env=dict(env, AGENTMEM_PROJECT_DIR=str(clone)), capture_output=True, text=True, timeout=60)
     assert "integer cents" in p.stdout, p.stdout + p.stderr
-    assert (
-        "hooks point to"
-        not in subprocess.run(
-            [sys.executable, str(clone / "tools" / "agentmem.py"), "doctor"],
-            cwd=str(clone),
-            env=env,
-            capture_output=True,
-            text=True,
-        ).stdout
-    )
+    assert "hooks point to" not in subprocess.run(
+        [sys.executable, str(clone / "tools" / "agentmem.py"), "doctor"], cwd=str(clone), env=env,
+        capture_output=True, text=True).stdout

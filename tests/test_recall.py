@@ -1,5 +1,4 @@
 """Recall stage: ranking, typos, filters, hostile queries, JSON shape."""
-
 import json
 
 import pytest
@@ -11,27 +10,13 @@ from conftest import am, am_json, no_traceback, top
 @pytest.fixture
 def filled(store):
     s = agentmem.open_store()
-    s.remember(
-        "Docker containers reach each other over the compose network by service name",
-        type="lesson",
-        tags=["docker", "networking"],
-        files=["docker-compose.yml"],
-    )
-    s.remember(
-        "Postgres 16 runs in production; migrations must be reversible",
-        type="convention",
-        tags=["db"],
-        files=["migrations/0031_backfill.py"],
-    )
-    s.remember(
-        "The orders admin page was slow: an N+1 query, fixed with select_related",
-        type="bug",
-        files=["shop/admin.py"],
-        confidence=0.9,
-    )
-    s.remember(
-        "Rejected django-cachalot: it served stale querysets", type="dead-end", tags=["cache"]
-    )
+    s.remember("Docker containers reach each other over the compose network by service name",
+               type="lesson", tags=["docker", "networking"], files=["docker-compose.yml"])
+    s.remember("Postgres 16 runs in production; migrations must be reversible", type="convention",
+               tags=["db"], files=["migrations/0031_backfill.py"])
+    s.remember("The orders admin page was slow: an N+1 query, fixed with select_related", type="bug",
+               files=["shop/admin.py"], confidence=0.9)
+    s.remember("Rejected django-cachalot: it served stale querysets", type="dead-end", tags=["cache"])
     s.remember("Коммиты пишем по Conventional Commits", type="convention")
     s.close()
     return store
@@ -44,18 +29,7 @@ def test_typos_still_find_the_memory(filled):
 
 def test_json_has_the_documented_fields(filled):
     [hit] = am_json("recall", "select_related", "--json", "--limit", "1")
-    for key in (
-        "id",
-        "type",
-        "text",
-        "score",
-        "confidence",
-        "created",
-        "files",
-        "tags",
-        "source",
-        "sources",
-    ):
+    for key in ("id", "type", "text", "score", "confidence", "created", "files", "tags", "source", "sources"):
         assert key in hit
     assert hit["type"] == "bug" and hit["files"] == ["shop/admin.py"]
 
@@ -67,46 +41,30 @@ def test_human_output_shows_id_type_and_text(filled):
 
 def test_a_tag_match_outranks_a_passing_mention(store):
     s = agentmem.open_store()
-    deep = s.remember(
-        "Notes on the build. It runs webpack, babel, eslint, prettier and a long tail of "
-        "tooling. Somewhere we also mention networking once."
-    )[0]
+    deep = s.remember("Notes on the build. It runs webpack, babel, eslint, prettier and a long tail of "
+                      "tooling. Somewhere we also mention networking once.")[0]
     tagged = s.remember("Service discovery uses DNS names", tags=["networking"])[0]
     ids = [h.memory.id for h in s.recall("networking")]
     assert ids.index(tagged.id) < ids.index(deep.id)
 
 
 def test_filters_by_type_file_and_confidence(filled):
-    assert [
-        h["type"] for h in am_json("recall", "migrations postgres query", "--type", "bug", "--json")
-    ] == ["bug"]
+    assert [h["type"] for h in am_json("recall", "migrations postgres query", "--type", "bug", "--json")] == ["bug"]
     got = am_json("recall", "page query migrations", "--files", "admin.py", "--json")
     assert [h["files"] for h in got] == [["shop/admin.py"]]
     got = am_json("recall", "migrations select_related", "--files", "migrations", "--json")
     assert [h["files"] for h in got] == [["migrations/0031_backfill.py"]]
-    assert all(
-        h["confidence"] >= 0.85
-        for h in am_json("recall", "query postgres", "--min-confidence", "0.85", "--json")
-    )
+    assert all(h["confidence"] >= 0.85 for h in am_json("recall", "query postgres", "--min-confidence", "0.85", "--json"))
 
 
-@pytest.mark.parametrize(
-    "query",
-    [
-        '"select_related',
-        "select_related*",
-        "NEAR(select_related orders)",
-        "-x:y select_related",
-        "select_related) OR (",
-        "AND OR NOT select_related",
-    ],
-)
+@pytest.mark.parametrize("query", ['"select_related', "select_related*", "NEAR(select_related orders)",
+                                   "-x:y select_related", "select_related) OR (", "AND OR NOT select_related"])
 def test_search_syntax_in_a_query_is_just_text(filled, query):
     hits = am_json("recall", query, "--json")
     assert "select_related" in hits[0]["text"]
 
 
-@pytest.mark.parametrize("query", ['"*"', "-", "the of and", "   ", '( " ) * : -'])
+@pytest.mark.parametrize("query", ['"*"', "-", "the of and", "   ", "( \" ) * : -"])
 def test_a_query_without_words_is_a_clear_error(filled, query):
     p = am("recall", query)
     assert p.returncode == 1 and p.stderr.startswith("agentmem: error: the query has no words")
@@ -114,11 +72,8 @@ def test_a_query_without_words_is_a_clear_error(filled, query):
 
 
 def test_a_pasted_prompt_is_capped_not_refused(filled):
-    prompt = (
-        "Please look at this log and tell me why it fails " * 200
-        + "\nTraceback: psycopg2 error during migrations on postgres 16\n"
-        + "noise " * 3000
-    )
+    prompt = ("Please look at this log and tell me why it fails " * 200 +
+              "\nTraceback: psycopg2 error during migrations on postgres 16\n" + "noise " * 3000)
     hits = am_json("recall", prompt, "--json", "--limit", "3")
     assert any("Postgres 16" in h["text"] for h in hits)
 
@@ -160,10 +115,8 @@ def test_a_question_about_a_kind_of_tool_finds_the_tool(store):
     assert "pnpm" in top("package manager")["text"]
     assert "Postgres" in top("what database")["text"]
     assert "Postgres" in top("какая база данных")["text"]
-    am("remember", "Kafka carries the analytics events")  # a question naming a tool is not widened
-    assert [h["text"] for h in am_json("recall", "rabbitmq", "--json")] == [
-        "Stay on RabbitMQ for the notification jobs"
-    ]
+    am("remember", "Kafka carries the analytics events")      # a question naming a tool is not widened
+    assert [h["text"] for h in am_json("recall", "rabbitmq", "--json")] == ["Stay on RabbitMQ for the notification jobs"]
 
 
 def test_negation_is_a_word_in_russian_too(store):
@@ -174,35 +127,13 @@ def test_negation_is_a_word_in_russian_too(store):
 
 def test_confidence_and_recency_break_ties(store):
     s = agentmem.open_store()
-    s.import_jsonl(
-        [
-            json.dumps(
-                {
-                    "text": "Use ruff for linting",
-                    "source": "old",
-                    "created": "2024-01-01T00:00:00Z",
-                    "type": "decision",
-                }
-            ),
-            json.dumps(
-                {"text": "Use ruff for linting python", "source": "new", "type": "convention"}
-            ),
-        ]
-    )
+    s.import_jsonl([json.dumps({"text": "Use ruff for linting", "source": "old", "created": "2024-01-01T00:00:00Z",
+                                "type": "decision"}),
+                    json.dumps({"text": "Use ruff for linting python", "source": "new", "type": "convention"})])
     assert [h.memory.source for h in s.recall("ruff linting")][0] == "new"
-    s.import_jsonl(
-        [
-            json.dumps({"text": "Run black before commit", "confidence": 0.3, "source": "unsure"}),
-            json.dumps(
-                {
-                    "text": "Run black before commits",
-                    "confidence": 1.0,
-                    "type": "rule",
-                    "source": "sure",
-                }
-            ),
-        ]
-    )
+    s.import_jsonl([json.dumps({"text": "Run black before commit", "confidence": 0.3, "source": "unsure"}),
+                    json.dumps({"text": "Run black before commits", "confidence": 1.0, "type": "rule",
+                                "source": "sure"})])
     assert [h.memory.source for h in s.recall("black commit")][0] == "sure"
 
 
@@ -210,13 +141,13 @@ def test_no_store_yet_means_no_results_not_an_error(store):
     p = am("recall", "anything at all")
     assert p.returncode == 0 and p.stdout == "" and "no memories match" in p.stderr
     assert am_json("recall", "anything", "--json") == []
-    assert not store.exists()  # reading never creates the store
+    assert not store.exists()                 # reading never creates the store
 
 
 def test_scoring_function_is_documented_and_bounded():
     one = agentmem._fused_score({"memory": 0}, 1.0, 0, 0)
     assert one == pytest.approx(1.0 / agentmem._RRF_K)
-    assert agentmem._fused_score({"memory": 0}, 0.0, 0, 10**10) >= one / 4
+    assert agentmem._fused_score({"memory": 0}, 0.0, 0, 10 ** 10) >= one / 4
 
 
 def test_a_memory_about_a_changed_file_ranks_lower(tmp_path, monkeypatch):
@@ -226,10 +157,8 @@ def test_a_memory_about_a_changed_file_ranks_lower(tmp_path, monkeypatch):
     (project / "src" / "cache.py").write_text("TTL = 60\n")
     monkeypatch.delenv("AGENTMEM_DIR")
     s = agentmem.open_store(cwd=str(project))
-    for name, text in (
-        ("db.py", "The pool size setting lives in src/db.py"),
-        ("cache.py", "The pool size for cache clients lives in src/cache.py"),
-    ):
+    for name, text in (("db.py", "The pool size setting lives in src/db.py"),
+                       ("cache.py", "The pool size for cache clients lives in src/cache.py")):
         m = agentmem.Memory(text, type="fact", files=["src/" + name], confidence=0.9)
         m.extra["hashes"] = {"src/" + name: agentmem._file_hash(str(project / "src" / name))}
         s.add([s.prepare(m)], lambda _m: "memories/x.md")
@@ -237,6 +166,4 @@ def test_a_memory_about_a_changed_file_ranks_lower(tmp_path, monkeypatch):
     assert first[0] == "src/db.py"
     (project / "src" / "db.py").write_text("POOL = 50\n")
     hits = s.recall("pool size setting")
-    assert [h.memory.files[0] for h in hits][0] == "src/cache.py" and hits[1].ranks.get(
-        "stale"
-    ) == 1
+    assert [h.memory.files[0] for h in hits][0] == "src/cache.py" and hits[1].ranks.get("stale") == 1

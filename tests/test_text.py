@@ -1,5 +1,4 @@
 """Text stage: tokens, stems, passages, near-duplicate sketches, redaction."""
-
 import json
 
 import pytest
@@ -11,26 +10,14 @@ from conftest import am
 
 def test_identifiers_match_whole_and_by_part():
     toks = tokenize("The useEffect hook in src/push/usePush.ts uses select_related")
-    for t in (
-        "useeffect",
-        "use",
-        "effect",
-        "src/push/usepush.ts",
-        "usepush.ts",
-        "select_related",
-        "select",
-        "relat",
-    ):
+    for t in ("useeffect", "use", "effect", "src/push/usepush.ts", "usepush.ts", "select_related",
+              "select", "relat"):
         assert t in toks
-    assert "the" not in toks  # stop word
+    assert "the" not in toks                      # stop word
 
 
 def test_english_and_russian_stems_conflate_word_forms():
-    assert (
-        agentmem._stem_en("connections")
-        == agentmem._stem_en("connected")
-        == agentmem._stem_en("connecting")
-    )
+    assert agentmem._stem_en("connections") == agentmem._stem_en("connected") == agentmem._stem_en("connecting")
     assert agentmem._stem_en("running") == "run"
     assert agentmem._stem_ru("уведомления") == agentmem._stem_ru("уведомление")
     assert agentmem._stem_ru("откатил") == agentmem._stem_ru("откатили")
@@ -40,12 +27,11 @@ def test_english_and_russian_stems_conflate_word_forms():
 def test_short_forms_number_words_and_hyphens_match_the_full_word():
     def same(a, b):
         return set(agentmem._query_terms(a)) == set(agentmem._query_terms(b))
-
     assert same("db config", "database configuration")
     assert same("the kids' pics", "children pictures")
     assert same("three retries", "3 retries")
-    assert "subag" in tokenize("the sub-agent")  # "subagent" finds "sub-agent"
-    assert tokenize("admin/src/app.py")[:2] == ["admin/src/app.py", "app.py"]  # code names stay
+    assert "subag" in tokenize("the sub-agent")                 # "subagent" finds "sub-agent"
+    assert tokenize("admin/src/app.py")[:2] == ["admin/src/app.py", "app.py"]   # code names stay
 
 
 def test_other_scripts_pass_through_unharmed():
@@ -55,7 +41,7 @@ def test_other_scripts_pass_through_unharmed():
 def test_chinese_and_japanese_are_cut_into_pairs_of_signs():
     assert tokenize("東京 の ラーメン") == ["東京", "の", "ラー", "ーメ", "メン"]
     assert set(agentmem._query_terms("数据库")) <= set(tokenize("我们决定使用PostgreSQL数据库"))
-    assert "pnpm" in tokenize("以後一律用pnpm")  # a Latin word glued to Chinese is still a word
+    assert "pnpm" in tokenize("以後一律用pnpm")          # a Latin word glued to Chinese is still a word
 
 
 def test_query_keeps_stems_and_exact_forms():
@@ -70,9 +56,7 @@ def test_long_text_is_split_into_passages_short_text_is_not():
     parts = agentmem._passages(long_text)
     assert len(parts) > 3
     assert " ".join(parts).split() == long_text.split()
-    chinese = (
-        "我们决定使用PostgreSQL作为主数据库。原因是它支持JSON和全文搜索。" * 6
-    )  # no spaces at all
+    chinese = "我们决定使用PostgreSQL作为主数据库。原因是它支持JSON和全文搜索。" * 6    # no spaces at all
     parts = agentmem._passages(chinese)
     assert len(parts) > 2 and "".join(parts).replace(" ", "") == chinese
     assert agentmem._first_sentence(chinese) == "我们决定使用PostgreSQL作为主数据库。"
@@ -82,10 +66,7 @@ def test_near_duplicates_share_a_sketch_key_unrelated_texts_do_not():
     a = "Handlers must be thin: at most 15 lines, decode, call the service, encode the response."
     b = "Handlers must be thin: at most 15 lines; decode, call the service, encode the response!"
     c = "The orders admin page ran 1204 queries because every row loaded its customer."
-    assert (
-        agentmem._jaccard(agentmem._shingles(a), agentmem._shingles(b))
-        > agentmem._DUPLICATE_JACCARD
-    )
+    assert agentmem._jaccard(agentmem._shingles(a), agentmem._shingles(b)) > agentmem._DUPLICATE_JACCARD
     assert set(agentmem._sketch(a)) & set(agentmem._sketch(b))
     assert not set(agentmem._sketch(a)) & set(agentmem._sketch(c))
 
@@ -111,20 +92,12 @@ def test_every_kind_of_secret_is_redacted():
 
 
 def test_assignments_urls_keys_and_emails_are_masked():
-    text = (
-        "DB_PASSWORD=hunter2hunter2\nAPI_TOKEN: abcdef123456\nMY_SECRET='s3cr3t-value'\n"
-        "postgres://admin:pa55word@db:5432/x mail jane.doe@example.org\n"
-        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----"
-    )
+    text = ("DB_PASSWORD=hunter2hunter2\nAPI_TOKEN: abcdef123456\nMY_SECRET='s3cr3t-value'\n"
+            "postgres://admin:pa55word@db:5432/x mail jane.doe@example.org\n"
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----")
     out = redact(text)
-    for secret in (
-        "hunter2hunter2",
-        "abcdef123456",
-        "s3cr3t-value",
-        "pa55word",
-        "jane.doe@example.org",
-        "MIIEowIBAAKCAQEA",
-    ):
+    for secret in ("hunter2hunter2", "abcdef123456", "s3cr3t-value", "pa55word", "jane.doe@example.org",
+                   "MIIEowIBAAKCAQEA"):
         assert secret not in out
     assert "DB_PASSWORD=[REDACTED]" in out and "admin:[REDACTED]@db" in out
 
@@ -135,10 +108,8 @@ def test_plain_prose_about_secrets_is_left_alone():
 
 
 def test_prose_that_says_what_auth_or_a_token_is_keeps_its_words():
-    for text in (
-        "Added a note that auth is upstream-only; the scheduler trusts tenant metadata.",
-        "The token is short-lived and the secret is write-only.",
-    ):
+    for text in ("Added a note that auth is upstream-only; the scheduler trusts tenant metadata.",
+                 "The token is short-lived and the secret is write-only."):
         assert redact(text) == text
     # a passphrase of four words, or one given with a colon, is still a secret
     assert "battery" not in redact("the password is correct-horse-battery-staple")
@@ -152,144 +123,101 @@ def test_private_spans_are_removed():
 
 # Realistic shapes of provider secrets (made up), and code that only looks like one.
 R = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-
-
-def r(n, alpha=R):
-    return (alpha * 10)[7 : 7 + n]
-
-
+def r(n, alpha=R): return (alpha * 10)[7:7 + n]
 H = "0123456789abcdef"
 SECRET_FORMATS = {
-    "basic": "Authorization: Basic dXNlcjpwYXNzd29yZDEyMw==",
-    "curl-u": "curl -u admin:S3cr3tPass https://api.internal/v1",
-    "redis": "REDIS_URL=redis://:p4ssw0rdXYZ@cache.internal:6379/0",
-    "prose-password": "the staging admin password is Tr0ub4dor&3x",
-    "aws-secret-prose": "the aws secret access key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-    "azure": "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey="
-    + r(44)
-    + "==;EndpointSuffix=core.windows.net",
-    "azure-sas": "https://acct.blob.core.windows.net/c?sv=2022-11-02&sig=" + r(40) + "%3D",
-    "slack-app": "xapp-1-A0123456789-1234567890123-" + r(40),
-    "gcp-oauth": "GOCSPX-" + r(28),
-    "sendgrid": "SG." + r(22) + "." + r(43),
-    "pypi": "pypi-AgEIcHlwaS5vcmc" + r(60),
-    "discord-hook": "https://discord.com/api/webhooks/123456789012345678/" + r(60),
-    "telegram": "bot token 123456789:AA" + r(33),
-    "vault": "hvs." + r(90),
-    "doppler": "dp.st.dev." + r(40),
-    "linear": "lin_api_" + r(40),
-    "notion": "ntn_" + r(46),
-    "atlassian": "ATATT3xFfGF0" + r(180),
-    "heroku": "HRKU-" + r(60),
-    "square": "sq0atp-" + r(22),
-    "paypal": "access_token$production$" + r(16, "abcdefghij0123456789") + "$" + r(32, H),
-    "shopify": "shpat_" + r(32, H),
-    "digitalocean": "dop_v1_" + r(64, H),
-    "mailgun": "key-" + r(32),
-    "grafana": "glsa_" + r(32) + "_" + r(8, H),
-    "okta": "Authorization: SSWS 00" + r(40),
-    "supabase": "sbp_" + r(40, H),
-    "databricks": "dapi" + r(32, H),
-    "dockerhub": "dckr_pat_" + r(27),
-    "groq": "gsk_" + r(52),
-    "replicate": "r8_" + r(37),
-    "age": "AGE-SECRET-KEY-1" + r(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"),
-    "pgp": "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF"
-    + r(60)
-    + "\n-----END PGP PRIVATE KEY BLOCK-----",
-    "datadog": "DD_API_KEY=" + r(32, H),
-    "cloudflare": "CLOUDFLARE_API_TOKEN=" + r(40),
-    "stripe-whsec": "whsec_" + r(32),
-    "xai": "xai-" + r(80),
-    "newrelic": "NRAK-" + r(27, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"),
-    "sentry": "SENTRY_DSN=https://" + r(32, H) + "@o123456.ingest.sentry.io/4505",
-    "json-pass": '{"db_password": "Pa55w0rd!"}',
-    "yaml-token": "api_token: tok_" + r(24),
-    "gitlab-runner": "glrt-" + r(20),
-    "twilio-key": "SK" + r(32, H),
-    "mailchimp": r(32, H) + "-us14",
-    "nuget": "oy2" + r(43, "abcdefghijklmnopqrstuvwxyz0123456789"),
-    "discord-bot": "MTA" + r(21) + "." + r(6) + "." + r(27),
-    "square-access": "EAAA" + r(60),
-    "meta": "EAACEdEose0cBA" + r(100),
-    "x-bearer": "AAAAAAAAAAAAAAAAAAAAA" + r(80),
-    "sentry-token": "sntrys_" + r(80),
-    "pulumi": "pul-" + r(40, H),
-    "terraform-cloud": r(14) + ".atlasv1." + r(67),
-    "fly": "fo1_" + r(43),
-    "planetscale": "pscale_tkn_" + r(43),
-    "rubygems": "rubygems_" + r(48, H),
-    "mapbox": "sk.eyJ1Ijoi" + r(60) + "." + r(22),
-    "asana": "1/" + r(16, "0123456789") + ":" + r(32, H),
-    "airtable": "pat" + r(14) + "." + r(64, H),
-    "contentful": "CFPAT-" + r(43),
-    "dropbox": "sl." + r(130),
-    "figma": "figd_" + r(40),
-    "launchdarkly": "api-%s-%s-%s-%s-%s" % (r(8, H), r(4, H), r(4, H), r(4, H), r(12, H)),
-    "lob": "live_" + r(35, H),
-    "langsmith": "lsv2_pt_" + r(32, H) + "_" + r(10, H),
-    "pinecone": "pcsk_" + r(5) + "_" + r(60),
-    "netlify": "nfp_" + r(36),
-    "render": "rnd_" + r(32),
-    "bitbucket": "ATBB" + r(40),
-    "jfrog": "cmVmdGtuOjAxOj" + r(50),
-    "sonar": "squ_" + r(40, H),
-    "octopus": "API-" + r(20, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") + "123456",
+ "basic": "Authorization: Basic dXNlcjpwYXNzd29yZDEyMw==",
+ "curl-u": "curl -u admin:S3cr3tPass https://api.internal/v1",
+ "redis": "REDIS_URL=redis://:p4ssw0rdXYZ@cache.internal:6379/0",
+ "prose-password": "the staging admin password is Tr0ub4dor&3x",
+ "aws-secret-prose": "the aws secret access key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+ "azure": "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + r(44) + "==;EndpointSuffix=core.windows.net",
+ "azure-sas": "https://acct.blob.core.windows.net/c?sv=2022-11-02&sig=" + r(40) + "%3D",
+ "slack-app": "xapp-1-A0123456789-1234567890123-" + r(40),
+ "gcp-oauth": "GOCSPX-" + r(28),
+ "sendgrid": "SG." + r(22) + "." + r(43),
+ "pypi": "pypi-AgEIcHlwaS5vcmc" + r(60),
+ "discord-hook": "https://discord.com/api/webhooks/123456789012345678/" + r(60),
+ "telegram": "bot token 123456789:AA" + r(33),
+ "vault": "hvs." + r(90),
+ "doppler": "dp.st.dev." + r(40),
+ "linear": "lin_api_" + r(40),
+ "notion": "ntn_" + r(46),
+ "atlassian": "ATATT3xFfGF0" + r(180),
+ "heroku": "HRKU-" + r(60),
+ "square": "sq0atp-" + r(22),
+ "paypal": "access_token$production$" + r(16, "abcdefghij0123456789") + "$" + r(32, H),
+ "shopify": "shpat_" + r(32, H),
+ "digitalocean": "dop_v1_" + r(64, H),
+ "mailgun": "key-" + r(32),
+ "grafana": "glsa_" + r(32) + "_" + r(8, H),
+ "okta": "Authorization: SSWS 00" + r(40),
+ "supabase": "sbp_" + r(40, H),
+ "databricks": "dapi" + r(32, H),
+ "dockerhub": "dckr_pat_" + r(27),
+ "groq": "gsk_" + r(52),
+ "replicate": "r8_" + r(37),
+ "age": "AGE-SECRET-KEY-1" + r(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"),
+ "pgp": "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF" + r(60) + "\n-----END PGP PRIVATE KEY BLOCK-----",
+ "datadog": "DD_API_KEY=" + r(32, H),
+ "cloudflare": "CLOUDFLARE_API_TOKEN=" + r(40),
+ "stripe-whsec": "whsec_" + r(32),
+ "xai": "xai-" + r(80),
+ "newrelic": "NRAK-" + r(27, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"),
+ "sentry": "SENTRY_DSN=https://" + r(32, H) + "@o123456.ingest.sentry.io/4505",
+ "json-pass": '{"db_password": "Pa55w0rd!"}',
+ "yaml-token": "api_token: tok_" + r(24),
+ "gitlab-runner": "glrt-" + r(20),
+ "twilio-key": "SK" + r(32, H),
+ "mailchimp": r(32, H) + "-us14",
+ "nuget": "oy2" + r(43, "abcdefghijklmnopqrstuvwxyz0123456789"),
+ "discord-bot": "MTA" + r(21) + "." + r(6) + "." + r(27),
+ "square-access": "EAAA" + r(60),
+ "meta": "EAACEdEose0cBA" + r(100),
+ "x-bearer": "AAAAAAAAAAAAAAAAAAAAA" + r(80),
+ "sentry-token": "sntrys_" + r(80),
+ "pulumi": "pul-" + r(40, H),
+ "terraform-cloud": r(14) + ".atlasv1." + r(67),
+ "fly": "fo1_" + r(43),
+ "planetscale": "pscale_tkn_" + r(43),
+ "rubygems": "rubygems_" + r(48, H),
+ "mapbox": "sk.eyJ1Ijoi" + r(60) + "." + r(22),
+ "asana": "1/" + r(16, "0123456789") + ":" + r(32, H),
+ "airtable": "pat" + r(14) + "." + r(64, H),
+ "contentful": "CFPAT-" + r(43),
+ "dropbox": "sl." + r(130),
+ "figma": "figd_" + r(40),
+ "launchdarkly": "api-%s-%s-%s-%s-%s" % (r(8, H), r(4, H), r(4, H), r(4, H), r(12, H)),
+ "lob": "live_" + r(35, H),
+ "langsmith": "lsv2_pt_" + r(32, H) + "_" + r(10, H),
+ "pinecone": "pcsk_" + r(5) + "_" + r(60),
+ "netlify": "nfp_" + r(36),
+ "render": "rnd_" + r(32),
+ "bitbucket": "ATBB" + r(40),
+ "jfrog": "cmVmdGtuOjAxOj" + r(50),
+ "sonar": "squ_" + r(40, H),
+ "octopus": "API-" + r(20, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") + "123456",
 }
 LOOK_ALIKES = [
-    "def verify(token: Optional[str]) -> bool:",
-    "primary_key=True",
-    "sort_key: created_at",
-    "access_token=None",
-    "SECRET_KEY = os.environ['SECRET_KEY']",
-    "export OPENAI_API_KEY=<YOUR_TOKEN>",
-    "password: ${DB_PASSWORD}",
-    "OPENAI_API_KEY=sk-...your-key-here",
-    "api_key = settings.api_key",
-    "token = request.headers.get('Authorization')",
-    "the password field is required",
-    "const password = await getPassword()",
-    "auth_token: str = ''",
-    "if not token: raise",
-    "cache_key = f'user:{user_id}'",
-    "foreign_key=ForeignKey(User)",
-    "Token-based splitting works",
-    "key-value store",
-    "The token expires after 15 minutes",
-    "password = getpass.getpass()",
-    "secret_name: my-app-secrets",
-    "partition_key: tenant_id",
-    "use the Bearer token from the login response",
-    "basic auth is disabled",
-    "AUTH_URL=https://auth.example.com/login",
-    "jwt_secret: process.env.JWT_SECRET",
-    "private_key_path = 'keys/id_rsa'",
-    "token_count = len(tokens)",
-    "max_tokens=2048",
-    "the API key is stored in Vault",
-    "password_hash = bcrypt.hash(pw)",
-    "if token is None: raise AuthError",
-    "export GITHUB_TOKEN=$(gh auth token)",
-    "SKIPPED tests/test_api.py::test_login",
-    "API-RESPONSE-HANDLER",
-    "The AAAA record points at ::1",
-    "sl.no is the serial number column",
-    "live_reload = True",
-    "uuid 123e4567-e89b-12d3-a456-426614174000",
-    "Use EAAccess for the role",
-    "1/2 of the tests fail",
+ "def verify(token: Optional[str]) -> bool:", "primary_key=True", "sort_key: created_at", "access_token=None",
+ "SECRET_KEY = os.environ['SECRET_KEY']", "export OPENAI_API_KEY=<YOUR_TOKEN>", "password: ${DB_PASSWORD}",
+ "OPENAI_API_KEY=sk-...your-key-here", "api_key = settings.api_key", "token = request.headers.get('Authorization')",
+ "the password field is required", "const password = await getPassword()", "auth_token: str = ''",
+ "if not token: raise", "cache_key = f'user:{user_id}'", "foreign_key=ForeignKey(User)", "Token-based splitting works",
+ "key-value store", "The token expires after 15 minutes", "password = getpass.getpass()", "secret_name: my-app-secrets",
+ "partition_key: tenant_id", "use the Bearer token from the login response", "basic auth is disabled",
+ "AUTH_URL=https://auth.example.com/login", "jwt_secret: process.env.JWT_SECRET", "private_key_path = 'keys/id_rsa'",
+ "token_count = len(tokens)", "max_tokens=2048", "the API key is stored in Vault", "password_hash = bcrypt.hash(pw)",
+ "if token is None: raise AuthError", "export GITHUB_TOKEN=$(gh auth token)", "SKIPPED tests/test_api.py::test_login",
+ "API-RESPONSE-HANDLER", "The AAAA record points at ::1", "sl.no is the serial number column", "live_reload = True",
+ "uuid 123e4567-e89b-12d3-a456-426614174000", "Use EAAccess for the role", "1/2 of the tests fail",
 ]
 
 
 def secret_part(text):
     """The part of a sample that must not survive redaction."""
-    for sep, end in (
-        ("sig=", None),
-        ("://:", "@"),
-        ("-u admin:", " "),
-        ("AccountKey=", ";"),
-        ("https://", "@"),
-    ):
+    for sep, end in (("sig=", None), ("://:", "@"), ("-u admin:", " "), ("AccountKey=", ";"),
+                     ("https://", "@")):
         rest = text.split(sep, 1)[1] if sep in text else ""
         if rest and (end is None or end in rest):
             return (rest.split(end)[0] if end else rest)[:10]
@@ -307,17 +235,13 @@ def test_every_cue_in_a_text_wakes_its_patterns_even_when_cues_overlap():
     # the cue scan finds the longest cue at each position; a shorter one inside it ("sk" in
     # "sk-", "pass" in "password") or across it ("pas|sk") must wake its patterns all the same
     import random
-
     rnd = random.Random(5)
     cues = agentmem._SECRET_TRIGGERS
     for _ in range(3000):
         text = "".join(rnd.choice(cues) + rnd.choice(["", " ", "x", "_"]) for _ in range(4))
-        text = text[rnd.randrange(3) :]
-        want = {
-            i
-            for i, (ts, _p, _r) in enumerate(agentmem._SECRET_PATTERNS)
-            if any(t in text for t in ts)
-        }
+        text = text[rnd.randrange(3):]
+        want = {i for i, (ts, _p, _r) in enumerate(agentmem._SECRET_PATTERNS)
+                if any(t in text for t in ts)}
         assert agentmem._secret_cues(text) == want, text
 
 
@@ -327,57 +251,29 @@ def test_code_that_only_looks_like_a_secret_is_left_alone():
 
 def test_metadata_and_the_hook_text_are_redacted_too(store, tmp_path):
     key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-    p = am(
-        "import",
-        "-",
-        input=json.dumps(
-            {
-                "text": "Deploy notes",
-                "files": ["deploy/%s.txt" % key],
-                "session": "s-" + key,
-                "ticket": {"token": key},
-            }
-        )
-        + "\n",
-    )
+    p = am("import", "-", input=json.dumps({"text": "Deploy notes", "files": ["deploy/%s.txt" % key],
+                                            "session": "s-" + key, "ticket": {"token": key}}) + "\n")
     assert p.returncode == 0, p.stderr
-    on_disk = "".join(
-        f.read_text() for f in store.rglob("*") if f.is_file() and f.suffix in (".md", ".json")
-    )
+    on_disk = "".join(f.read_text() for f in store.rglob("*") if f.is_file() and f.suffix in (".md", ".json"))
     assert key not in on_disk and "Deploy notes" in on_disk
-    hook = json.dumps(
-        {
-            "session_id": "s1",
-            "cwd": str(tmp_path),
-            "hook_event_name": "Stop",
-            "last_assistant_message": "Set GITHUB_TOKEN=%s in CI." % key,
-        }
-    )
+    hook = json.dumps({"session_id": "s1", "cwd": str(tmp_path), "hook_event_name": "Stop",
+                       "last_assistant_message": "Set GITHUB_TOKEN=%s in CI." % key})
     am("capture", input=hook, env={"AGENTMEM_DISABLE": ""})
     queued = "".join(f.read_text() for f in store.rglob("*.json"))
     assert key not in queued
 
 
 def test_plain_words_after_basic_or_token_stay():
-    assert (
-        agentmem.redact("Let me show you some basic exercises.")
-        == "Let me show you some basic exercises."
-    )
+    assert agentmem.redact("Let me show you some basic exercises.") == "Let me show you some basic exercises."
     assert agentmem.redact("Authorization: Basic dXNlcjpwYXNz") == "Authorization: Basic [REDACTED]"
 
 
 def test_a_secret_the_person_pastes_reaches_no_file_of_the_store(store, tmp_path):
     from sessions import hook_json, render_claude
-
     key = "sk_live_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2"
-    steps = [
-        ("user", "Deploy with STRIPE_KEY=%s and tell me why the webhook fails." % key),
-        (
-            "assistant",
-            "The webhook failed because the signing secret was rotated; fixed by reading it "
-            "from the vault in billing/webhooks.py.",
-        ),
-    ]
+    steps = [("user", "Deploy with STRIPE_KEY=%s and tell me why the webhook fails." % key),
+             ("assistant", "The webhook failed because the signing secret was rotated; fixed by reading it "
+                           "from the vault in billing/webhooks.py.")]
     path = tmp_path / "t.jsonl"
     path.write_text(render_claude(steps, "sess-key"))
     am("capture", "--sync", input=hook_json("sess-key", path), check=0)
@@ -385,35 +281,25 @@ def test_a_secret_the_person_pastes_reaches_no_file_of_the_store(store, tmp_path
     assert key.encode() not in everything and b"signing secret was rotated" in everything
 
 
-@pytest.mark.parametrize(
-    "text,secret",
-    [
-        (
-            "The secret access key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY is in the vault",
-            "wJalrXUtnFEMI",
-        ),
-        ("Call the staging API with secret Zq8pL2vN9xR4tY7wK1mB3cD6 for now", "Zq8pL2vN9x"),
-        ("SECRET_KEY=)@%k8!z^c+r1p#v&q9d$w2e*t7y(u0i-o=p", "#v&q9d$w2e"),
-        ("export DJANGO_SECRET_KEY=django-insecure-8x#k2!mz^q@w1e$r5t", "mz^q@w1e"),
-        ("FCM server key AAAAbcdEFG1:APA91bH" + "x7Y" * 45, "APA91bH"),
-    ],
-)
+@pytest.mark.parametrize("text,secret", [
+    ("The secret access key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY is in the vault", "wJalrXUtnFEMI"),
+    ("Call the staging API with secret Zq8pL2vN9xR4tY7wK1mB3cD6 for now", "Zq8pL2vN9x"),
+    ("SECRET_KEY=)@%k8!z^c+r1p#v&q9d$w2e*t7y(u0i-o=p", "#v&q9d$w2e"),
+    ("export DJANGO_SECRET_KEY=django-insecure-8x#k2!mz^q@w1e$r5t", "mz^q@w1e"),
+    ("FCM server key AAAAbcdEFG1:APA91bH" + "x7Y" * 45, "APA91bH"),
+])
 def test_secrets_in_prose_env_files_and_prefixed_server_keys_are_masked(text, secret):
     assert secret not in agentmem.redact(text)
 
 
 def test_a_secret_is_masked_before_a_long_message_is_cut(store, tmp_path):
     from sessions import hook_json, render_claude
-
     key = "sk-ant-api03-" + "Qw7" * 20
     head = "Deploy the worker " + "and the scheduler " * 25 + "with the key "
-    request = head + " " * (482 - len(head)) + key + " today"  # cut at 500: 18 signs of the key
+    request = head + " " * (482 - len(head)) + key + " today"   # cut at 500: 18 signs of the key
     path = tmp_path / "t.jsonl"
     path.write_text(render_claude([("user", request), ("assistant", "Deployed.")], "sess-cut"))
     am("capture", "--sync", input=hook_json("sess-cut", path), check=0)
-    on_disk = "".join(
-        f.read_text()
-        for f in store.rglob("*")
-        if f.is_file() and f.suffix in (".md", ".json", ".log")
-    )
+    on_disk = "".join(f.read_text() for f in store.rglob("*") if f.is_file() and
+                      f.suffix in (".md", ".json", ".log"))
     assert "Deploy the worker" in on_disk and "sk-ant-api03-Qw7" not in on_disk

@@ -1,6 +1,5 @@
 """Trust and lifecycle: memories know where they came from, go stale when their code
 changes, are confirmed or forgotten by the person, and a newer decision replaces an older one."""
-
 import json
 import os
 import re
@@ -12,11 +11,8 @@ from sessions import hook_json, render_claude
 
 
 def git(repo, *args):
-    subprocess.run(
-        ["git", "-c", "user.email=t@t", "-c", "user.name=t", "-C", str(repo)] + list(args),
-        check=True,
-        capture_output=True,
-    )
+    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "-C", str(repo)] + list(args),
+                   check=True, capture_output=True)
 
 
 def captured_project(tmp_path, monkeypatch):
@@ -28,15 +24,10 @@ def captured_project(tmp_path, monkeypatch):
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "init")
-    steps = [
-        ("user", "The invoice totals are off by one cent."),
-        ("tool", "Edit", {"file_path": str(repo / "src" / "a.py")}, "ok"),
-        (
-            "assistant",
-            "The rounding bug was caused by summing floats; fixed by summing Decimal "
-            "values in src/a.py.",
-        ),
-    ]
+    steps = [("user", "The invoice totals are off by one cent."),
+             ("tool", "Edit", {"file_path": str(repo / "src" / "a.py")}, "ok"),
+             ("assistant", "The rounding bug was caused by summing floats; fixed by summing Decimal "
+                           "values in src/a.py.")]
     path = tmp_path / "t.jsonl"
     path.write_text(render_claude(steps, "sess-a", cwd=str(repo)))
     am("capture", "--sync", input=hook_json("sess-a", path, cwd=str(repo)), cwd=repo, check=0)
@@ -49,24 +40,15 @@ def recall(repo, query):
     return bug
 
 
-def test_a_memory_goes_stale_when_its_file_changes_or_moves_and_confirm_makes_it_fresh(
-    tmp_path, monkeypatch
-):
+def test_a_memory_goes_stale_when_its_file_changes_or_moves_and_confirm_makes_it_fresh(tmp_path, monkeypatch):
     repo = captured_project(tmp_path, monkeypatch)
     bug = recall(repo, "rounding invoice totals")
-    assert (
-        bug["stale"] is False
-        and bug["files"] == ["src/a.py"]
-        and bug["commit"]
-        and bug["session"] == "sess-a"
-    )
+    assert bug["stale"] is False and bug["files"] == ["src/a.py"] and bug["commit"] and bug["session"] == "sess-a"
     shown = am("show", bug["id"], cwd=repo, check=0).stdout
     assert "sess-a" in shown and "commit" in shown and "src/a.py" in shown
     assert am("check", cwd=repo).returncode == 0
 
-    (repo / "src" / "a.py").write_text(
-        "from decimal import Decimal\n\ndef total(xs):\n    return sum(map(Decimal, xs))\n"
-    )
+    (repo / "src" / "a.py").write_text("from decimal import Decimal\n\ndef total(xs):\n    return sum(map(Decimal, xs))\n")
     bug = recall(repo, "rounding invoice totals")
     assert bug["stale"] is True and bug["stale_files"] == ["src/a.py"]
     assert "STALE: src/a.py" in am("recall", "rounding invoice totals", cwd=repo).stdout
@@ -82,9 +64,7 @@ def test_a_memory_goes_stale_when_its_file_changes_or_moves_and_confirm_makes_it
     git(repo, "mv", "src/a.py", "src/b.py")
     assert recall(repo, "rounding invoice totals")["stale"] is True
     assert "src/a.py moved or deleted" in am("check", cwd=repo).stdout
-    assert (
-        "stale" in am("inject", "--format", "text", "--query", "rounding invoice", cwd=repo).stdout
-    )
+    assert "stale" in am("inject", "--format", "text", "--query", "rounding invoice", cwd=repo).stdout
 
 
 def test_the_staleness_check_reads_a_file_again_only_when_it_changed(tmp_path, monkeypatch):
@@ -93,111 +73,60 @@ def test_the_staleness_check_reads_a_file_again_only_when_it_changed(tmp_path, m
     cache = repo / ".agentmem" / "local" / "file-hashes-2.json"
     known = json.loads(cache.read_text())
     [(path, (size, mtime, digest, raw))] = known.items()
-    assert (
-        os.path.samefile(path, repo / "src" / "a.py")
-        and size == (repo / "src" / "a.py").stat().st_size
-    )
-    known[path][2:] = ["not-the-hash", "nor-this"]  # same size and mtime: not read again
+    assert os.path.samefile(path, repo / "src" / "a.py") and size == (repo / "src" / "a.py").stat().st_size
+    known[path][2:] = ["not-the-hash", "nor-this"]            # same size and mtime: not read again
     cache.write_text(json.dumps(known))
     assert recall(repo, "rounding invoice totals")["stale"] is True
-    os.utime(repo / "src" / "a.py", ns=(mtime + 10**9, mtime + 10**9))  # touched: read, unchanged
+    os.utime(repo / "src" / "a.py", ns=(mtime + 10**9, mtime + 10**9))   # touched: read, unchanged
     assert recall(repo, "rounding invoice totals")["stale"] is False
 
 
 def capture(repo, tmp_path, session, steps):
     path = tmp_path / (session + ".jsonl")
-    path.write_text(
-        render_claude(steps, session, cwd=str(repo)).replace('"gitBranch": "main", ', "")
-    )
+    path.write_text(render_claude(steps, session, cwd=str(repo)).replace('"gitBranch": "main", ', ""))
     am("capture", "--sync", input=hook_json(session, path, cwd=str(repo)), cwd=repo, check=0)
 
 
 def test_a_later_decision_replaces_the_earlier_one_on_the_same_subject(tmp_path, monkeypatch):
     repo = captured_project(tmp_path, monkeypatch)
-    capture(
-        repo,
-        tmp_path,
-        "sess-x",
-        [
-            (
-                "user",
-                "Let's go with Redis Streams for the webhook delivery queue, Kafka is overkill for our volume.",
-            ),
-            ("assistant", "Understood: Redis Streams for the webhook delivery queue."),
-        ],
-    )
-    capture(
-        repo,
-        tmp_path,
-        "sess-y",
-        [
-            (
-                "user",
-                "We decided to move the webhook delivery queue from Redis Streams to NATS JetStream, "
-                "because Redis Streams lost messages on failover.",
-            ),
-            ("assistant", "Noted: NATS JetStream for the webhook delivery queue from now on."),
-        ],
-    )
+    capture(repo, tmp_path, "sess-x", [
+        ("user", "Let's go with Redis Streams for the webhook delivery queue, Kafka is overkill for our volume."),
+        ("assistant", "Understood: Redis Streams for the webhook delivery queue.")])
+    capture(repo, tmp_path, "sess-y", [
+        ("user", "We decided to move the webhook delivery queue from Redis Streams to NATS JetStream, "
+                 "because Redis Streams lost messages on failover."),
+        ("assistant", "Noted: NATS JetStream for the webhook delivery queue from now on.")])
     told = am("inject", "--format", "text", cwd=repo).stdout
     assert "NATS JetStream" in told and "Kafka is overkill" not in told
     hits = json.loads(am("recall", "Redis Streams webhook queue", "--json", cwd=repo).stdout)
     old = next(h for h in hits if "Kafka is overkill" in h["text"])
     new = next(h for h in hits if "NATS JetStream" in h["text"])
     assert old["superseded_by"] == new["id"] and new["supersedes"] == old["id"]
-    assert (
-        "SUPERSEDED by %s" % new["id"]
-        in am("recall", "Redis Streams webhook queue", cwd=repo).stdout
-    )
+    assert "SUPERSEDED by %s" % new["id"] in am("recall", "Redis Streams webhook queue", cwd=repo).stdout
 
 
 def test_two_decisions_on_different_subjects_both_stand(tmp_path, monkeypatch):
     repo = captured_project(tmp_path, monkeypatch)
-    am(
-        "remember",
-        "We use Postgres 16 for the orders service",
-        "--type",
-        "decision",
-        cwd=repo,
-        check=0,
-    )
-    am(
-        "remember",
-        "Frontend builds use Vite instead of webpack",
-        "--type",
-        "decision",
-        cwd=repo,
-        check=0,
-    )
+    am("remember", "We use Postgres 16 for the orders service", "--type", "decision", cwd=repo, check=0)
+    am("remember", "Frontend builds use Vite instead of webpack", "--type", "decision", cwd=repo, check=0)
     hits = json.loads(am("list", "--json", cwd=repo).stdout)
     assert not [h for h in hits if h.get("superseded_by")]
 
 
-CORRECTIONS = [
-    "No, don't use print() for debugging output, use the structured logger.",
-    "Stop adding print() calls for debugging; the structured logger is what we use.",
-    "Again: no print() for debugging, go through the structured logger.",
-]
+CORRECTIONS = ["No, don't use print() for debugging output, use the structured logger.",
+               "Stop adding print() calls for debugging; the structured logger is what we use.",
+               "Again: no print() for debugging, go through the structured logger."]
 
 
 def corrected_three_times(repo, tmp_path):
     for i, text in enumerate(CORRECTIONS):
-        capture(
-            repo,
-            tmp_path,
-            "sess-c%d" % i,
-            [
-                ("user", "Add a debug line when the retry loop gives up."),
-                ("assistant", "Added print('giving up') in retry.py."),
-                ("user", text),
-                ("assistant", "Understood, switched to logger.debug."),
-            ],
-        )
+        capture(repo, tmp_path, "sess-c%d" % i, [
+            ("user", "Add a debug line when the retry loop gives up."),
+            ("assistant", "Added print('giving up') in retry.py."), ("user", text),
+            ("assistant", "Understood, switched to logger.debug.")])
 
 
-def test_three_corrections_of_one_habit_propose_a_rule_that_leads_inject_once_promoted(
-    tmp_path, monkeypatch
-):
+def test_three_corrections_of_one_habit_propose_a_rule_that_leads_inject_once_promoted(tmp_path, monkeypatch):
     repo = captured_project(tmp_path, monkeypatch)
     corrected_three_times(repo, tmp_path)
     rules = json.loads(am("rules", "--json", cwd=repo, check=0).stdout)
@@ -208,7 +137,7 @@ def test_three_corrections_of_one_habit_propose_a_rule_that_leads_inject_once_pr
     am("rules", "promote", proposal["id"], cwd=repo, check=0)
     told = am("inject", "--format", "text", cwd=repo).stdout
     notes = told.split("agentmem-notes\n", 1)[1]
-    assert notes.startswith("## Rules\n- [%s · rule" % proposal["id"])  # it leads
+    assert notes.startswith("## Rules\n- [%s · rule" % proposal["id"])             # it leads
     assert json.loads(am("rules", "--json", cwd=repo).stdout)["proposed"] == []
 
 
@@ -218,89 +147,51 @@ def test_a_dropped_proposal_is_not_proposed_again_and_auto_rules_promotes(tmp_pa
     [proposal] = json.loads(am("rules", "--json", cwd=repo).stdout)["proposed"]
     am("rules", "drop", proposal["id"], cwd=repo, check=0)
     assert json.loads(am("rules", "--json", cwd=repo).stdout)["proposed"] == []
-    am(
-        "remember",
-        "Never log request bodies: they hold card numbers",
-        "--type",
-        "convention",
-        cwd=repo,
-        check=0,
-    )
-    assert (
-        json.loads(am("rules", "--json", cwd=repo).stdout)["proposed"] == []
-    )  # by hand, not a person's turn
-    capture(
-        repo,
-        tmp_path,
-        "sess-n",
-        [("user", "Never push to main directly; always open a pull request.")],
-    )
+    am("remember", "Never log request bodies: they hold card numbers", "--type", "convention", cwd=repo, check=0)
+    assert json.loads(am("rules", "--json", cwd=repo).stdout)["proposed"] == []     # by hand, not a person's turn
+    capture(repo, tmp_path, "sess-n", [("user", "Never push to main directly; always open a pull request.")])
     [said] = json.loads(am("rules", "--json", cwd=repo).stdout)["proposed"]
     assert "pull request" in said["text"]
     told = am("inject", "--format", "text", cwd=repo, env={"AGENTMEM_AUTO_RULES": "1"}).stdout
     assert "## Rules" in told and "pull request" in told.split("## Rules")[1].split("##")[0]
 
 
-def test_scan_reads_decision_records_and_agent_files_and_follows_their_changes(
-    tmp_path, monkeypatch
-):
+def test_scan_reads_decision_records_and_agent_files_and_follows_their_changes(tmp_path, monkeypatch):
     monkeypatch.delenv("AGENTMEM_DIR")
     repo = tmp_path / "repo"
     (repo / "docs" / "adr").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     (repo / "docs" / "adr" / "0001-orders-db.md").write_text(
         "# 1. Use PostgreSQL for orders\n\n## Status\n\nAccepted\n\n## Context\n\nWe need JSONB.\n\n"
-        "## Decision\n\nWe will use PostgreSQL 16 for the orders service.\n"
-    )
+        "## Decision\n\nWe will use PostgreSQL 16 for the orders service.\n")
     (repo / "docs" / "adr" / "0002-events.md").write_text(
-        "# 2. Use MongoDB for events\n\n## Status\n\nSuperseded by ADR 3\n\n## Decision\n\nStore events in MongoDB.\n"
-    )
-    (repo / "AGENTS.md").write_text(
-        "# Agents\n\n## Testing\n\nRun make test before every commit, with docker up.\n\n"
-        "## Style\n\nHandlers stay under 15 lines; logic lives in services/.\n"
-    )
+        "# 2. Use MongoDB for events\n\n## Status\n\nSuperseded by ADR 3\n\n## Decision\n\nStore events in MongoDB.\n")
+    (repo / "AGENTS.md").write_text("# Agents\n\n## Testing\n\nRun make test before every commit, with docker up.\n\n"
+                                    "## Style\n\nHandlers stay under 15 lines; logic lives in services/.\n")
     counts = json.loads(am("scan", "--json", cwd=repo, check=0).stdout)
     assert counts == {"added": 4, "updated": 0, "removed": 0, "sources": 3}
     hit = json.loads(am("recall", "which database do orders use", "--json", cwd=repo).stdout)[0]
     assert "PostgreSQL 16" in hit["text"] and hit["type"] == "decision" and hit["confidence"] >= 0.9
-    assert hit["source"] == "scan:docs/adr/0001-orders-db.md" and hit["files"] == [
-        "docs/adr/0001-orders-db.md"
-    ]
-    [events] = [
-        h
-        for h in json.loads(am("recall", "MongoDB events", "--json", cwd=repo).stdout)
-        if "MongoDB" in h["text"]
-    ]
-    assert events["superseded_by"]  # the record says so
-    assert json.loads(am("scan", "--json", cwd=repo).stdout)["added"] == 0  # nothing changed
-    (repo / "AGENTS.md").write_text(
-        "# Agents\n\n## Style\n\nHandlers stay under 20 lines; logic lives in services/.\n"
-    )
-    assert json.loads(am("scan", "--json", cwd=repo).stdout) == {
-        "added": 0,
-        "updated": 1,
-        "removed": 1,
-        "sources": 3,
-    }
+    assert hit["source"] == "scan:docs/adr/0001-orders-db.md" and hit["files"] == ["docs/adr/0001-orders-db.md"]
+    [events] = [h for h in json.loads(am("recall", "MongoDB events", "--json", cwd=repo).stdout)
+                if "MongoDB" in h["text"]]
+    assert events["superseded_by"]                                   # the record says so
+    assert json.loads(am("scan", "--json", cwd=repo).stdout)["added"] == 0      # nothing changed
+    (repo / "AGENTS.md").write_text("# Agents\n\n## Style\n\nHandlers stay under 20 lines; logic lives in services/.\n")
+    assert json.loads(am("scan", "--json", cwd=repo).stdout) == {"added": 0, "updated": 1, "removed": 1, "sources": 3}
     style = json.loads(am("recall", "handler length style", "--json", cwd=repo).stdout)[0]
     assert "20 lines" in style["text"] and style["stale"] is False
     assert "make test before every commit" not in am("list", cwd=repo).stdout
 
 
 def test_related_memories_come_along_one_hop(store):
-    decision = am_id(
-        "remember", "We pin urllib3 below 2.0 in requirements.txt", "--type", "decision"
-    )
-    bug = am_id(
-        "remember", "TLS handshakes failed on the old OpenSSL of the build image", "--type", "bug"
-    )
+    decision = am_id("remember", "We pin urllib3 below 2.0 in requirements.txt", "--type", "decision")
+    bug = am_id("remember", "TLS handshakes failed on the old OpenSSL of the build image", "--type", "bug")
     other = am_id("remember", "Release notes are written in CHANGELOG.md", "--type", "convention")
     p = am("relate", decision, bug, "--as", "caused-by")
     assert p.returncode == 0 and "caused-by" in p.stdout
     hits = json.loads(am("recall", "why pin urllib3", "--json").stdout)
-    assert [h["id"] for h in hits][:2] == [decision, bug] and hits[1][
-        "linked"
-    ] == "caused-by of %s" % decision
+    assert [h["id"] for h in hits][:2] == [decision, bug] and hits[1]["linked"] == "caused-by of %s" % decision
     assert am("relate", decision, other, "--as", "blames").returncode == 2
     am("relate", other, decision, "--as", "supersedes", check=0)
     told = am("inject", "--format", "text").stdout
@@ -314,78 +205,37 @@ def am_id(*args):
 
 def test_gc_archives_what_nobody_used_and_purges_only_when_asked(store, tmp_path):
     old = "2026-01-05T10:00:00Z"
-    lines = [
-        {
-            "text": "The staging cluster runs on three m5.large nodes",
-            "type": "fact",
-            "created": old,
-            "source": "claude-code:s1",
-        },
-        {
-            "text": "Feature flags live in LaunchDarkly, not in env vars",
-            "type": "decision",
-            "created": old,
-            "source": "claude-code:s1",
-        },
-        {
-            "text": "Never deploy on Fridays",
-            "type": "rule",
-            "created": old,
-            "source": "claude-code:s1",
-        },
-        {
-            "text": "Ask Dana before touching billing",
-            "type": "convention",
-            "created": old,
-            "source": "cli",
-        },
-    ]
+    lines = [{"text": "The staging cluster runs on three m5.large nodes", "type": "fact", "created": old,
+              "source": "claude-code:s1"},
+             {"text": "Feature flags live in LaunchDarkly, not in env vars", "type": "decision", "created": old,
+              "source": "claude-code:s1"},
+             {"text": "Never deploy on Fridays", "type": "rule", "created": old, "source": "claude-code:s1"},
+             {"text": "Ask Dana before touching billing", "type": "convention", "created": old, "source": "cli"}]
     (tmp_path / "old.jsonl").write_text("\n".join(json.dumps(x) for x in lines))
     am("import", tmp_path / "old.jsonl", check=0)
-    calls = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t"},
-            },
-        },
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "recall", "arguments": {"query": "feature flags LaunchDarkly"}},
-        },
-    ]
+    calls = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                  "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                  "name": "recall", "arguments": {"query": "feature flags LaunchDarkly"}}}]
     assert json.loads(am("gc", "--dry-run", "--json", check=0).stdout)["archived"] == []  # new here
-    for f in (store / "imports").glob("*.md"):  # as if imported long ago
-        f.write_text(
-            re.sub(r'"stored": "[^"]+"', '"stored": "2026-01-05T10:00:00Z"', f.read_text())
-        )
-    p = am("mcp", input="\n".join(json.dumps(c) for c in calls) + "\n")  # an agent used it today
+    for f in (store / "imports").glob("*.md"):       # as if imported long ago
+        f.write_text(re.sub(r'"stored": "[^"]+"', '"stored": "2026-01-05T10:00:00Z"', f.read_text()))
+    p = am("mcp", input="\n".join(json.dumps(c) for c in calls) + "\n")       # an agent used it today
     assert "LaunchDarkly" in p.stdout
     plan = json.loads(am("gc", "--dry-run", "--json", check=0).stdout)
     [staging] = plan["archived"]
-    assert (
-        plan["purged"] == [] and "archived" not in am("show", staging, "--json").stdout
-    )  # a dry run
+    assert plan["purged"] == [] and "archived" not in am("show", staging, "--json").stdout   # a dry run
     am("gc", check=0)
     assert staging not in am("recall", "staging cluster nodes", "--json").stdout
     assert "m5.large" not in am("inject", "--format", "text").stdout
     assert staging in am("recall", "staging cluster nodes", "--archived", "--json").stdout
     files = list((store / "imports").glob("*.md"))
     text = "".join(f.read_text() for f in files)
-    assert "m5.large" in text and '"archived": "' in text  # still in its file
-    assert json.loads(am("gc", "--purge", "--json").stdout)["purged"] == []  # archived today
+    assert "m5.large" in text and '"archived": "' in text                        # still in its file
+    assert json.loads(am("gc", "--purge", "--json").stdout)["purged"] == []      # archived today
     for f in files:
-        f.write_text(
-            f.read_text().replace(
-                '"archived": "%s"' % text.split('"archived": "')[1][:10], '"archived": "2025-01-01"'
-            )
-        )
+        f.write_text(f.read_text().replace('"archived": "%s"' % text.split('"archived": "')[1][:10],
+                                           '"archived": "2025-01-01"'))
     assert json.loads(am("gc", "--purge", "--json").stdout)["purged"] == [staging]
     left = "".join(f.read_text() for f in files)
     assert "m5.large" not in left and "Never deploy on Fridays" in left and "Ask Dana" in left
@@ -393,16 +243,7 @@ def test_gc_archives_what_nobody_used_and_purges_only_when_asked(store, tmp_path
 
 def test_review_walks_through_what_needs_a_person(tmp_path, monkeypatch):
     repo = captured_project(tmp_path, monkeypatch)
-    am(
-        "remember",
-        "Maybe the cache TTL is 60 seconds",
-        "--type",
-        "fact",
-        "--confidence",
-        "0.4",
-        cwd=repo,
-        check=0,
-    )
+    am("remember", "Maybe the cache TTL is 60 seconds", "--type", "fact", "--confidence", "0.4", cwd=repo, check=0)
     am("remember", "Handlers stay under 15 lines", "--type", "convention", cwd=repo, check=0)
     (repo / "src" / "a.py").write_text("changed\n")
     queue = json.loads(am("review", "--json", cwd=repo, check=0).stdout)
@@ -421,97 +262,39 @@ def test_a_memory_from_a_branch_not_merged_here_is_marked_until_it_is_merged(tmp
     (repo / "src" / "queue.py").write_text("QUEUE = 'nats'\n")
     git(repo, "add", "src")
     git(repo, "commit", "-qm", "queue")
-    capture(
-        repo,
-        tmp_path,
-        "sess-branch",
-        [
-            (
-                "user",
-                "We decided to use NATS JetStream for the job queue because Redis lost jobs on failover.",
-            )
-        ],
-    )
+    capture(repo, tmp_path, "sess-branch", [
+        ("user", "We decided to use NATS JetStream for the job queue because Redis lost jobs on failover.")])
 
     def hit():
-        return next(
-            h
-            for h in json.loads(am("recall", "job queue NATS", "--json", cwd=repo).stdout)
-            if "NATS" in h["text"]
-        )
-
-    assert hit()["branch"] == "feature/queue" and "unmerged" not in hit()  # on its own branch
+        return next(h for h in json.loads(am("recall", "job queue NATS", "--json", cwd=repo).stdout)
+                    if "NATS" in h["text"])
+    assert hit()["branch"] == "feature/queue" and "unmerged" not in hit()       # on its own branch
     git(repo, "checkout", "-q", "-")
     assert hit()["unmerged"] == "feature/queue"
-    assert (
-        "from branch feature/queue, not merged here"
-        in am("recall", "job queue NATS", cwd=repo).stdout
-    )
-    assert (
-        "not merged here"
-        in am("inject", "--format", "text", "--query", "job queue", cwd=repo).stdout
-    )
+    assert "from branch feature/queue, not merged here" in am("recall", "job queue NATS", cwd=repo).stdout
+    assert "not merged here" in am("inject", "--format", "text", "--query", "job queue", cwd=repo).stdout
     git(repo, "merge", "-q", "--no-edit", "feature/queue")
     assert "unmerged" not in hit()
 
 
 def test_a_memory_saved_by_hand_or_by_the_agent_goes_stale_too(tmp_path, monkeypatch):
     repo = captured_project(tmp_path, monkeypatch)
-    am(
-        "remember",
-        "Totals are summed as Decimal in src/a.py",
-        "--files",
-        "src/a.py",
-        "--type",
-        "convention",
-        cwd=repo,
-        check=0,
-    )
-    mcp = subprocess.run(
-        [sys.executable, AGENTMEM, "mcp"],
-        cwd=str(repo),
-        text=True,
-        capture_output=True,
-        input="\n".join(
-            json.dumps(m)
-            for m in [
-                {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
-                {
-                    "jsonrpc": "2.0",
-                    "id": 2,
-                    "method": "tools/call",
-                    "params": {
-                        "name": "remember",
-                        "arguments": {
-                            "text": "Rounding happens once per invoice in src/a.py",
-                            "type": "decision",
-                            "files": ["src/a.py"],
-                        },
-                    },
-                },
-            ]
-        )
-        + "\n",
-    )
+    am("remember", "Totals are summed as Decimal in src/a.py", "--files", "src/a.py", "--type",
+       "convention", cwd=repo, check=0)
+    mcp = subprocess.run([sys.executable, AGENTMEM, "mcp"], cwd=str(repo), text=True, capture_output=True,
+                         input="\n".join(json.dumps(m) for m in [
+                             {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+                             {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                                 "name": "remember", "arguments": {
+                                     "text": "Rounding happens once per invoice in src/a.py",
+                                     "type": "decision", "files": ["src/a.py"]}}}]) + "\n")
     assert '"status": "added"' in mcp.stdout.replace('\\"', '"')
-    saved = [
-        m
-        for m in (json.loads(x) for x in am("export", cwd=repo, check=0).stdout.splitlines())
-        if m["source"] in ("cli", "mcp")
-    ]
+    saved = [m for m in (json.loads(x) for x in am("export", cwd=repo, check=0).stdout.splitlines())
+             if m["source"] in ("cli", "mcp")]
     assert len(saved) == 2 and all("src/a.py" in m["hashes"] and m["commit"] for m in saved)
     (repo / "src" / "a.py").write_text("def total(xs):\n    return round(sum(xs), 2)\n")
-    hits = json.loads(
-        am(
-            "recall",
-            "Decimal rounding invoice src/a.py",
-            "--json",
-            "--limit",
-            "10",
-            cwd=repo,
-            check=0,
-        ).stdout
-    )
+    hits = json.loads(am("recall", "Decimal rounding invoice src/a.py", "--json", "--limit", "10",
+                         cwd=repo, check=0).stdout)
     assert all(h["stale"] for h in hits if h["source"] in ("cli", "mcp"))
     p = am("check", cwd=repo)
     assert p.returncode == 1 and p.stdout.count("src/a.py changed") >= 2
@@ -520,6 +303,6 @@ def test_a_memory_saved_by_hand_or_by_the_agent_goes_stale_too(tmp_path, monkeyp
 def test_gc_counts_from_when_a_session_entered_this_store_not_from_when_it_ran(tmp_path, store):
     steps = [("user", "We decided to keep the billing cron on a single leader node.")]
     path = tmp_path / "old.jsonl"
-    path.write_text(render_claude(steps, "sess-old").replace("2026-", "2024-"))  # ran two years ago
+    path.write_text(render_claude(steps, "sess-old").replace("2026-", "2024-"))   # ran two years ago
     am("capture", "--transcript", path, check=0)
     assert json.loads(am("gc", "--dry-run", "--json", check=0).stdout)["archived"] == []

@@ -1,7 +1,6 @@
 """Windows, tested on Linux: the Windows input fed in (a BOM, cp1252 consoles, CRLF files,
 C:\\Users paths, a refused os.replace), and agentmem._windows() set only where the code
 branches on it. docs/windows.md says what was reviewed and what has not run on a Windows machine."""
-
 import json
 import os
 import re
@@ -32,10 +31,8 @@ def powershell_words(command):
     """The argv PowerShell runs for `& 'a' 'b' word`: single-quoted strings are literal, ''
     inside one is a quote."""
     assert command.startswith("& '"), command
-    return [
-        m.group(1).replace("''", "'") if m.group(2) is None else m.group(2)
-        for m in re.finditer(r"'((?:[^']|'')*)'|(\S+)", command[2:])
-    ]
+    return [m.group(1).replace("''", "'") if m.group(2) is None else m.group(2)
+            for m in re.finditer(r"'((?:[^']|'')*)'|(\S+)", command[2:])]
 
 
 def cmd_words(command):
@@ -55,7 +52,7 @@ def test_powershell_hosts_get_a_call_operator_and_the_module_form(windows):
                     command = hook["command"]
                     argv = powershell_words(command)
                     assert argv[0] == WIN_PY and argv[1] == "-c"
-                    assert '"' not in command  # no inner double quotes
+                    assert '"' not in command                            # no inner double quotes
                     assert "f=r'C:\\Users\\John Smith\\tools';" in argv[2]
                     assert "s.pycache_prefix=" in argv[2] and "LOCALAPPDATA" in argv[2]
                     assert argv[3] in ("inject", "capture")
@@ -70,7 +67,7 @@ def test_codex_gets_its_windows_field_in_cmd_form(windows):
     hook = plan["Stop"][0]["hooks"][0]
     assert hook["commandWindows"] == hook["command"]
     argv = cmd_words(hook["command"])
-    assert argv[0] == WIN_PY and argv[-1] == "capture"  # spaces: in double quotes
+    assert argv[0] == WIN_PY and argv[-1] == "capture"                # spaces: in double quotes
     assert "'" not in argv[0] and agentmem._is_ours(hook)
     assert agentmem._hook_target(hook["command"]) == WIN_ME
 
@@ -91,14 +88,10 @@ def test_no_store_stub_python3_and_the_cache_in_localappdata(windows, monkeypatc
 
 
 def test_doctor_finds_a_script_path_with_spaces():
-    assert (
-        agentmem._hook_target('"C:\\Py\\python.exe" "C:\\My Tools\\agentmem.py" inject')
-        == "C:\\My Tools\\agentmem.py"
-    )
-    assert (
-        agentmem._hook_target("python3 '/opt/my tools/agentmem.py' capture")
-        == "/opt/my tools/agentmem.py"
-    )
+    assert agentmem._hook_target('"C:\\Py\\python.exe" "C:\\My Tools\\agentmem.py" inject') == \
+        "C:\\My Tools\\agentmem.py"
+    assert agentmem._hook_target("python3 '/opt/my tools/agentmem.py' capture") == \
+        "/opt/my tools/agentmem.py"
 
 
 # -- 2-4. bytes: git output, a BOM, stdin ---------------------------------------------------
@@ -106,7 +99,6 @@ def test_doctor_finds_a_script_path_with_spaces():
 
 def test_git_output_is_read_as_utf8_whatever_the_locale(tmp_path, monkeypatch):
     import locale
-
     repo = tmp_path / "r"
     repo.mkdir()
     git = ["git", "-c", "user.email=a@b.c", "-c", "user.name=A", "-C", str(repo)]
@@ -128,39 +120,20 @@ def test_a_byte_order_mark_breaks_no_json(store, tmp_path):
     (project / ".claude").mkdir(parents=True)
     (project / ".claude" / "settings.json").write_bytes(bom + b'{"model": "x"}')
     (project / "tools").mkdir()
-    (project / "tools" / "agentmem.py").write_bytes(
-        open(os.path.join(ROOT, "agentmem.py"), "rb").read()
-    )
-    p = subprocess.run(
-        [sys.executable, str(project / "tools" / "agentmem.py"), "install", "claude-code"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        env={k: v for k, v in os.environ.items() if k != "AGENTMEM_DIR"},
-    )
+    (project / "tools" / "agentmem.py").write_bytes(open(os.path.join(ROOT, "agentmem.py"), "rb").read())
+    p = subprocess.run([sys.executable, str(project / "tools" / "agentmem.py"), "install", "claude-code"],
+                       cwd=project, capture_output=True, text=True,
+                       env={k: v for k, v in os.environ.items() if k != "AGENTMEM_DIR"})
     assert p.returncode == 0, p.stderr
     settings = json.loads((project / ".claude" / "settings.json").read_text(encoding="utf-8-sig"))
     assert settings["model"] == "x" and "SessionStart" in settings["hooks"]
     am("remember", "Releases are cut on Thursdays", "--type", "convention", check=0)
     (store / "config.json").write_bytes(bom + json.dumps({"inject_budget": 800}).encode())
     assert agentmem.open_store().config() == {"inject_budget": 800}
-    hook = (
-        bom
-        + json.dumps(
-            {
-                "session_id": "s",
-                "cwd": str(tmp_path),
-                "source": "startup",
-                "hook_event_name": "SessionStart",
-            }
-        ).encode()
-    )
-    p = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "agentmem.py"), "inject"],
-        input=hook,
-        capture_output=True,
-        env=dict(os.environ),
-    )
+    hook = bom + json.dumps({"session_id": "s", "cwd": str(tmp_path), "source": "startup",
+                             "hook_event_name": "SessionStart"}).encode()
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "agentmem.py"), "inject"], input=hook,
+                       capture_output=True, env=dict(os.environ))
     assert p.returncode == 0 and b"Thursdays" in p.stdout
 
 
@@ -190,7 +163,7 @@ def test_a_crlf_checkout_hashes_as_the_lf_one_and_old_hashes_still_match(tmp_pat
     lf.write_bytes(b"def f():\n    return 1\n")
     crlf.write_bytes(b"def f():\r\n    return 1\r\n")
     assert agentmem._file_hash(str(crlf)) == agentmem._file_hash(str(lf))
-    old = agentmem._file_hashes(str(crlf))[1]  # what an older store recorded
+    old = agentmem._file_hashes(str(crlf))[1]                   # what an older store recorded
     assert old != agentmem._file_hash(str(crlf))
     assert agentmem._stale_files({"crlf.py": old}, str(tmp_path)) == []
     crlf.write_bytes(b"def f():\r\n    return 2\r\n")
@@ -205,16 +178,15 @@ def test_a_refused_replace_is_tried_again_on_windows(tmp_path, monkeypatch):
         if len(calls) < 3:
             raise PermissionError(13, "The process cannot access the file")
         return real(src, dst)
-
     monkeypatch.setattr(os, "replace", busy)
     monkeypatch.setattr(agentmem, "_windows", lambda: True)
     agentmem._atomic_write(str(tmp_path / "a.md"), "kept")
     assert (tmp_path / "a.md").read_text() == "kept" and len(calls) == 3
-    monkeypatch.setattr(agentmem, "_windows", lambda: False)  # elsewhere it is a real error
+    monkeypatch.setattr(agentmem, "_windows", lambda: False)   # elsewhere it is a real error
     calls.clear()
     with pytest.raises(PermissionError):
         agentmem._atomic_write(str(tmp_path / "b.md"), "x")
-    assert not list(tmp_path.glob(".b.md*"))  # and leaves no temporary file
+    assert not list(tmp_path.glob(".b.md*"))                    # and leaves no temporary file
 
 
 def test_a_lower_case_drive_letter_keeps_the_file_relative():
@@ -224,10 +196,8 @@ def test_a_lower_case_drive_letter_keeps_the_file_relative():
 
 
 def test_home_folders_are_redacted_in_any_case_and_with_spaces():
-    text = (
-        r"see C:\Users\John Smith\notes\a.md, c:\users\ann\b.md, C:/Users/Bo Li/c.md "
-        r"and C:\Users\John Smith\app\src\d.py"
-    )
+    text = (r"see C:\Users\John Smith\notes\a.md, c:\users\ann\b.md, C:/Users/Bo Li/c.md "
+            r"and C:\Users\John Smith\app\src\d.py")
     out = agentmem._without_home(text, r"C:\Users\John Smith\app")
     for name in ("John", "Smith", "ann", "Bo Li"):
         assert name not in out, out
@@ -237,9 +207,8 @@ def test_home_folders_are_redacted_in_any_case_and_with_spaces():
 def test_a_long_path_prefix_does_not_lock_files_out(tmp_path, monkeypatch):
     (tmp_path / "a.py").write_text("x")
     real = os.path.realpath
-    monkeypatch.setattr(
-        os.path, "realpath", lambda p: "\\\\?\\" + real(p) if p.endswith("a.py") else real(p)
-    )
+    monkeypatch.setattr(os.path, "realpath", lambda p: "\\\\?\\" + real(p) if p.endswith("a.py")
+                        else real(p))
     assert agentmem._real(str(tmp_path / "a.py")) == real(str(tmp_path / "a.py"))
     assert agentmem._file_hash_allowed(str(tmp_path / "a.py"), str(tmp_path))
 
@@ -250,7 +219,6 @@ def test_a_rewrite_is_seen_when_the_file_system_gives_no_inode():
 
         def __init__(self, created):
             self.st_ctime_ns = created
-
     assert agentmem._file_stamp(Stat(5)) != agentmem._file_stamp(Stat(6))
 
 
@@ -275,7 +243,6 @@ def test_git_and_the_worker_start_without_a_console_window(tmp_path, monkeypatch
     def run(argv, **kw):
         seen.append(kw.get("creationflags", 0))
         return subprocess.CompletedProcess(argv, 0, b"", b"")
-
     monkeypatch.setattr(subprocess, "run", run)
     monkeypatch.setattr(agentmem, "_windows", lambda: True)
     (tmp_path / ".git").mkdir()
