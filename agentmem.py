@@ -8905,7 +8905,8 @@ method class module script version time out up down instead still sure go can co
 should will log print warning error errors fail fails failed failing broken break bug crash slow
 fast when while why how what where which who people person someone something anything everything
 stuff several many much few lot lots little any every other another same different similar
-well complain complains complaining
+well complain complains complaining about against along among these those such both either
+neither whose whom anyway decide decided decision decisions choose chose chosen pick picked
 certain quick quickly slowly sometimes often usually already just only really actually maybe
 probably very even back come comes came goes went gone gets got gives made takes seem seems
 know think like able possible right wrong good bad better best worse old long short high low
@@ -9189,6 +9190,12 @@ def _hook_output(event, context, fmt):
     )
 
 
+# what a prompt quotes: an error or a name, exactly ('go: command not found', "Not found")
+_PROMPT_QUOTE_REGEX = _LazyRegex(
+    r"""(?<!\w)'([^'\n]{2,120})'(?!\w)|"([^"\n]{2,120})"|`([^`\n]{1,120})`"""
+)
+
+
 def _prompt_weights(idx, prompt, terms, known=()):
     """[(weight, forms, common)] of a prompt's words, for the relevance test of inject
     --prompt: one entry a word, `forms` the sets of terms any one of which says the word
@@ -9200,12 +9207,14 @@ def _prompt_weights(idx, prompt, terms, known=()):
     (the prompt is about something the store does not know); a common word
     (_COMMON_WORDING: "add", "several", "test"), and a word of the project's own name that
     no memory holds (`known`: a prompt may name its project), weighs _COMMON_WORD_WEIGHT.
-    An identifier ("Next.js", "rate-limit") is never common.
+    An identifier ("Next.js", "rate-limit") is never common, nor is a word the prompt
+    quotes (an error it pastes: 'go: command not found').
     """
     n = max(1, idx.stats_of("mem")[0])
     unseen = math.log(1.0 + (n + 0.5) / 0.5)
     once = math.log(1.0 + (n - 0.5) / 1.5)  # the IDF of a word one memory holds
     idf = idx.idf("mem", terms)
+    quoted = {t for qs in _PROMPT_QUOTE_REGEX.findall(prompt) for q in qs for t in tokenize(q)}
     out = []
     for _word, (whole, *rest) in _prompt_words(prompt, terms, True):
         joined = re.sub(r"[./_:-]", "", whole)
@@ -9222,7 +9231,7 @@ def _prompt_weights(idx, prompt, terms, known=()):
             weight = unseen
         compound = whole != joined or bool(parts)
         named = whole in known and whole not in idf  # the project's name, which notes never say
-        common = named or (not compound and _common(whole))
+        common = named or (not compound and whole not in quoted and _common(whole))
         if common and weight == unseen:  # "well", "clients": unseen here, as common as ever
             weight = once
         out.append([weight, forms, common])

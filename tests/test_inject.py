@@ -333,3 +333,22 @@ def test_a_prompt_that_reports_a_problem_is_told_the_bug_that_fixed_it(store):
     # the same words without a problem, or a problem of something else: nothing
     assert "not callable" not in told("Add a startup banner to the ledger-sync command")
     assert told("The export page crashes on startup after a reinstall") == ""
+
+
+def test_an_error_the_prompt_quotes_is_what_it_is_about(store):
+    s = agentmem.open_store()
+    for text in ("`go` is not on the PATH here; it runs as `nix develop --command go build`.",
+                 "How to run the repo's checks: `make check`; it fails when a fixture is not found.",
+                 "Why the repo's deploy fails: the token was not found; run `fly secrets set` first.",
+                 "The repo's search fails when a file is not found; how to fix: run it from the root.",
+                 "How the release build works: run `make dist`, then upload the wheel.",
+                 "Ledger entries are kept in cents as integers, never floats.",
+                 *("The Go handler of the %s route returns JSON; the go test command of "
+                   "handlers/%s covers it." % (name, name) for name in
+                   ("orders", "users", "carts", "refunds", "invoices", "coupons", "reports"))):
+        s.remember(text, type="fact")
+    s.close()
+    told = context("--prompt", stdin=json.dumps({
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "go build fails with 'go: command not found', how do I run go in this repo?"}))
+    assert "nix develop --command go build" in told  # every other word is one any prompt has
