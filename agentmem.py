@@ -9287,8 +9287,9 @@ def _best_passage(text, weights, guesses=True):
     """(share of the prompt's weight it holds, passage): the best run of one to three
     sentences of a text, at most _PASSAGE_CHARS long, that holds a word of the prompt
     other than a task word, then what follows it while that still fits (the explanation
-    comes after what it explains); (0.0, '') when there is none. Without `guesses`, a
-    sentence that guesses or blames a tool is never part of it.
+    comes after what it explains); (0.0, '') when there is none. Without `guesses` (an
+    episode's record), a question, or a sentence that guesses or blames a tool, is never
+    part of it.
 
     >>> share, text = _best_passage("We use Rust. Pip is pinned to 24. Tests run nightly.",
     ...     [(3.0, [frozenset(["pip"])], False), (1.0, [frozenset(["pin"])], False),
@@ -9296,11 +9297,10 @@ def _best_passage(text, weights, guesses=True):
     >>> round(share, 2), text
     (0.93, 'Pip is pinned to 24. Tests run nightly.')
     """
-    units = [
+    units = [  # a typed memory's question is part of it ("Should ideas stay editable? Chosen: ...")
         u
         for u in _passage_units(text)
-        if not u.endswith(("?", "？"))
-        and (guesses or not (_says("speculation", u) or _says("blame", u)))
+        if guesses or not (u.endswith(("?", "？")) or _says("speculation", u) or _says("blame", u))
     ]
     needles = {t[:3] for _w, forms, _c in weights for form in forms for t in form}
     tokens = [_terms_in(_RECORD_LABEL_REGEX.sub("", u), needles) for u in units]

@@ -352,3 +352,15 @@ def test_an_error_the_prompt_quotes_is_what_it_is_about(store):
         "hook_event_name": "UserPromptSubmit",
         "prompt": "go build fails with 'go: command not found', how do I run go in this repo?"}))
     assert "nix develop --command go build" in told  # every other word is one any prompt has
+
+
+def test_a_decision_is_weighed_with_the_question_it_answers(store):
+    s = agentmem.open_store()
+    s.remember("Should IdeaVault allow users to edit an existing idea after it's been created? "
+               "Chosen: Yes — users can edit both title and notes anytime", type="decision")
+    s.remember("Titles are at most 200 characters; notes are sanitized Markdown.", type="convention")
+    s.remember("Editing generated templ code is never done: regenerate it instead.", type="convention")
+    s.close()
+    told = context("--prompt", stdin=json.dumps(
+        {"hook_event_name": "UserPromptSubmit", "prompt": "Can users edit ideas after creating them?"}))
+    assert "Chosen: Yes — users can edit both title and notes anytime" in told
