@@ -178,15 +178,13 @@ _META_REGEX = _LazyRegex(r"^<!--\s*(\{.*\})\s*-->\s*$")
 _LOOSE_FIELD_REGEX = _LazyRegex(r'"(\w+)"\s*:\s*("(?:[^"\\]|\\.)*"|-?[\d.]+|\[[^\]]*\])')
 
 # Only words that never decide a search: negations, "only", "must", "after" and the like stay
-# (English and Russian alike), and BM25's IDF weighs them. What a contraction leaves before
-# its "'t" ("won't compile", "doesn't start") is no word of its own; "not" and "never" stay.
+# (English and Russian alike), and BM25's IDF weighs them.
 # fmt: off
 _STOP_WORDS = frozenset("""
 a also am an and are as at be been being but by did do does doing don etc ever for from had has
 have having he her hers him his i if in into is it its just let me my nor of off on onto or our
 ours she so than that the their theirs them then they this to too upon very via was we were with
 yet you your yours
-aren can couldn didn doesn hadn hasn haven isn mustn needn shouldn wasn weren won wouldn
 и в во что он на я с со как а то все она так его но да ты к у же вы за бы по ее мне было вот от
 меня еще о из ему теперь когда даже ну вдруг ли если уже или быть был него до вас нибудь опять
 уж вам ведь там потом себя ей может они тут где есть ней для мы тебя их чем была сам чтоб будто
