@@ -510,7 +510,8 @@ def _text_lines(text):
     >>> _text_lines("a\r\nb\rc\u2028d\x00e")
     'a\nb\nc\nde'
     """
-    text = _BREAKS_REGEX.sub("\n", text)
+    if "\r" in text or not text.isascii() or not text.isprintable():
+        text = _BREAKS_REGEX.sub("\n", text)
     return re.sub("[\x00-\x08\x0e-\x1b\x1f\x7f]", "", text) if not text.isprintable() else text
 
 
@@ -3548,6 +3549,14 @@ _HOME_REGEX = _LazyRegex(
 )
 # a home folder as Claude Code names its project folders ("-home-ann-app", "C--Users-ann-app")
 _ENCODED_HOME_REGEX = _LazyRegex(r"(?:(?<![\w.])-(?:home|Users)|\b[A-Za-z]--Users)-[A-Za-z0-9_]+")
+
+
+def _may_name_home(text):
+    """Whether a text can hold a home folder at all ("/home/", "/Users/", "C:\\Users", their
+    encoded forms): two substring tests, so the two expressions run on few texts."""
+    return "ome" in text or "sers" in text or "OME" in text or "SERS" in text
+
+
 _NOT_PATHS = frozenset("and/or n/a i/o w/o tcp/ip either/or read/write input/output".split())
 
 # What the person's sentence is, first match wins: (concept, and also, memory type, kind).
@@ -6965,7 +6974,9 @@ class Store:
         if not isinstance(m.text, str):
             raise AgentmemError("text must be a string")
         self._clean_fields(m)  # every field, before anything reaches disk
-        if _HOME_REGEX.search(m.text) or _ENCODED_HOME_REGEX.search(m.text):  # from any entry point
+        if _may_name_home(m.text) and (  # from any entry point
+            _HOME_REGEX.search(m.text) or _ENCODED_HOME_REGEX.search(m.text)
+        ):
             m.text = _without_home(m.text, self.project_root() or "")
         if not m.text:
             raise AgentmemError("empty text: nothing to remember")
