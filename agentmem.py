@@ -510,9 +510,9 @@ def _text_lines(text):
     >>> _text_lines("a\r\nb\rc\u2028d\x00e")
     'a\nb\nc\nde'
     """
-    if "\r" in text or not text.isascii() or not text.isprintable():
-        text = _BREAKS_REGEX.sub("\n", text)
-    return re.sub("[\x00-\x08\x0e-\x1b\x1f\x7f]", "", text) if not text.isprintable() else text
+    if text.isprintable():  # one line of plain text: nothing to rewrite
+        return text
+    return re.sub("[\x00-\x08\x0e-\x1b\x1f\x7f]", "", _BREAKS_REGEX.sub("\n", text))
 
 
 def _one_line(value):
@@ -689,15 +689,25 @@ def _file_hash(path, root=None):
 def _file_hashes(path, root=None):
     """(_file_hash, the hash of the raw bytes: how stores written before line ends were
     normalised hashed a file), from one read; ('', '') as _file_hash gives ''."""
-    if root is not None and not _file_hash_allowed(path, root):
-        return "", ""
-    try:
-        import hashlib
+    data = _file_bytes(path, root)
+    return ("", "") if data is None else _bytes_hashes(data)
 
+
+def _file_bytes(path, root=None):
+    """A file's first 8 MB, or None: not there, or (given `root`) not inside it."""
+    if root is not None and not _file_hash_allowed(path, root):
+        return None
+    try:
         with open(path, "rb") as f:
-            data = f.read(8 * 1024 * 1024)
+            return f.read(8 * 1024 * 1024)
     except OSError:
-        return "", ""
+        return None
+
+
+def _bytes_hashes(data):
+    """_file_hashes of a file's bytes."""
+    import hashlib
+
     raw = hashlib.sha1(data).hexdigest()[:12]
     return (
         hashlib.sha1(data.replace(b"\r\n", b"\n")).hexdigest()[:12] if b"\r\n" in data else raw
@@ -783,14 +793,12 @@ def _anchors(text, names):
 
 def _read_text(path, root=None):
     """A file's text for anchors (at most 8 MB), or None (absent, binary, outside `root`)."""
-    if root is not None and not _file_hash_allowed(path, root):
-        return None
-    try:
-        with open(path, "rb") as f:
-            data = f.read(8 * 1024 * 1024)
-    except OSError:
-        return None
-    return None if b"\x00" in data[:4096] else data.decode("utf-8", "replace")
+    return _bytes_text(_file_bytes(path, root))
+
+
+def _bytes_text(data):
+    """The text of a file's bytes, or None for none or a binary file."""
+    return None if data is None or b"\x00" in data[:4096] else data.decode("utf-8", "replace")
 
 
 def _provenance(m, root, branch="", commit=""):
@@ -804,15 +812,12 @@ def _provenance(m, root, branch="", commit=""):
         m.extra["commit"] = commit[:12]
     hashes, names = {}, [n for n in _anchor_names(m.text) if n not in m.files]
     for f in m.files:
-        full = os.path.join(root, f)
-        text = _read_text(full, root) if names else None
+        data = _file_bytes(os.path.join(root, f), root)  # read once: anchors, or the whole
+        if data is None:
+            continue
+        text = _bytes_text(data) if names else None
         anchored = _anchors(text, [n for n in names if os.path.basename(f) != n]) if text else {}
-        if anchored:
-            hashes[f] = anchored
-        else:
-            digest = _file_hash(full, root)
-            if digest:
-                hashes[f] = digest
+        hashes[f] = anchored or _bytes_hashes(data)[0]
     if hashes:
         m.extra["hashes"] = hashes
     else:
@@ -4124,7 +4129,7 @@ class _Observer:
         choice = _CHOICE_REGEX.match(reply)
         if not choice:
             return
-        option = options.get((choice.group(1) or "").upper() if choice.group(1) else "")
+        option = options.get((choice.group(1) or "").upper())  # "" is the recommended one
         if option:
             asked = options.get("?", "")
             self.add(
@@ -4260,14 +4265,15 @@ class _Observer:
     def agent(self, text, ts):
         turn = _AgentTurn()
         self.said += 1
+        sentences = _split_sentences(text)
         self.context["options"] = _offered_options(text)
         if self.context["options"]:
-            asked = [s for s, _h in _split_sentences(text) if s.rstrip().endswith("?")]
+            asked = [s for s, _h in sentences if s.rstrip().endswith("?")]
             self.context["options"]["?"] = asked[-1] if asked else ""
         objection, self.objection = self.objection, None
         if objection:
             self._conceded(objection, text)
-        for s, heading in _split_sentences(text):
+        for s, heading in sentences:
             if _says("overturn", s):
                 self.overturn(s)
             self._agent_sentence(turn, s, heading or "", ts)
@@ -9200,9 +9206,7 @@ def _hook_output(event, context, fmt):
 
 
 # what a prompt quotes: an error or a name, exactly ('go: command not found', "Not found")
-_PROMPT_QUOTE_REGEX = _LazyRegex(
-    r"""(?<!\w)'([^'\n]{2,120})'(?!\w)|"([^"\n]{2,120})"|`([^`\n]{1,120})`"""
-)
+_PROMPT_QUOTE_REGEX = _LazyRegex(r"(?<!\w)'[^'\n]{2,120}'(?!\w)|" + _QUOTED_REGEX.pattern)
 
 
 def _prompt_weights(idx, prompt, terms, known=()):
@@ -9223,7 +9227,7 @@ def _prompt_weights(idx, prompt, terms, known=()):
     unseen = math.log(1.0 + (n + 0.5) / 0.5)
     once = math.log(1.0 + (n - 0.5) / 1.5)  # the IDF of a word one memory holds
     idf = idx.idf("mem", terms)
-    quoted = {t for qs in _PROMPT_QUOTE_REGEX.findall(prompt) for q in qs for t in tokenize(q)}
+    quoted = set(tokenize(" ".join(_PROMPT_QUOTE_REGEX.findall(prompt))))
     out = []
     for _word, (whole, *rest) in _prompt_words(prompt, terms, True):
         joined = re.sub(r"[./_:-]", "", whole)
