@@ -151,6 +151,9 @@ _WORD_REGEX = _LazyRegex(_WORD_CHAR + "+")
 _QUESTION_LEAD_REGEX = _LazyRegex(
     r"((?:^|[.!?\n])[\s\W]*)(?:what|when|where|which|who|whom|whose|why|how)\b", re.I
 )
+# a negated auxiliary ("won't", "didn't") and a pronoun's tail ("they'll", "we've") in a
+# query: tokenized, they leave a stub ("win", "didn", "ll") that no memory is about
+_CLITIC_REGEX = _LazyRegex(r"\b[A-Za-z]+n['\u2019]t\b|['\u2019](?:ll|re|ve|d|m)\b")
 _CJK_FIRST = "\u2e80"  # no sign of those scripts comes before this
 # runs of Chinese/Japanese (2 ms to compile)
 _CJK_REGEX = _LazyRegex(r"([\u3040-\u30ff\u2e80-\u9fff]+)")
@@ -1340,9 +1343,11 @@ def _analyze_query(text):
     ['socket', 'which', 'should', 'close']
     >>> _analyze_query("How long do builds take?")[0]
     ['long', 'build', 'take']
+    >>> _analyze_query("The sidebar won't compile and they've an idea")[0]
+    ['sidebar', 'compil', 'idea']
     """
     found = []
-    text = _QUESTION_LEAD_REGEX.sub(r"\1", text[:_MAX_QUERY_CHARS])
+    text = _CLITIC_REGEX.sub(" ", _QUESTION_LEAD_REGEX.sub(r"\1", text[:_MAX_QUERY_CHARS]))
     terms = [t for t in dict.fromkeys(tokenize(text, found)) if len(t) > 1]
     forms = {}
     for f in dict.fromkeys(found):
@@ -1995,6 +2000,7 @@ _SYSTEM_REMINDER_REGEX = _LazyRegex(
 )
 _MEMORY_INPUT_REGEX = _LazyRegex(r"<user-memory-input>(.*?)</user-memory-input>", re.S)
 _COMMAND_ARGS_REGEX = _LazyRegex(r"<command-args>(.*?)</command-args>", re.S)
+_MARKDOWN_ENDS = (".md", ".markdown", ".mdx")
 _PATCH_FILE_REGEX = _LazyRegex(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 _CHAT_ROLE_REGEX = _LazyRegex(
     r"^\s*(?:#{1,6}\s*)?(?:\*\*)?(user|human|you|me|person|assistant|ai|agent|claude|codex|gemini|"
@@ -2078,13 +2084,36 @@ def _call_text(name, args):
             )[:_CALL_TEXT_CHARS]
         if name == "ExitPlanMode" and isinstance(args.get("plan"), str):
             return args["plan"][:_CALL_TEXT_CHARS]
+        written = _written_markdown(name, args)
+        if written:
+            return written
         command = args.get("command") or args.get("cmd")
         if isinstance(command, list) and len(command) == 3 and str(command[1]) in ("-c", "-lc"):
             command = command[2]  # ["bash", "-lc", "the command"]
         command = " ".join(map(str, command)) if isinstance(command, list) else command
         if isinstance(command, str):  # the whole command: the commands section reads it
             return command[:_CALL_TEXT_CHARS]
-    return _short_args(args)
+    return _written_markdown(name, args) or _short_args(args)
+
+
+def _written_markdown(name, args):
+    """What an edit tool writes to a markdown file, after its path on the first line (the
+    decision records in it are read, see _Records); '' for any other call."""
+    if name.lower() not in _EDIT_TOOLS:
+        return ""
+    files = [f for f in _tool_files(name, args) if f.endswith(_MARKDOWN_ENDS)]
+    if isinstance(args, str):  # a patch: the lines it adds
+        body = "\n".join(ln[1:] for ln in args.split("\n") if ln.startswith("+"))
+    else:
+        edits = args.get("edits") if isinstance(args.get("edits"), list) else [args]
+        body = "\n".join(
+            str(e.get(k))
+            for e in edits
+            if isinstance(e, dict)
+            for k in ("content", "new_string", "new_str", "file_text")
+            if isinstance(e.get(k), str)
+        )
+    return "%s\n%s" % (files[0], body[:_CALL_TEXT_CHARS]) if files and body else ""
 
 
 def _answers(text):
@@ -2423,7 +2452,9 @@ def _gemini_record(d, events):
             continue
         name, args = str(call.get("name") or ""), call.get("args") or {}
         ref = str(call.get("id") or "")
-        events.append(Event("call", _short_args(args), ts, name, _tool_files(name, args), ref=ref))
+        events.append(
+            Event("call", _call_text(name, args), ts, name, _tool_files(name, args), ref=ref)
+        )
         result = call.get("resultDisplay") or call.get("result")
         status = call.get("status")
         if result:
@@ -3595,7 +3626,7 @@ _OBSERVED_CONFIDENCE = {
     "user-fact": 0.85, "user-todo": 0.75, "user-kept": 0.9,
     "assistant-bug": 0.8, "assistant-dead-end": 0.75, "assistant-decision": 0.7,
     "assistant-todo": 0.7, "assistant-fact": 0.6, "open-problem": 0.5, "summary": 0.8,
-    "todo-list": 0.8, "workaround": 0.8, "episode": 0.6,
+    "todo-list": 0.8, "workaround": 0.8, "episode": 0.6, "record": 0.8,
 }
 # fmt: on
 _MAX_MEMORY_CHARS = 700
@@ -4441,6 +4472,174 @@ class _Observer:
         return memories
 
 
+def _markdown_sections(text):
+    """[(heading, body)] of markdown, split at headings outside code fences; text before the
+    first heading comes with the heading ''."""
+    out, heading, body, fence = [], "", [], False
+    for line in text.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        m = None if fence else re.match(r"^#{1,4}\s+(.+?)\s*#*\s*$", line)
+        if m:
+            out.append((heading, "\n".join(body).strip()))
+            heading, body = m.group(1).strip(), []
+        else:
+            body.append(line)
+    out.append((heading, "\n".join(body).strip()))
+    return [(h, b) for h, b in out if b or h]
+
+
+# Decision records a session writes into the project's docs (an ADR, spec-kit's research.md:
+# "- **Decision**: Resolved — use `pg_trgm` ..."): what the record decided, with its question
+# and its reason, is a decision of the project, told as the record's, never as the person's.
+# A record is read from what the session wrote to a markdown file of the project, or from
+# what it read back of one it wrote (a script's edit shows only in the read); the last
+# version of each record wins, and a record still open (Pending, TBD, Proposed) is no decision.
+_RECORD_FIELD_REGEX = _LazyRegex(
+    r"^[ \t]*(?:[-*+][ \t]+)?(?:\*\*|__)?(question|decision|chosen option|rationale|status)"
+    r"(?:\*\*|__)?[ \t]*[:\uff1a][ \t]*(?:\*\*|__)?[ \t]*(.*?)[ \t]*$",
+    re.I | re.M,
+)
+# a record still open: its decision or status says so ("Pending — ...", "[what was chosen]"),
+# or its status says it no longer holds
+_UNDECIDED_REGEX = _LazyRegex(
+    r"(?i)^\W*(?:pending|tbd|todo|open|undecided|to be decided|proposed|draft|unknown|n/a)"
+    r"(?![\w-])|^\s*[\[<{]"
+)
+# what a record's heading says before its title: "3.", "ADR-007:", "Decision:"
+_RECORD_TITLE_REGEX = _LazyRegex(
+    r"(?i)^\s*(?:\d+[.)]\s*)?(?:(?:decision|adr[- ]?\d*)\s*[:\uff1a-]\s*)?"
+)
+_RETIRED_REGEX = _LazyRegex(r"(?i)\b(?:superseded|deprecated|rejected)\b")
+_DECIDED_LEAD_REGEX = _LazyRegex(r"(?i)^(?:resolved|accepted|decided|approved|final)\s*[—–:-]+\s*")
+_MARKDOWN_PATH_REGEX = _LazyRegex(r"[^\s'\"`<>|;&()=]+\.(?:md|markdown|mdx)\b")
+# what a shell command does to the markdown files it names: writes them ("> a.md", tee,
+# a script's write_text, sed -i), else reads them (cat, nl, sed -n, head)
+_SHELL_WRITES_REGEX = _LazyRegex(
+    r">\s*['\"]?[^\s'\"]+\.md|\btee\b|write_text\(|\.write\(|\bsed\s+-i|\bperl\s+-\w*i"
+)
+_HEREDOC_REGEX = _LazyRegex(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\1\b", re.S)
+_READ_TOOLS = frozenset(("read", "read_file", "view", "open_file"))
+_RECORD_CHARS = 600  # one decision record's memory at most: question, decision, reason
+
+
+def _decision_records(text):
+    """[(title, question, decision, rationale)] of the decided records of a markdown text:
+    a section with a "Decision:" field (its heading the title), or an ADR's "Decision"
+    section (the file's first heading the title); an open one ("Pending", "Proposed") is
+    left out.
+
+    >>> _decision_records("### 3. Search\\n- **Question**: Trigram or FTS?\\n"
+    ...     "- **Decision**: Resolved — use `pg_trgm`.\\n- **Rationale**: substring matches.")
+    [('Search', 'Trigram or FTS?', 'use `pg_trgm`.', 'substring matches.')]
+    """
+    sections = _markdown_sections(text)
+    first = next((h for h, _b in sections if h), "")
+    status = next((b.split("\n")[0] for h, b in sections if h.lower() == "status"), "")
+    out = []
+    for section, body in sections:
+        fields = {k.lower(): v for k, v in _RECORD_FIELD_REGEX.findall(body) if v}
+        heading = section
+        if section.lower() in ("decision", "decision outcome") and body:  # an ADR's section
+            fields, heading = {"decision": body.split("\n\n")[0], "status": status}, first
+        decision = " ".join(_DECIDED_LEAD_REGEX.sub("", fields.get("decision", "")).split())
+        said = fields.get("status", "")
+        if (
+            decision
+            and not _UNDECIDED_REGEX.search(decision)
+            and not (said and (_UNDECIDED_REGEX.search(said) or _RETIRED_REGEX.search(said)))
+        ):
+            title = _RECORD_TITLE_REGEX.sub("", heading)
+            out.append((title, fields.get("question", ""), decision, fields.get("rationale", "")))
+    return out
+
+
+class _Records:
+    """The decision records a session wrote (see _RECORD_FIELD_REGEX), as decision memories.
+
+    What it keeps between chunks is plain data in `context["records"]`: the project's
+    markdown files the session wrote, and the last version of each record told.
+    """
+
+    def __init__(self, context, cwd):
+        self.state = context.setdefault("records", {})
+        for key in ("written", "told"):
+            if not isinstance(self.state.get(key), list):
+                self.state[key] = []
+        self.cwd, self.reads, self.found = cwd, {}, {}  # found: {(file, title): (text, ts)}
+
+    def _project_file(self, path):
+        """A markdown file of the project as memories name it, or '' (outside the project, a
+        dependency's, agentmem's own store)."""
+        rel = _relative_file(path.strip("'\""), self.cwd)
+        if re.match(r"([A-Za-z]:)?[/\\~]|\.\.", rel) or re.search(
+            r"(^|/)(node_modules|\.agentmem|\.git|vendor|site-packages)/", rel
+        ):
+            return ""
+        return rel
+
+    def event(self, ev):
+        if ev.role == "call":
+            name, text = ev.tool.lower(), ev.text or ""
+            if name in _SHELL_TOOLS:
+                files = [
+                    f for f in map(self._project_file, _MARKDOWN_PATH_REGEX.findall(text)) if f
+                ]
+                if files and _SHELL_WRITES_REGEX.search(text):
+                    self._wrote(files)
+                    for _end, body in _HEREDOC_REGEX.findall(text):
+                        self._read(files[0], body, ev.ts)
+                elif files:
+                    self.reads[ev.ref or "last"] = files[0]
+            elif name in _EDIT_TOOLS or name.endswith(("edit", "write")):
+                files = [f for f in map(self._project_file, ev.files) if f.endswith(_MARKDOWN_ENDS)]
+                self._wrote(files)
+                if files and "\n" in text:
+                    self._read(files[0], text.split("\n", 1)[1], ev.ts)
+            elif name in _READ_TOOLS and ev.files:
+                self.reads[ev.ref or "last"] = self._project_file(ev.files[0])
+        elif ev.role == "result":
+            path = self.reads.pop(ev.ref or "last", "")
+            if path in self.state["written"] and ev.ok is not False:
+                self._read(path, re.sub(r"(?m)^[ \t]*\d+(?:\t|\u2192)", "", ev.text or ""), ev.ts)
+
+    def _wrote(self, files):
+        self.state["written"] = _dedupe(self.state["written"] + files)[-200:]
+
+    def _read(self, path, text, ts):
+        if "ecision" not in text:
+            return
+        for title, question, decision, why in _decision_records(text):
+            said = " ".join(
+                x
+                for x in (
+                    title + ":" if title else "",
+                    question,
+                    "Decision: " + decision.rstrip(".") + ".",
+                    "Rationale: " + why if why else "",
+                )
+                if x
+            )
+            self.found[(path, title or question or decision)] = (_clip(said, _RECORD_CHARS), ts)
+
+    def memories(self):
+        out = []
+        for (path, _title), (text, ts) in self.found.items():
+            if text in self.state["told"]:
+                continue
+            self.state["told"] = (self.state["told"] + [text])[-200:]
+            m = Memory(
+                text,
+                type="decision",
+                confidence=_OBSERVED_CONFIDENCE["record"],
+                files=[path],
+                created=ts,
+            )
+            m.extra["by"] = "record"
+            out.append(m)
+        return out
+
+
 def compress_heuristic(events, info=None, context=None, final=False):
     """Typed memories (Memory objects, not yet stored) from a session's events (see _Observer).
 
@@ -4448,9 +4647,11 @@ def compress_heuristic(events, info=None, context=None, final=False):
     fix answered is kept as an open todo.
     """
     observer = _Observer(info, context)
+    records = _Records(observer.context, observer.cwd)
     for ev in events:
         observer.event(ev)
-    return observer.memories(final)
+        records.event(ev)
+    return observer.memories(final) + records.memories()
 
 
 # The episode: a condensed record of the session, kept beside the typed memories. Typed
@@ -5207,7 +5408,7 @@ class _Episode:
         elif name == "exitplanmode" and ev.text.strip():
             for entry in _pack(_prose_lines(ev.text)):
                 turn.notes.append((3, "Plan: " + entry))
-        else:
+        elif name in _SHELL_TOOLS:
             msg = _commit_message(ev.text)
             if msg:
                 turn.notes.append((4, "Commit: " + _clip(msg, _EPISODE_ENTRY_CHARS)))
@@ -7729,23 +7930,6 @@ def _scan_sources(root):
     return out
 
 
-def _markdown_sections(text):
-    """[(heading, body)] of markdown, split at headings outside code fences; text before the
-    first heading comes with the heading ''."""
-    out, heading, body, fence = [], "", [], False
-    for line in text.split("\n"):
-        if line.lstrip().startswith(("```", "~~~")):
-            fence = not fence
-        m = None if fence else re.match(r"^#{1,4}\s+(.+?)\s*#*\s*$", line)
-        if m:
-            out.append((heading, "\n".join(body).strip()))
-            heading, body = m.group(1).strip(), []
-        else:
-            body.append(line)
-    out.append((heading, "\n".join(body).strip()))
-    return [(h, b) for h, b in out if b or h]
-
-
 def _scan_file(root, rel, kind):
     """The read-only memories of one scanned file: a decision record as one decision (its
     title, status and decision), any other file one memory per section."""
@@ -8970,6 +9154,7 @@ _EVIDENCE_WORDS = {
     "person": "the person said", "final": "the session's final word", "episode": "episode record",
     "todo-list": "the todo list", "tools": "a command that ran", "summary": "last session",
     "llm": "LLM summary", "scan": "project docs", "agent": "an agent saved it (MCP)",
+    "record": "a decision record the session wrote",
 }
 # fmt: on
 _INJECT_PREAMBLE = (
@@ -9146,9 +9331,9 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     if os.environ.get("AGENTMEM_AUTO_RULES") == "1":
         store.promote_rules()  # proposals become rules without asking
     mems = idx.top(("rule", "convention", "decision", "dead-end"), min_confidence=0.0, limit=60)
-    # what `scan` read from CLAUDE.md, AGENTS.md, ADRs: the agent reads those files itself, so
-    # they are told only when related to the work at hand
-    mems = [m for m in mems if not m.extra.get("scanned")]
+    # what `scan` read from CLAUDE.md, AGENTS.md, ADRs, and the decision records a session
+    # wrote: they are in the project's files, so they are told only when related to the work
+    mems = [m for m in mems if not m.extra.get("scanned") and m.extra.get("by") != "record"]
     rules = [m for m in mems if m.type == "rule"]
     section("Rules", rules)
     section(

@@ -402,3 +402,82 @@ def test_the_agent_s_next_steps_are_a_todo_only_when_they_are_the_session_s_last
     assert [m.text for m in compress_heuristic(events, final=True) if m.type == "todo"] == \
         ["Next steps: wire the real DB client."]
     assert [m for m in compress_heuristic(events) if m.type == "todo"] == []   # the session goes on
+
+
+RESEARCH_PENDING = """# Research
+## 3. Search Indexing
+- **Question**: Trigram (`pg_trgm`) or full-text `tsvector`?
+- **Decision**: Pending — evaluate both.
+## 6. Rate Limiting
+- **Question**: Upstash Redis or in-memory tokens?
+- **Decision**: Pending — prefer Upstash.
+"""
+
+
+def _records(events, context=None):
+    return [(m.type, m.text, m.files, m.extra.get("by"))
+            for m in compress_heuristic(events, {"cwd": "/home/dev/shop"}, context)
+            if m.extra.get("by") == "record"]
+
+
+def test_a_decision_record_the_session_wrote_is_a_decision_of_the_record_and_an_open_one_is_not():
+    nl = ("     1\t# Research\n     2\t## 3. Search Indexing\n"
+          "     3\t- **Question**: Trigram (`pg_trgm`) or full-text `tsvector`?\n"
+          "     4\t- **Decision**: Resolved — use a `pg_trgm` GIN index for substring matching.\n"
+          "     5\t- **Rationale**: search must match inside titles and notes.\n"
+          "     6\t## 6. Rate Limiting\n     7\t- **Decision**: Pending — prefer Upstash.\n")
+    events = [
+        Event("call", "cat <<'EOF' > specs/001/research.md\n%sEOF" % RESEARCH_PENDING, tool="shell", ref="c1"),
+        Event("result", "", tool="shell", ok=True, ref="c1"),
+        Event("call", "python - <<'PY'\np = Path('specs/001/research.md')\np.write_text(t)\nPY",
+              tool="shell", ref="c2"),
+        Event("result", "", tool="shell", ok=True, ref="c2"),
+        Event("call", "nl -ba specs/001/research.md | sed -n '1,80p'", tool="shell", ref="c3"),
+        Event("result", nl, tool="shell", ok=True, ref="c3"),
+    ]
+    assert _records(events) == [(
+        "decision", "Search Indexing: Trigram (`pg_trgm`) or full-text `tsvector`? Decision: use a "
+        "`pg_trgm` GIN index for substring matching. Rationale: search must match inside titles and notes.",
+        ["specs/001/research.md"], "record")]   # the rate limit is still pending: no decision
+    context = {}
+    _records(events, context)
+    assert _records(events[4:], context) == []   # told once, across a capture's chunks
+
+
+def test_a_decision_record_the_session_only_read_or_wrote_outside_the_project_is_nothing():
+    record = "## Queue\n- **Decision**: use Kafka for everything.\n"
+    assert _records([
+        Event("call", "cat docs/vendor-notes.md", tool="Bash", ref="c1"),   # read, never written
+        Event("result", record, tool="Bash", ok=True, ref="c1"),
+        Event("call", "/home/dev/shop/node_modules/pkg/README.md\n" + record, tool="Write",
+              files=["/home/dev/shop/node_modules/pkg/README.md"]),
+        Event("call", "/home/dev/notes/adr.md\n" + record, tool="Write", files=["/home/dev/notes/adr.md"]),
+        Event("call", "/home/dev/shop/.agentmem/sessions/x.md\n" + record, tool="Write",
+              files=["/home/dev/shop/.agentmem/sessions/x.md"]),
+    ]) == []
+
+
+def test_an_adr_the_agent_writes_comes_back_for_its_work_never_at_start_or_as_the_person_s(tmp_path, store):
+    adr = ("# ADR-007: Store sessions in Redis\n\n## Status\n\nAccepted\n\n## Context\n\nLogins spread over "
+           "three app servers.\n\n## Decision\n\nWe will keep sessions in Redis with a 24 hour TTL, not in "
+           "sticky cookies.\n\n## Consequences\n\nRedis becomes a hard dependency.\n")
+    proposed = "# ADR-008: Move to Kafka\n\n## Status\n\nProposed\n\n## Decision\n\nWe will move to Kafka.\n"
+    steps = [("user", "Write an ADR for the session store and one proposing Kafka."),
+             ("tool", "Write", {"file_path": "/home/dev/shop/docs/adr/0007-sessions.md", "content": adr}, "ok"),
+             ("tool", "Write", {"file_path": "/home/dev/shop/docs/adr/0008-kafka.md", "content": proposed}, "ok"),
+             ("assistant", "Both ADRs are written.")]
+    path = tmp_path / "adr.jsonl"
+    path.write_text(render_claude(steps, "sess-adr"), encoding="utf-8")
+    am("capture", "--sync", input=hook_json("sess-adr", path), check=0)
+    decided = [json.loads(x) for x in am("export").stdout.splitlines()]
+    records = [m for m in decided if "Redis" in m["text"] and m["type"] == "decision"]
+    assert [m["text"] for m in records] == [
+        "Store sessions in Redis: Decision: We will keep sessions in Redis with a 24 hour TTL, not in "
+        "sticky cookies."]
+    assert not any("Kafka" in m["text"] and m["type"] == "decision" for m in decided)
+    start = am("inject", "--format", "text", input=json.dumps({"hook_event_name": "SessionStart"})).stdout
+    assert "sticky cookies" not in start   # it is in the project's files: told when the work needs it
+    told = am("inject", "--prompt", "--format", "text", input=json.dumps(
+        {"hook_event_name": "UserPromptSubmit", "prompt": "Where do we keep the login sessions, Redis?"})).stdout
+    assert "24 hour TTL" in told and "a decision record the session wrote" in told
+    assert "the person said" not in told
