@@ -152,7 +152,8 @@ _QUESTION_LEAD_REGEX = _LazyRegex(
     r"((?:^|[.!?\n])[\s\W]*)(?:what|when|where|which|who|whom|whose|why|how)\b", re.I
 )
 # a negated auxiliary ("won't", "didn't") and a pronoun's tail ("they'll", "we've") in a
-# query: tokenized, they leave a stub ("win", "didn", "ll") that no memory is about
+# prompt: tokenized, they leave a stub ("win", "didn", "ll") that the prompt gate would weigh
+# as a word no memory holds (recall keeps them: in chat, "didn't" can be what a line is about)
 _CLITIC_REGEX = _LazyRegex(r"\b[A-Za-z]+n['\u2019]t\b|['\u2019](?:ll|re|ve|d|m)\b")
 _CJK_FIRST = "\u2e80"  # no sign of those scripts comes before this
 # runs of Chinese/Japanese (2 ms to compile)
@@ -1343,11 +1344,9 @@ def _analyze_query(text):
     ['socket', 'which', 'should', 'close']
     >>> _analyze_query("How long do builds take?")[0]
     ['long', 'build', 'take']
-    >>> _analyze_query("The sidebar won't compile and they've an idea")[0]
-    ['sidebar', 'compil', 'idea']
     """
     found = []
-    text = _CLITIC_REGEX.sub(" ", _QUESTION_LEAD_REGEX.sub(r"\1", text[:_MAX_QUERY_CHARS]))
+    text = _QUESTION_LEAD_REGEX.sub(r"\1", text[:_MAX_QUERY_CHARS])
     terms = [t for t in dict.fromkeys(tokenize(text, found)) if len(t) > 1]
     forms = {}
     for f in dict.fromkeys(found):
@@ -4558,7 +4557,7 @@ class _Records:
     """The decision records a session wrote (see _RECORD_FIELD_REGEX), as decision memories.
 
     What it keeps between chunks is plain data in `context["records"]`: the project's
-    markdown files the session wrote, and the last version of each record told.
+    markdown files the session wrote, and a checksum of each version of a record told.
     """
 
     def __init__(self, context, cwd):
@@ -4625,9 +4624,10 @@ class _Records:
     def memories(self):
         out = []
         for (path, _title), (text, ts) in self.found.items():
-            if text in self.state["told"]:
+            said = "%08x" % zlib.crc32(text.encode("utf-8", "surrogatepass"))
+            if said in self.state["told"]:
                 continue
-            self.state["told"] = (self.state["told"] + [text])[-200:]
+            self.state["told"] = (self.state["told"] + [said])[-200:]
             m = Memory(
                 text,
                 type="decision",
@@ -9484,8 +9484,9 @@ def _passage_units(text):
 def _best_passage(text, weights, guesses=True):
     """(share of the prompt's weight it holds, passage): the best run of one to three
     sentences of a text, at most _PASSAGE_CHARS long, that holds a word of the prompt
-    other than a task word, then what follows it while that still fits (the explanation
-    comes after what it explains); (0.0, '') when there is none. Without `guesses` (an
+    other than a task word (at equal share the first: a bug's symptom before its fix),
+    then what follows it while that still fits (the explanation comes after what it
+    explains); (0.0, '') when there is none. Without `guesses` (an
     episode's record), a question, or a sentence that guesses or blames a tool, is never
     part of it.
 
@@ -9505,6 +9506,8 @@ def _best_passage(text, weights, guesses=True):
     total = sum(w for w, _t, _c in weights) or 1.0
     best, end = (0.0, ""), 0
     for i in range(len(units)):
+        if not any(_says_word(forms, tokens[i]) for _w, forms, _c in weights):
+            continue  # a run starts at a sentence of the prompt's words: at equal share, the first
         have, run = set(), []
         for j in range(i, min(i + 3, len(units))):
             if run and len(" ".join(run)) + len(units[j]) > _PASSAGE_CHARS:
@@ -9513,8 +9516,9 @@ def _best_passage(text, weights, guesses=True):
             have |= tokens[j]
             share = sum(w for w, forms, _c in weights if _says_word(forms, have)) / total
             text = " ".join(run)
-            better = share > best[0] + 1e-9 or (share > best[0] - 1e-9 and len(text) < len(best[1]))
-            if better and any(not c and _says_word(forms, have) for _w, forms, c in weights):
+            if share > best[0] + 1e-9 and any(
+                not c and _says_word(forms, have) for _w, forms, c in weights
+            ):
                 best, end = (share, text), j
     if best[1]:
         run = [best[1]]
@@ -9564,18 +9568,19 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
     prompt reports needs less (_PROBLEM_MIN_SHARE). A guess said
     mid-session is never quoted.
     """
-    terms = _query_terms(prompt or "")
+    said = _CLITIC_REGEX.sub(" ", prompt or "")  # its words; "won't start" is still a problem
+    terms = _query_terms(said)
     if not store.exists() or not terms:
         return ""
     types = tuple(t for t in _MEMORY_TYPES if t != "summary")
     name = os.path.basename(store.project_root() or os.path.dirname(store.root))
-    weights = _prompt_weights(store.index(), prompt, terms, set(tokenize(name)))
+    weights = _prompt_weights(store.index(), said, terms, set(tokenize(name)))
     # the prompt's own words find the candidates: its common ones ("add", "when", "server")
     # would only bring what any prompt brings, and each costs the search a long list
     own = [
-        word for word, (_w, _f, common) in zip(_prompt_words(prompt, terms), weights) if not common
+        word for word, (_w, _f, common) in zip(_prompt_words(said, terms), weights) if not common
     ]
-    hits = store.recall(" ".join(own) or prompt, limit=_PROMPT_CANDIDATES, types=types)
+    hits = store.recall(" ".join(own) or said, limit=_PROMPT_CANDIDATES, types=types)
     found = []
     for h in hits:
         m = h.memory

@@ -475,7 +475,8 @@ def test_an_adr_the_agent_writes_comes_back_for_its_work_never_at_start_or_as_th
         "Store sessions in Redis: Decision: We will keep sessions in Redis with a 24 hour TTL, not in "
         "sticky cookies."]
     assert not any("Kafka" in m["text"] and m["type"] == "decision" for m in decided)
-    start = am("inject", "--format", "text", input=json.dumps({"hook_event_name": "SessionStart"})).stdout
+    start = am("inject", "--format", "text", input=json.dumps({"hook_event_name": "SessionStart"}),
+               cwd=tmp_path).stdout   # no branch or changed file of a checkout to relate it to
     assert "sticky cookies" not in start   # it is in the project's files: told when the work needs it
     told = am("inject", "--prompt", "--format", "text", input=json.dumps(
         {"hook_event_name": "UserPromptSubmit", "prompt": "Where do we keep the login sessions, Redis?"})).stdout

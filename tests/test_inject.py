@@ -330,9 +330,27 @@ def test_a_prompt_that_reports_a_problem_is_told_the_bug_that_fixed_it(store):
 
     # the symptom is in the prompt's words; "startup" and "reinstall" the store cannot know
     assert "is not callable" in told("The ledger-sync command crashes on startup after a reinstall")
+    assert "is not callable" in told("The ledger-sync command won't start after a reinstall")
     # the same words without a problem, or a problem of something else: nothing
     assert "not callable" not in told("Add a startup banner to the ledger-sync command")
     assert told("The export page crashes on startup after a reinstall") == ""
+
+
+def test_a_contraction_is_not_a_word_the_prompt_gate_weighs(store):
+    s = agentmem.open_store()
+    for text in ("A templ href takes templ.URL(...), never a plain string: the component does not compile.",
+                 "The nav bar lists the docs pages in the order of docs/index.yaml.",
+                 "Buttons use the shared Button component with its variant prop."):
+        s.remember(text, type="convention")
+    s.close()
+
+    def told(prompt):
+        return context("--prompt", stdin=json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt}))
+
+    # "won't" and "doesn't" leave stubs ("win", "doesn") that no memory holds: weighed, they
+    # would outweigh the words the prompt is about
+    assert "templ.URL" in told("The footer link won't compile: its href doesn't take a plain string")
+    assert "templ.URL" in told("The footer link will not compile: its href does not take a plain string")
 
 
 def test_an_error_the_prompt_quotes_is_what_it_is_about(store):

@@ -128,6 +128,29 @@ def test_what_gemini_cli_adds_to_the_persons_message_is_not_their_words(tmp_path
     assert [(e.role, e.text) for e in events] == [("user", "Pin Node to 22 in CI.")]
 
 
+def test_what_each_agent_writes_to_a_markdown_file_reaches_its_call(tmp_path):
+    adr = "# Use uv\n## Decision\nWe will run every command through uv."
+    patch = "*** Begin Patch\n*** Add File: docs/adr/0001-uv.md\n" + "".join("+" + ln + "\n" for ln in adr.split("\n")) \
+        + "*** End Patch"
+    codex = [{"type": "session_meta", "payload": {"id": "c1", "cwd": "/w"}},
+             {"type": "response_item", "payload": {"type": "custom_tool_call", "name": "apply_patch",
+                                                   "call_id": "p1", "input": patch}},
+             {"type": "response_item", "payload": {"type": "message", "role": "assistant", "content": [
+                 {"type": "output_text", "text": "Wrote the ADR."}]}}]
+    gemini = [{"sessionId": "g1"},
+              {"id": "b", "type": "gemini", "content": "Wrote the ADR.", "toolCalls": [
+                  {"name": "write_file", "args": {"file_path": "docs/adr/0001-uv.md", "content": adr},
+                   "resultDisplay": "ok"}]}]
+    claude = render_claude([("tool", "Edit", {"file_path": "/w/docs/adr/0001-uv.md", "old_string": "x",
+                                              "new_string": adr}, "ok"),
+                            ("tool", "Write", {"file_path": "/w/src/app.py", "content": "x = 1"}, "ok")], "s1")
+    for name, text in (("c.jsonl", "\n".join(map(json.dumps, codex))), ("g.jsonl", "\n".join(map(json.dumps, gemini))),
+                       ("s.jsonl", claude)):
+        calls = [e for e in read_transcript(write(tmp_path, name, text))[0] if e.role == "call"]
+        assert calls[0].text.split("\n", 1)[1] == adr, name   # after the file's path
+        assert all("x = 1" not in e.text for e in calls)        # code is not kept: only markdown
+
+
 def test_plain_text_chat_with_and_without_speakers(tmp_path):
     chat = "User: We decided to use Postgres.\nmore detail\nAssistant: Noted, Postgres it is.\n"
     events, info, _ = read_transcript(write(tmp_path, "chat.md", chat))
