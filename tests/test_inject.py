@@ -293,17 +293,15 @@ def test_a_natural_prompt_gets_what_it_needs_and_a_near_miss_of_the_same_project
                  "The MCP server reads its config from connix.yaml in the working folder."):
         s.remember(text, type="fact")
     s.close()
-    def told(prompt):
-        return context("--prompt", stdin=json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt}))
     # a long natural prompt: its own words ("websocket", "transport") carry it, not "add" or "server"
-    assert "stdio, HTTP and SSE" in told("Can you add a websocket transport to the MCP server so that "
-                                         "clients can connect to it as well?")
-    assert "numpy<2" in told("Why did we downgrade numpy last time? scipy is complaining again")
+    assert "stdio, HTTP and SSE" in prompt("Can you add a websocket transport to the MCP server so that "
+                                           "clients can connect to it as well?")
+    assert "numpy<2" in prompt("Why did we downgrade numpy last time? scipy is complaining again")
     for near_miss in ("Add a Homebrew formula for the server", "Write a man page for the MCP server CLI",
                       "Add a GraphQL endpoint next to the REST API server"):
-        assert told(near_miss) == "", near_miss   # same project, same stack words: nothing applies
+        assert prompt(near_miss) == "", near_miss   # same project, same stack words: nothing applies
     # a word of the prompt's identifier alone does not say it ("rate" of "rate-limit")
-    assert told("Rate-limit the create-idea endpoint") == ""
+    assert prompt("Rate-limit the create-idea endpoint") == ""
 
 
 def test_an_episode_s_own_labels_are_not_words_of_the_session():
@@ -325,15 +323,12 @@ def test_a_prompt_that_reports_a_problem_is_told_the_bug_that_fixed_it(store):
         s.remember(text, type=mtype)
     s.close()
 
-    def told(prompt):
-        return context("--prompt", stdin=json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt}))
-
     # the symptom is in the prompt's words; "startup" and "reinstall" the store cannot know
-    assert "is not callable" in told("The ledger-sync command crashes on startup after a reinstall")
-    assert "is not callable" in told("The ledger-sync command won't start after a reinstall")
+    assert "is not callable" in prompt("The ledger-sync command crashes on startup after a reinstall")
+    assert "is not callable" in prompt("The ledger-sync command won't start after a reinstall")
     # the same words without a problem, or a problem of something else: nothing
-    assert "not callable" not in told("Add a startup banner to the ledger-sync command")
-    assert told("The export page crashes on startup after a reinstall") == ""
+    assert "not callable" not in prompt("Add a startup banner to the ledger-sync command")
+    assert prompt("The export page crashes on startup after a reinstall") == ""
 
 
 def test_a_contraction_is_not_a_word_the_prompt_gate_weighs(store):
@@ -344,13 +339,10 @@ def test_a_contraction_is_not_a_word_the_prompt_gate_weighs(store):
         s.remember(text, type="convention")
     s.close()
 
-    def told(prompt):
-        return context("--prompt", stdin=json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt}))
-
     # "won't" and "doesn't" leave stubs ("win", "doesn") that no memory holds: weighed, they
     # would outweigh the words the prompt is about
-    assert "templ.URL" in told("The footer link won't compile: its href doesn't take a plain string")
-    assert "templ.URL" in told("The footer link will not compile: its href does not take a plain string")
+    assert "templ.URL" in prompt("The footer link won't compile: its href doesn't take a plain string")
+    assert "templ.URL" in prompt("The footer link will not compile: its href does not take a plain string")
 
 
 def test_an_error_the_prompt_quotes_is_what_it_is_about(store):
