@@ -4490,7 +4490,8 @@ def _markdown_sections(text):
 
 # Decision records a session writes into the project's docs (an ADR, spec-kit's research.md:
 # "- **Decision**: Resolved — use `pg_trgm` ..."): what the record decided, with its question
-# and its reason, is a decision of the project, told as the record's, never as the person's.
+# and its reason, is a decision of the project, told as the doc's, never as the person's; the
+# environment variables a doc it writes sets (a README's "Configuration") are a fact.
 # A record is read from what the session wrote to a markdown file of the project, or from
 # what it read back of one it wrote (a script's edit shows only in the read); the last
 # version of each record wins, and a record still open (Pending, TBD, Proposed) is no decision.
@@ -4518,6 +4519,9 @@ _SHELL_WRITES_REGEX = _LazyRegex(
     r">\s*['\"]?[^\s'\"]+\.md|\btee\b|write_text\(|\.write\(|\bsed\s+-i|\bperl\s+-\w*i"
 )
 _HEREDOC_REGEX = _LazyRegex(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\1\b", re.S)
+# an environment variable a doc sets, as a line of a code block: "MQTT_HOST=localhost"
+_SETTING_REGEX = _LazyRegex(r"(?m)^[ \t]*(?:export[ \t]+)?([A-Z][A-Z0-9]*_[A-Z0-9_]+)=([^\s#]*)")
+_SETTINGS_MIN = 3  # fewer lines of them are an example, not the project's settings
 _READ_TOOLS = frozenset(("read", "read_file", "view", "open_file"))
 _RECORD_CHARS = 600  # one decision record's memory at most: question, decision, reason
 
@@ -4553,8 +4557,25 @@ def _decision_records(text):
     return out
 
 
+def _settings(text):
+    """[(heading, [(NAME, value)])] of the sections of a markdown text that set environment
+    variables, _SETTINGS_MIN of them or more.
+
+    >>> _settings("## Configuration\\n```bash\\nMQTT_HOST=localhost\\nMQTT_PORT=1883\\n"
+    ...           "export SAFETY_MIN_SOC=10\\n```")[0][1]
+    [('MQTT_HOST', 'localhost'), ('MQTT_PORT', '1883'), ('SAFETY_MIN_SOC', '10')]
+    """
+    out = []
+    for heading, body in _markdown_sections(text):
+        pairs = _SETTING_REGEX.findall(body)
+        if len(pairs) >= _SETTINGS_MIN:
+            out.append((heading, pairs))
+    return out
+
+
 class _Records:
-    """The decision records a session wrote (see _RECORD_FIELD_REGEX), as decision memories.
+    """The decision records a session wrote (see _RECORD_FIELD_REGEX) as decisions, and the
+    environment variables its docs set as facts.
 
     What it keeps between chunks is plain data in `context["records"]`: the project's
     markdown files the session wrote, and a checksum of each version of a record told.
@@ -4565,7 +4586,7 @@ class _Records:
         for key in ("written", "told"):
             if not isinstance(self.state.get(key), list):
                 self.state[key] = []
-        self.cwd, self.reads, self.found = cwd, {}, {}  # found: {(file, title): (text, ts)}
+        self.cwd, self.reads, self.found = cwd, {}, {}  # {(file, title): (type, text, ts)}
 
     def _project_file(self, path):
         """A markdown file of the project as memories name it, or '' (outside the project, a
@@ -4606,9 +4627,14 @@ class _Records:
         self.state["written"] = _dedupe(self.state["written"] + files)[-200:]
 
     def _read(self, path, text, ts):
-        if "ecision" not in text:
-            return
-        for title, question, decision, why in _decision_records(text):
+        for heading, pairs in _settings(text) if "=" in text else ():
+            said = "Environment variables %s sets%s: %s." % (
+                path,
+                " (%s)" % heading if heading else "",
+                "; ".join("%s=%s" % p for p in pairs),
+            )
+            self.found[(path, "=" + heading)] = ("fact", _clip(said, 2 * _RECORD_CHARS), ts)
+        for title, question, decision, why in _decision_records(text) if "ecision" in text else ():
             said = " ".join(
                 x
                 for x in (
@@ -4619,18 +4645,19 @@ class _Records:
                 )
                 if x
             )
-            self.found[(path, title or question or decision)] = (_clip(said, _RECORD_CHARS), ts)
+            key = (path, title or question or decision)
+            self.found[key] = ("decision", _clip(said, _RECORD_CHARS), ts)
 
     def memories(self):
         out = []
-        for (path, _title), (text, ts) in self.found.items():
+        for (path, _title), (mtype, text, ts) in self.found.items():
             said = "%08x" % zlib.crc32(text.encode("utf-8", "surrogatepass"))
             if said in self.state["told"]:
                 continue
             self.state["told"] = (self.state["told"] + [said])[-200:]
             m = Memory(
                 text,
-                type="decision",
+                type=mtype,
                 confidence=_OBSERVED_CONFIDENCE["record"],
                 files=[path],
                 created=ts,
@@ -9154,7 +9181,7 @@ _EVIDENCE_WORDS = {
     "person": "the person said", "final": "the session's final word", "episode": "episode record",
     "todo-list": "the todo list", "tools": "a command that ran", "summary": "last session",
     "llm": "LLM summary", "scan": "project docs", "agent": "an agent saved it (MCP)",
-    "record": "a decision record the session wrote",
+    "record": "a doc the session wrote",
 }
 # fmt: on
 _INJECT_PREAMBLE = (

@@ -444,6 +444,17 @@ def test_a_decision_record_the_session_wrote_is_a_decision_of_the_record_and_an_
     assert _records(events[4:], context) == []   # told once, across a capture's chunks
 
 
+def test_the_environment_variables_a_doc_the_session_wrote_sets_are_a_fact():
+    readme = ("# Venus MCP\n## Configuration\n```bash\n# MQTT\nMQTT_HOST=localhost\nMQTT_PORT=1883\n"
+              "SAFETY_MIN_SOC_LIMIT=10\n```\n## Example\n```bash\nexport LOG_LEVEL=debug\n"
+              "VENUS_DRY_RUN=1 uv run venus\n```\n")
+    events = [Event("call", "/home/dev/shop/README.md\n" + readme, tool="Write",
+                    files=["/home/dev/shop/README.md"])]
+    assert _records(events) == [(
+        "fact", "Environment variables README.md sets (Configuration): MQTT_HOST=localhost; MQTT_PORT=1883; "
+        "SAFETY_MIN_SOC_LIMIT=10.", ["README.md"], "record")]   # two lines of an example are not settings
+
+
 def test_a_decision_record_the_session_only_read_or_wrote_outside_the_project_is_nothing():
     record = "## Queue\n- **Decision**: use Kafka for everything.\n"
     assert _records([
@@ -480,5 +491,5 @@ def test_an_adr_the_agent_writes_comes_back_for_its_work_never_at_start_or_as_th
     assert "sticky cookies" not in start   # it is in the project's files: told when the work needs it
     told = am("inject", "--prompt", "--format", "text", input=json.dumps(
         {"hook_event_name": "UserPromptSubmit", "prompt": "Where do we keep the login sessions, Redis?"})).stdout
-    assert "24 hour TTL" in told and "a decision record the session wrote" in told
+    assert "24 hour TTL" in told and "a doc the session wrote" in told
     assert "the person said" not in told
