@@ -2101,8 +2101,8 @@ def _written_markdown(name, args):
     if name.lower() not in _EDIT_TOOLS:
         return ""
     files = [f for f in _tool_files(name, args) if f.endswith(_MARKDOWN_ENDS)]
-    if isinstance(args, str):  # a patch: the lines it adds
-        body = "\n".join(ln[1:] for ln in args.split("\n") if ln.startswith("+"))
+    if isinstance(args, str):  # a patch: the lines it adds, in the context it keeps (a heading)
+        body = "\n".join(ln[1:] for ln in args.split("\n") if ln.startswith(("+", " ")))
     else:
         edits = args.get("edits") if isinstance(args.get("edits"), list) else [args]
         body = "\n".join(

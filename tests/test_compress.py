@@ -444,6 +444,16 @@ def test_a_decision_record_the_session_wrote_is_a_decision_of_the_record_and_an_
     assert _records(events[4:], context) == []   # told once, across a capture's chunks
 
 
+def test_a_patch_that_resolves_a_record_is_read_in_the_context_it_keeps():
+    patch = ("*** Begin Patch\n*** Update File: specs/001/research.md\n@@\n ## 3. Search Indexing\n"
+             " - **Question**: Trigram or full-text?\n-- **Decision**: Pending — evaluate both.\n"
+             "+- **Decision**: Resolved — use `pg_trgm`.\n*** End Patch")
+    call = Event("call", agentmem._call_text("apply_patch", patch), tool="apply_patch",
+                 files=agentmem._tool_files("apply_patch", patch))
+    assert [text for _t, text, _f, _b in _records([call])] == [
+        "Search Indexing: Trigram or full-text? Decision: use `pg_trgm`."]   # never the line it removes
+
+
 def test_the_environment_variables_a_doc_the_session_wrote_sets_are_a_fact():
     readme = ("# Venus MCP\n## Configuration\n```bash\n# MQTT\nMQTT_HOST=localhost\nMQTT_PORT=1883\n"
               "SAFETY_MIN_SOC_LIMIT=10\n```\n## Example\n```bash\nexport LOG_LEVEL=debug\n"
