@@ -4500,8 +4500,7 @@ _RECORD_FIELD_REGEX = _LazyRegex(
     r"(?:\*\*|__)?[ \t]*[:\uff1a][ \t]*(?:\*\*|__)?[ \t]*(.*?)[ \t]*$",
     re.I | re.M,
 )
-# a record still open: its decision or status says so ("Pending — ...", "[what was chosen]"),
-# or its status says it no longer holds
+# a record still open: its decision or status says so ("Pending — ...", "[what was chosen]")
 _UNDECIDED_REGEX = _LazyRegex(
     r"(?i)^\W*(?:pending|tbd|todo|open|undecided|to be decided|proposed|draft|unknown|n/a)"
     r"(?![\w-])|^\s*[\[<{]"
@@ -4510,7 +4509,7 @@ _UNDECIDED_REGEX = _LazyRegex(
 _RECORD_TITLE_REGEX = _LazyRegex(
     r"(?i)^\s*(?:\d+[.)]\s*)?(?:(?:decision|adr[- ]?\d*)\s*[:\uff1a-]\s*)?"
 )
-_RETIRED_REGEX = _LazyRegex(r"(?i)\b(?:superseded|deprecated|rejected)\b")
+_RETIRED_REGEX = _LazyRegex(r"(?i)\b(?:superseded|deprecated|rejected)\b")  # a status: no longer
 _DECIDED_LEAD_REGEX = _LazyRegex(r"(?i)^(?:resolved|accepted|decided|approved|final)\s*[—–:-]+\s*")
 _MARKDOWN_PATH_REGEX = _LazyRegex(r"[^\s'\"`<>|;&()=]+\.(?:md|markdown|mdx)\b")
 # what a shell command does to the markdown files it names: writes them ("> a.md", tee,
@@ -4519,7 +4518,7 @@ _SHELL_WRITES_REGEX = _LazyRegex(
     r">\s*['\"]?[^\s'\"]+\.md|\btee\b|write_text\(|\.write\(|\bsed\s+-i|\bperl\s+-\w*i"
 )
 _HEREDOC_REGEX = _LazyRegex(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\1\b", re.S)
-# an environment variable a doc sets, as a line of a code block: "MQTT_HOST=localhost"
+# an environment variable a doc sets, on a line of its own (a code block's): "MQTT_HOST=localhost"
 _SETTING_REGEX = _LazyRegex(r"(?m)^[ \t]*(?:export[ \t]+)?([A-Z][A-Z0-9]*_[A-Z0-9_]+)=([^\s#]*)")
 _SETTINGS_MIN = 3  # fewer lines of them are an example, not the project's settings
 _READ_TOOLS = frozenset(("read", "read_file", "view", "open_file"))
