@@ -1962,6 +1962,14 @@ class Event:
 _EDIT_TOOLS = frozenset(("write", "edit", "multiedit", "notebookedit", "apply_patch", "str_replace",
                          "str_replace_editor", "create_file", "replace", "write_file", "edit_file"))
 # fmt: on
+
+
+def _edits_files(tool):
+    """Whether a tool writes files: a known editor, or one named so ("mcp__fs__write")."""
+    name = tool.lower()
+    return name in _EDIT_TOOLS or name.endswith(("edit", "write"))
+
+
 # a pasted web page or document under the person's words: its front matter starts it
 _PASTED_REGEX = _LazyRegex(r"\s*-{3,}\s*\n\s*(?:title|source|url|author|description):", re.I)
 _EMOJI_REGEX = _LazyRegex("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f\u200d]+ ?")
@@ -2073,6 +2081,9 @@ def _tool_files(name, args):
 def _call_text(name, args):
     """What a tool call says: a to-do list as 'status: item' lines, a plan, a commit, or its
     short arguments."""
+    written = _written_markdown(name, args)
+    if written:
+        return written
     if isinstance(args, dict):
         todos = args.get("todos") if name == "TodoWrite" else args.get("plan")
         if isinstance(todos, list):  # Claude's TodoWrite, Codex's update_plan
@@ -2083,16 +2094,13 @@ def _call_text(name, args):
             )[:_CALL_TEXT_CHARS]
         if name == "ExitPlanMode" and isinstance(args.get("plan"), str):
             return args["plan"][:_CALL_TEXT_CHARS]
-        written = _written_markdown(name, args)
-        if written:
-            return written
         command = args.get("command") or args.get("cmd")
         if isinstance(command, list) and len(command) == 3 and str(command[1]) in ("-c", "-lc"):
             command = command[2]  # ["bash", "-lc", "the command"]
         command = " ".join(map(str, command)) if isinstance(command, list) else command
         if isinstance(command, str):  # the whole command: the commands section reads it
             return command[:_CALL_TEXT_CHARS]
-    return _written_markdown(name, args) or _short_args(args)
+    return _short_args(args)
 
 
 def _written_markdown(name, args):
@@ -4130,7 +4138,7 @@ class _Observer:
 
     def event(self, ev):
         if ev.role == "call":
-            if ev.tool.lower() in _EDIT_TOOLS or ev.tool.lower().endswith(("edit", "write")):
+            if _edits_files(ev.tool):
                 self.turn_files += [_relative_file(f, self.cwd) for f in ev.files]
         elif ev.role == "summary":
             self.context.setdefault("title", _clip(ev.text, 160))
@@ -4522,6 +4530,11 @@ _HEREDOC_REGEX = _LazyRegex(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\1\b", re.S
 _SETTING_REGEX = _LazyRegex(r"(?m)^[ \t]*(?:export[ \t]+)?([A-Z][A-Z0-9]*_[A-Z0-9_]+)=([^\s#]*)")
 _SETTINGS_MIN = 3  # fewer lines of them are an example, not the project's settings
 _READ_TOOLS = frozenset(("read", "read_file", "view", "open_file"))
+# a path that is not the project's own: absolute (outside it), up and out, a dependency's,
+# the store's
+_NOT_PROJECT_REGEX = _LazyRegex(
+    r"^(?:[A-Za-z]:)?[/\\~]|^\.\.|(?:^|/)(?:node_modules|\.agentmem|\.git|vendor|site-packages)/"
+)
 _RECORD_CHARS = 600  # one decision record's memory at most: question, decision, reason
 
 
@@ -4591,11 +4604,7 @@ class _Records:
         """A markdown file of the project as memories name it, or '' (outside the project, a
         dependency's, agentmem's own store)."""
         rel = _relative_file(path.strip("'\""), self.cwd)
-        if re.match(r"([A-Za-z]:)?[/\\~]|\.\.", rel) or re.search(
-            r"(^|/)(node_modules|\.agentmem|\.git|vendor|site-packages)/", rel
-        ):
-            return ""
-        return rel
+        return "" if _NOT_PROJECT_REGEX.search(rel) else rel
 
     def event(self, ev):
         if ev.role == "call":
@@ -4610,7 +4619,7 @@ class _Records:
                         self._read(files[0], body, ev.ts)
                 elif files:
                     self.reads[ev.ref or "last"] = files[0]
-            elif name in _EDIT_TOOLS or name.endswith(("edit", "write")):
+            elif _edits_files(name):
                 files = [f for f in map(self._project_file, ev.files) if f.endswith(_MARKDOWN_ENDS)]
                 self._wrote(files)
                 if files and "\n" in text:
@@ -5099,7 +5108,7 @@ class _Commands:
                 self.calls[ev.ref or len(self.calls)] = ev
                 self.last_call = ev
                 self._try_missing(ev.text)
-            elif name in _EDIT_TOOLS or name.endswith(("edit", "write")):
+            elif _edits_files(name):
                 for failure in self.state["failing"].values():
                     failure["edits"] = _dedupe(failure.get("edits", []) + list(ev.files))[:8]
         elif ev.role == "result":
@@ -9420,7 +9429,7 @@ def _hook_output(event, context, fmt):
 _PROMPT_QUOTE_REGEX = _LazyRegex(r"(?<!\w)'[^'\n]{2,120}'(?!\w)|" + _QUOTED_REGEX.pattern)
 
 
-def _prompt_weights(idx, prompt, terms, known=()):
+def _prompt_weights(idx, prompt, terms, known=(), words=None):
     """[(weight, forms, common)] of a prompt's words, for the relevance test of inject
     --prompt: one entry a word, `forms` the sets of terms any one of which says the word
     (the word itself, or all the parts of an identifier: "rate-limit" is said by
@@ -9432,7 +9441,8 @@ def _prompt_weights(idx, prompt, terms, known=()):
     (_COMMON_WORDING: "add", "several", "test"), and a word of the project's own name that
     no memory holds (`known`: a prompt may name its project), weighs _COMMON_WORD_WEIGHT.
     An identifier ("Next.js", "rate-limit") is never common, nor is a word the prompt
-    quotes (an error it pastes: 'go: command not found').
+    quotes (an error it pastes: 'go: command not found'). `words`: _prompt_words(prompt,
+    terms), when the caller has it already.
     """
     n = max(1, idx.stats_of("mem")[0])
     unseen = math.log(1.0 + (n + 0.5) / 0.5)
@@ -9440,7 +9450,7 @@ def _prompt_weights(idx, prompt, terms, known=()):
     idf = idx.idf("mem", terms)
     quoted = set(tokenize(" ".join(_PROMPT_QUOTE_REGEX.findall(prompt))))
     out = []
-    for _word, (whole, *rest) in _prompt_words(prompt, terms, True):
+    for _word, (whole, *rest) in words or _prompt_words(prompt, terms):
         joined = re.sub(r"[./_:-]", "", whole)
         # the word says itself whole, joined ("ratelimit") or by a path's tail ("push.ts");
         # else by all of its parts together, never by one part ("js" of "Next.js")
@@ -9464,15 +9474,14 @@ def _prompt_weights(idx, prompt, terms, known=()):
     return [(w * (_COMMON_WORD_WEIGHT if c else 1.0), f, c) for w, f, c in out]
 
 
-def _prompt_words(prompt, terms, with_terms=False):
-    """The words of a prompt that have terms, in order: each word (with its terms)."""
+def _prompt_words(prompt, terms):
+    """The words of a prompt that have terms, in order: [(word, its terms)]."""
     groups, words, raw = _query_groups(prompt), {}, {}
     for i, w in enumerate(_TOKEN_REGEX.findall(prompt[:_MAX_QUERY_CHARS])):
         raw[i] = w
     for t in terms:  # in the prompt's order: a word's own term comes first
         words.setdefault(groups.get(t, t), []).append(t)
-    out = [(raw.get(g, g), ts) for g, ts in words.items()]
-    return out if with_terms else [w for w, _ts in out]
+    return [(raw.get(g, g), ts) for g, ts in words.items()]
 
 
 def _terms_in(text, needles):
@@ -9600,12 +9609,11 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
         return ""
     types = tuple(t for t in _MEMORY_TYPES if t != "summary")
     name = os.path.basename(store.project_root() or os.path.dirname(store.root))
-    weights = _prompt_weights(store.index(), said, terms, set(tokenize(name)))
+    words = _prompt_words(said, terms)
+    weights = _prompt_weights(store.index(), said, terms, set(tokenize(name)), words)
     # the prompt's own words find the candidates: its common ones ("add", "when", "server")
     # would only bring what any prompt brings, and each costs the search a long list
-    own = [
-        word for word, (_w, _f, common) in zip(_prompt_words(said, terms), weights) if not common
-    ]
+    own = [word for (word, _t), (_w, _f, common) in zip(words, weights) if not common]
     hits = store.recall(" ".join(own) or said, limit=_PROMPT_CANDIDATES, types=types)
     found = []
     for h in hits:
