@@ -2005,6 +2005,9 @@ _SYSTEM_REMINDER_REGEX = _LazyRegex(
     r".*?</\1>|```+ ?agentmem-notes\n.*?\n```+",
     re.S,
 )
+# what the harness or the API says in the agent's place: Claude Code's API errors, a proxy's
+# ("Provider request timed out after 120s.\n\nRequest ID: req_...") — never the agent's words
+_API_ERROR_REGEX = _LazyRegex(r"\AAPI Error\b|\bRequest ID: req_\w+\s*\Z")
 _MEMORY_INPUT_REGEX = _LazyRegex(r"<user-memory-input>(.*?)</user-memory-input>", re.S)
 _COMMAND_ARGS_REGEX = _LazyRegex(r"<command-args>(.*?)</command-args>", re.S)
 _MARKDOWN_ENDS = (".md", ".markdown", ".mdx")
@@ -2233,8 +2236,12 @@ def _claude_user(d, ts, out):
 
 def _claude_assistant(d, ts, out):
     """An assistant line: its text blocks and tool calls, each block of one API message once
-    however many lines repeat it."""
+    however many lines repeat it. A line the harness wrote (its model "<synthetic>": "No
+    response requested.", an API error) and an API's error in the agent's place are not the
+    agent's words."""
     msg = d.get("message") or {}
+    if msg.get("model") == "<synthetic>" or d.get("isApiErrorMessage"):
+        return
     content = msg.get("content")
     mid = msg.get("id") or d.get("uuid") or ""
     blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
@@ -2246,6 +2253,8 @@ def _claude_assistant(d, ts, out):
             continue
         out["seen"].add(sig)
         if b.get("type") == "text" and (b.get("text") or "").strip():
+            if _API_ERROR_REGEX.search(b["text"].strip()):
+                continue
             by = "subagent" if d.get("isSidechain") else ""  # a sub-agent's report (1.x)
             out["events"].append(Event("assistant", b["text"].strip(), ts, by))
         elif b.get("type") == "tool_use":
@@ -9117,6 +9126,10 @@ _PROMPT_MIN_SHARE = 0.32
 # says a problem of the prompt's thing: the symptom is in the prompt's words, the rest of it
 # ("after a reinstall") is what the store cannot know; a third of the share is enough
 _PROBLEM_MIN_SHARE = 0.1
+# a typed memory (a bug and its fix, a decision: what the session learned, distilled) whose
+# passage holds this share of the prompt's weight is about the prompt's one own word
+# ("Give the button an onclick handler"); an episode's sentence may name it in passing
+_ONE_WORD_SHARE = 0.5
 _PROMPT_PASSAGES = 3
 _PROMPT_CANDIDATES = 8  # recall hits whose passages are weighed
 _PROMPT_BUDGET_TOKENS = 400
@@ -9456,7 +9469,8 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
         # else by all of its parts together, never by one part ("js" of "Next.js")
         whole_forms = [whole] + [t for t in rest if t == joined or re.search(r"[./_:-]", t)]
         parts = [t for t in rest if t not in whole_forms and len(t) > 2]
-        forms = [frozenset([t]) for t in whole_forms] + ([frozenset(parts)] if parts else [])
+        # parts say it together; one part left ("next" of "Next.js") is a word of its own
+        forms = [frozenset([t]) for t in whole_forms] + ([frozenset(parts)] if parts[1:] else [])
         if whole in idf:
             weight = idf[whole]
         elif parts and all(t in idf for t in parts):
@@ -9625,7 +9639,8 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
             or _unreviewed_rule(m)
         ):
             continue  # what `check` fails is never told
-        share, passage = _best_passage(m.text, weights, guesses=m.type != "episode")
+        typed = m.type != "episode"
+        share, passage = _best_passage(m.text, weights, guesses=typed)
         if share < _PROMPT_MIN_SHARE and not (  # the problem words are read only for a bug
             m.type == "bug"
             and share >= _PROBLEM_MIN_SHARE
@@ -9633,9 +9648,9 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
             and _says("problem", passage)
         ):
             continue
-        if not _names_enough(passage, weights):
+        if not (_names_enough(passage, weights) or typed and share >= _ONE_WORD_SHARE):
             continue
-        if m.type != "episode":  # a typed memory stands alone: all of it
+        if typed:  # a typed memory stands alone: all of it
             passage = _clip(m.text, 2 * _PASSAGE_CHARS)
         if passage not in (p for _s, _m, p in found):
             found.append((share, m, passage))

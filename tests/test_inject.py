@@ -304,6 +304,42 @@ def test_a_natural_prompt_gets_what_it_needs_and_a_near_miss_of_the_same_project
     assert prompt("Rate-limit the create-idea endpoint") == ""
 
 
+def test_one_word_of_the_prompt_is_enough_only_for_a_typed_memory_about_it(store):
+    s = agentmem.open_store()
+    s.remember("Fixed the button's onclick: it takes templ.ComponentScript{Call: onclick}, never "
+               "templ.SafeScript.", type="bug")
+    for text in ("The nav bar lists the docs pages in the order of docs/index.yaml.",
+                 "Cards take their title as a prop and render it as an h2.",
+                 "Lint runs as nix develop -c lint; generated _templ.go files are never edited."):
+        s.remember(text, type="convention")
+    s.close()
+    # "onclick" is the prompt's one own word, and the bug is about it: told
+    assert "templ.ComponentScript" in prompt("Give the button component an onclick handler")
+    # the same words in an episode's sentence (a word said in passing) are not enough
+    s = agentmem.open_store()
+    for m in s.memories():
+        if m.type == "bug":
+            s.forget(m.id)
+    s.remember("Fixed the button's onclick: it takes templ.ComponentScript{Call: onclick}, never "
+               "templ.SafeScript.", type="episode")
+    s.close()
+    assert prompt("Give the button component an onclick handler") == ""
+
+
+def test_one_part_of_a_name_does_not_say_it(store):
+    s = agentmem.open_store()
+    s.remember("Next: start phase 2 (T004-T009), the foundational scaffolding of the queue crate.",
+               type="todo")
+    for text in ("The scheduler crate keeps jobs in a Postgres queue (pgmq).",
+                 "Job submission is authenticated upstream; the scheduler trusts its caller.",
+                 "cargo runs through rustup's 1.78 toolchain here."):
+        s.remember(text, type="fact")
+    s.close()
+    # "js" is too short to be a word of its own, which leaves "next": "Next:" is not "Next.js"
+    assert prompt("Scaffold the Next.js app so the implement run can carry on") == ""
+    assert "foundational scaffolding" in prompt("What is next: the foundational scaffolding?")
+
+
 def test_an_episode_s_own_labels_are_not_words_of_the_session():
     weights = [(2.0, [frozenset(["agent"])], False), (2.0, [frozenset(["assign"])], False)]
     entry = "Sub-agent: Changed the assignment from `this.logger = createLogger();` to `this.logger = logger;`."
