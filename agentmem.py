@@ -70,7 +70,7 @@ _DEFAULT_LIMIT = 5
 _DEFAULT_BACKEND = "auto"                # auto | fts5 | python (AGENTMEM_BACKEND)
 _TRANSCRIPT_FORMATS = ("claude", "codex", "gemini", "text")
 _AGENTS = ("claude-code", "codex", "gemini", "cursor")
-_INDEX_VERSION = 21                      # bump when tokens or tables change: the index rebuilds
+_INDEX_VERSION = 22                      # bump when tokens or tables change: the index rebuilds
 
 # Ranking. See docs/ranking.md; every number here is used in exactly one place.
 _BM25_K1 = 1.2
@@ -1319,8 +1319,11 @@ def _word_tokens(raw):
             seg.isascii() or _ASCII_WORD_REGEX.search(seg)
         )
         parts = _CAMEL_REGEX.findall(seg) if camel else (seg,)
-        if len(parts) > 1:  # useEffect, HTTPServer, sha256
-            append(seg.lower())
+        if len(parts) > 1:  # useEffect, HTTPServer, sha256; NumPy is "numpy" stemmed, as typed
+            whole = seg.lower()
+            append(_stem(whole) if seg.isalpha() else whole)
+            if seg.isalpha() and _stem(whole) != whole:
+                forms.append(whole)
         for p in map(str.lower, parts):
             if p not in _STOP_WORDS:
                 s = _stem(p)
@@ -3643,6 +3646,7 @@ _OBSERVED_CONFIDENCE = {
     "assistant-bug": 0.8, "assistant-dead-end": 0.75, "assistant-decision": 0.7,
     "assistant-todo": 0.7, "assistant-fact": 0.6, "open-problem": 0.5, "summary": 0.8,
     "todo-list": 0.8, "workaround": 0.8, "episode": 0.6, "record": 0.8,
+    "compaction": 0.8,
 }
 # fmt: on
 _MAX_MEMORY_CHARS = 700
@@ -4545,6 +4549,74 @@ _NOT_PROJECT_REGEX = _LazyRegex(
     r"^(?:[A-Za-z]:)?[/\\~]|^\.\.|(?:^|/)(?:node_modules|\.agentmem|\.git|vendor|site-packages)/"
 )
 _RECORD_CHARS = 600  # one decision record's memory at most: question, decision, reason
+# A compaction summary (Claude Code's, when the context fills up) is a record the session wrote
+# of itself, in sections; its "Errors and fixes" lists each problem the session met with what
+# fixed it ("- **NumPy Version Incompatibility**: / - Error: ... / - Fix: Downgraded ..."):
+# one bug each, the problem and its fix together. The person's words it quotes ("User
+# feedback: ...") are left out: a summary is the agent's account, never the person's.
+_COMPACT_SKIPPED = ("all user messages", "files and code sections", "optional next step")
+_COMPACT_FIXES_REGEX = _LazyRegex(r"(?i)^(?:errors?|problems?|issues?)\b.*\b(?:fix|solution|resol)")
+_ITEM_REGEX = _LazyRegex(r"^([ \t]*)(?:[-*+\u2022]|\d+[.)])[ \t]+(.+)$")
+_FIX_LINE_REGEX = _LazyRegex(
+    r"(?i)^(?:\w+ )?(?:fix(?:ed)?|solution|resolution|resolved|solved|workaround)\b"
+)
+_QUOTED_PERSON_REGEX = _LazyRegex(
+    r"(?i)^(?:user|person|human)(?:'s)? (?:feedback|said|asked|request)"
+)
+
+
+def _compact_sections(text):
+    """[(section title, prose)] of a compaction summary, without the sections that repeat."""
+    sections, title, body = [], "", []
+    for line in text.split("\n"):
+        m = re.match(
+            r"^\s*(?:#+\s*)?(?:\d+\.\s*)?\*{0,2}([A-Z][^:*\n]{2,60}?)(?::\*{0,2}|\*{0,2}:)\s*$",
+            line,
+        )
+        if m:
+            if body:
+                sections.append((title, "\n".join(body)))
+            title, body = m.group(1).strip(), []
+        else:
+            body.append(line)
+    if body:
+        sections.append((title, "\n".join(body)))
+    return [(t, b) for t, b in sections if t.lower() not in _COMPACT_SKIPPED and t]
+
+
+def _fix_items(body):
+    """[(name, text, fixed)] of the items of an "Errors and fixes" section: each heading
+    bullet with the lines under it as one text ("NumPy Version Incompatibility: Error: ...
+    Fix: Downgraded NumPy ... `numpy<2`."), and whether it says what fixed it."""
+    items, top, out = [], None, []
+    for line in body.split("\n"):
+        m = _ITEM_REGEX.match(line)
+        if m and (top is None or len(m.group(1)) <= top):
+            top = len(m.group(1))
+            items.append([m.group(2)])
+        elif items and line.strip():
+            items[-1].append(m.group(2) if m else line.strip())
+    for head, *rest in items:
+        lines = [x.replace("**", "").replace("__", "").strip() for x in [head] + rest]
+        lines = [x for x in lines if x and not _QUOTED_PERSON_REGEX.match(x)]
+        if not lines:
+            continue
+        name = lines[0].rstrip(":").strip()
+        said = " ".join(x if x.endswith(_SENTENCE_ENDS + (":",)) else x + "." for x in lines[1:])
+        fixed = any(_FIX_LINE_REGEX.match(x) or _says("fix", x) for x in lines)
+        out.append((name, "%s: %s" % (name, said) if said else name, fixed))
+    return out
+
+
+def _compact_fixes(text):
+    """[(name, text)] of the problems a compaction summary says were fixed (_fix_items)."""
+    return [
+        (name, said)
+        for title, body in _compact_sections(text)
+        if _COMPACT_FIXES_REGEX.match(title)
+        for name, said, fixed in _fix_items(body)
+        if fixed
+    ]
 
 
 def _decision_records(text):
@@ -4595,8 +4667,9 @@ def _settings(text):
 
 
 class _Records:
-    """The decision records a session wrote (see _RECORD_FIELD_REGEX) as decisions, and the
-    environment variables its docs set as facts.
+    """The decision records a session wrote (see _RECORD_FIELD_REGEX) as decisions, the
+    environment variables its docs set as facts, and what its compaction summaries say it
+    fixed as bugs (_compact_fixes).
 
     What it keeps between chunks is plain data in `context["records"]`: the project's
     markdown files the session wrote, and a checksum of each version of a record told.
@@ -4616,7 +4689,10 @@ class _Records:
         return "" if _NOT_PROJECT_REGEX.search(rel) else rel
 
     def event(self, ev):
-        if ev.role == "call":
+        if ev.role == "compact":
+            for name, text in _compact_fixes(ev.text or ""):
+                self.found[("", "!" + name)] = ("bug", _clip(text, _RECORD_CHARS), ev.ts)
+        elif ev.role == "call":
             name, text = ev.tool.lower(), ev.text or ""
             if name in _SHELL_TOOLS:
                 files = [
@@ -4672,14 +4748,15 @@ class _Records:
             if said in self.state["told"]:
                 continue
             self.state["told"] = (self.state["told"] + [said])[-200:]
+            by = "record" if path else "compaction"
             m = Memory(
                 text,
                 type=mtype,
-                confidence=_OBSERVED_CONFIDENCE["record"],
-                files=[path],
+                confidence=_OBSERVED_CONFIDENCE[by],
+                files=[path] if path else [],
                 created=ts,
             )
-            m.extra["by"] = "record"
+            m.extra["by"] = by
             out.append(m)
         return out
 
@@ -4707,7 +4784,6 @@ _EPISODE_MAX_CHARS = 14000  # a chunk's episode at most; the least telling prose
 _EPISODE_REQUEST_CHARS = 500  # a pasted document in a request is cut here
 _EPISODE_MIN_WORDS = 6  # a shorter sentence of the agent (not a list) tells too little
 _SHORT_REQUEST_CHARS = 80  # a shorter request ("Polish") leads the prose that answers it
-_COMPACT_SKIPPED = ("all user messages", "files and code sections", "optional next step")
 _DIGEST_CHARS = 160  # a request, a commit or half the report, in a session's digest
 _DIGEST_LATER_REQUESTS = 3  # the digest names the first request and this many later ones
 _DIGEST_COMMITS = 3
@@ -4798,25 +4874,6 @@ def _pack(lines, limit=_EPISODE_ENTRY_CHARS):
     if cur:
         out.append(cur)
     return out
-
-
-def _compact_sections(text):
-    """[(section title, prose)] of a compaction summary, without the sections that repeat."""
-    sections, title, body = [], "", []
-    for line in text.split("\n"):
-        m = re.match(
-            r"^\s*(?:#+\s*)?(?:\d+\.\s*)?\*{0,2}([A-Z][^:*\n]{2,60}?)(?::\*{0,2}|\*{0,2}:)\s*$",
-            line,
-        )
-        if m:
-            if body:
-                sections.append((title, "\n".join(body)))
-            title, body = m.group(1).strip(), []
-        else:
-            body.append(line)
-    if body:
-        sections.append((title, "\n".join(body)))
-    return [(t, b) for t, b in sections if t.lower() not in _COMPACT_SKIPPED and t]
 
 
 def _commit_message(command):
@@ -5437,7 +5494,10 @@ class _Episode:
 
     def _compaction(self, turn, text):
         """A compaction summary's sections as notes; its pending tasks for the digest."""
-        for title, body in _compact_sections(text):
+        for title, section in _compact_sections(text):
+            body = section
+            if _COMPACT_FIXES_REGEX.match(title):  # what was fixed is a bug each (_Records)
+                body = "\n".join("- " + t for _n, t, fixed in _fix_items(body) if not fixed)
             lines = [s for s in _prose_lines(body) if _telling(s) or len(s) > 40]
             if title.lower().startswith(("pending", "remaining", "next step")):
                 self.pending = [s.rstrip(".") for s in _prose_lines(body)]
@@ -9202,7 +9262,7 @@ _EVIDENCE_WORDS = {
     "person": "the person said", "final": "the session's final word", "episode": "episode record",
     "todo-list": "the todo list", "tools": "a command that ran", "summary": "last session",
     "llm": "LLM summary", "scan": "project docs", "agent": "an agent saved it (MCP)",
-    "record": "a doc the session wrote",
+    "record": "a doc the session wrote", "compaction": "the session's summary",
 }
 # fmt: on
 _INJECT_PREAMBLE = (

@@ -91,6 +91,37 @@ def test_a_compaction_summary_is_read_by_sections_and_never_titles_the_session(t
                          "Left: Measure the cold start on Render after the disk is mounted.")  # summary
 
 
+def test_what_a_compaction_summary_says_was_fixed_is_a_bug_each_with_its_fix(tmp_path, store):
+    summary = ("This session is being continued from a previous conversation that ran out of context.\n"
+               "Summary:\n1. **Primary Request and Intent:**\n   - Deploy the API on Render\n"
+               "4. **Errors and Fixes:**\n"
+               "   - **NumPy Version Incompatibility**:\n"
+               "      - Error: \"A NumPy version >=1.21.6 and <1.28.0 is required for this version of SciPy\"\n"
+               "      - Fix: Downgraded NumPy from 2.3.2 to 1.26.4 with `pip install \"numpy<2\"`\n"
+               "      - User feedback: \"from now on always pin everything\"\n"
+               "   - **Authentication Required (403)**:\n"
+               "      - Error: \"Not authenticated\" when calling the API\n"
+               "      - Fix: Set AUTH_TOKEN=sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789 in Render\n"
+               "   - **Slow cold start**:\n      - Error: the first request takes 40 s\n"
+               "5. **Pending Tasks:**\n   - Measure the cold start\n")
+    lines = claude_lines([("user", "Deploy the LLM Guard API to Render.")])
+    lines.append(line("user", isCompactSummary=True, message={"role": "user", "content": summary}))
+    lines.append(line("user", isCompactSummary=True, message={"role": "user", "content": summary}))
+    mems = capture(tmp_path, lines)
+    bugs = [m for m in mems if m["type"] == "bug"]
+    assert len(bugs) == 2                                      # twice compacted: each fix once
+    numpy = next(m for m in bugs if "NumPy" in m["text"])
+    assert numpy["text"].startswith("NumPy Version Incompatibility: Error: ") and "numpy<2" in numpy["text"]
+    assert numpy["by"] == "compaction" and "always pin" not in numpy["text"]  # never the person's words
+    assert all("sk-ant-api03" not in m["text"] for m in mems)  # redacted like every field
+    episode = " ".join(m["text"] for m in mems if m["type"] == "episode")
+    assert "40 s" in episode and "Downgraded NumPy" not in episode  # the open one stays in the episode
+    told = am("inject", "--prompt", input=json.dumps({
+        "hook_event_name": "UserPromptSubmit", "cwd": CWD,
+        "prompt": "numpy fails to build when I run pip install on a fresh machine, any idea?"})).stdout
+    assert "Downgraded NumPy" in told and "the session's summary" in told
+
+
 def test_answers_queued_messages_todos_plans_and_commits_are_read(tmp_path, store):
     lines = claude_lines([
         ("user", "Set up static analysis for the Elixir project."),

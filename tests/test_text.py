@@ -16,6 +16,12 @@ def test_identifiers_match_whole_and_by_part():
     assert "the" not in toks                      # stop word
 
 
+def test_a_name_written_in_capitals_is_the_word_typed_in_lower_case():
+    for written, typed in (("NumPy", "numpy"), ("APIs", "api"), ("DataFrames", "dataframes"), ("IDs", "id")):
+        assert set(tokenize(typed)) <= set(tokenize(written)), written
+    assert tokenize("useEffect")[0] == "useeffect"                 # an identifier is kept whole too
+
+
 def test_english_and_russian_stems_conflate_word_forms():
     assert agentmem._stem_en("connections") == agentmem._stem_en("connected") == agentmem._stem_en("connecting")
     assert agentmem._stem_en("running") == "run"
