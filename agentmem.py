@@ -1321,8 +1321,9 @@ def _word_tokens(raw):
         parts = _CAMEL_REGEX.findall(seg) if camel else (seg,)
         if len(parts) > 1:  # useEffect, HTTPServer, sha256; NumPy is "numpy" stemmed, as typed
             whole = seg.lower()
-            append(_stem(whole) if seg.isalpha() else whole)
-            if seg.isalpha() and _stem(whole) != whole:
+            stem = _stem(whole) if seg.isalpha() else whole
+            append(stem)
+            if stem != whole:
                 forms.append(whole)
         for p in map(str.lower, parts):
             if p not in _STOP_WORDS:
@@ -5495,9 +5496,9 @@ class _Episode:
     def _compaction(self, turn, text):
         """A compaction summary's sections as notes; its pending tasks for the digest."""
         for title, section in _compact_sections(text):
-            body = section
-            if _COMPACT_FIXES_REGEX.match(title):  # what was fixed is a bug each (_Records)
-                body = "\n".join("- " + t for _n, t, fixed in _fix_items(body) if not fixed)
+            items = _fix_items(section) if _COMPACT_FIXES_REGEX.match(title) else ()
+            # what was fixed is a bug each (_Records); a section of prose stays as it is
+            body = "\n".join("- " + t for _n, t, fixed in items if not fixed) if items else section
             lines = [s for s in _prose_lines(body) if _telling(s) or len(s) > 40]
             if title.lower().startswith(("pending", "remaining", "next step")):
                 self.pending = [s.rstrip(".") for s in _prose_lines(body)]

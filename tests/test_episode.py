@@ -122,6 +122,16 @@ def test_what_a_compaction_summary_says_was_fixed_is_a_bug_each_with_its_fix(tmp
     assert "Downgraded NumPy" in told and "the session's summary" in told
 
 
+def test_errors_and_fixes_told_as_prose_stay_in_the_episode(tmp_path, store):
+    summary = ("Summary:\n2. **Errors and Fixes:**\nThe worker crashed at import because celery 5.4 "
+               "dropped the old task decorator; it was fixed by moving to shared_task everywhere.\n"
+               "3. **Pending Tasks:**\n   - Nothing left\n")
+    lines = claude_lines([("user", "Upgrade Celery to 5.4 in the worker service.")])
+    lines.append(line("user", isCompactSummary=True, message={"role": "user", "content": summary}))
+    mems = capture(tmp_path, lines)
+    assert "moving to shared_task" in " ".join(m["text"] for m in mems if m["type"] == "episode")
+
+
 def test_answers_queued_messages_todos_plans_and_commits_are_read(tmp_path, store):
     lines = claude_lines([
         ("user", "Set up static analysis for the Elixir project."),
