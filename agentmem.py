@@ -4556,6 +4556,7 @@ _RECORD_CHARS = 600  # one decision record's memory at most: question, decision,
 # one bug each, the problem and its fix together. The person's words it quotes ("User
 # feedback: ...") are left out: a summary is the agent's account, never the person's.
 _COMPACT_SKIPPED = ("all user messages", "files and code sections", "optional next step")
+_COMPACT_FIXES_MAX = 20  # a summary lists a few; more is a pasted log, not the session's account
 _COMPACT_FIXES_REGEX = _LazyRegex(r"(?i)^(?:errors?|problems?|issues?)\b.*\b(?:fix|solution|resol)")
 _ITEM_REGEX = _LazyRegex(r"^([ \t]*)(?:[-*+\u2022]|\d+[.)])[ \t]+(.+)$")
 _FIX_LINE_REGEX = _LazyRegex(
@@ -4611,13 +4612,14 @@ def _fix_items(body):
 
 def _compact_fixes(text):
     """[(name, text)] of the problems a compaction summary says were fixed (_fix_items)."""
-    return [
+    fixes = [
         (name, said)
         for title, body in _compact_sections(text)
         if _COMPACT_FIXES_REGEX.match(title)
         for name, said, fixed in _fix_items(body)
         if fixed
     ]
+    return fixes[:_COMPACT_FIXES_MAX]
 
 
 def _decision_records(text):

@@ -354,3 +354,9 @@ def test_only_the_report_of_a_turn_types_the_agent_s_claims():
     assert [m.text[:34] for m in typed] == ["Decided to serve thumbnails from t"]
     episode = " ".join(m.text for m in agentmem._episode(events, known=[m.text for m in typed]))
     assert "Redis for an hour" in episode
+
+
+def test_a_summary_that_lists_hundreds_of_fixes_does_not_flood_the_store():
+    summary = "Errors and fixes:\n" + "\n".join("- **Error %d**:\n  - Fix: retried %d" % (i, i) for i in range(500))
+    fixes = agentmem._compact_fixes(summary)
+    assert len(fixes) == agentmem._COMPACT_FIXES_MAX and fixes[0] == ("Error 0", "Error 0: Fix: retried 0.")
