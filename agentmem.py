@@ -4559,9 +4559,9 @@ _COMPACT_SKIPPED = ("all user messages", "files and code sections", "optional ne
 _COMPACT_FIXES_MAX = 20  # a summary lists a few; more is a pasted log, not the session's account
 _COMPACT_FIXES_REGEX = _LazyRegex(r"(?i)^(?:errors?|problems?|issues?)\b.*\b(?:fix|solution|resol)")
 _ITEM_REGEX = _LazyRegex(r"^([ \t]*)(?:[-*+\u2022]|\d+[.)])[ \t]+(.+)$")
-_FIX_LINE_REGEX = _LazyRegex(
-    r"(?i)^(?:\w+ )?(?:fix(?:ed)?|solution|resolution|resolved|solved|workaround)\b"
-)
+# an item's line that is its fix by its label ("Fix: ...", "Final fix: ...", "Workaround: ...");
+# "Fixed by ..." and "Resolved ..." the "fix" phrases say
+_FIX_LINE_REGEX = _LazyRegex(r"(?i)^(?:\w+ )?(?:fix|solution|resolution|workaround)\b")
 _QUOTED_PERSON_REGEX = _LazyRegex(
     r"(?i)^(?:user|person|human)(?:'s)? (?:feedback|said|asked|request)"
 )
