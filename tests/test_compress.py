@@ -41,7 +41,8 @@ def test_rejected_and_suggested_things_are_never_decisions(captured):
 
 def test_no_narration_no_tool_output_no_secret(captured, store):
     for m in captured:
-        assert not m["text"].lower().startswith(NARRATION), m["text"]
+        if m["type"] != "episode":  # the session's own words are kept as said
+            assert not m["text"].lower().startswith(NARRATION), m["text"]
         assert "IGNORE ALL PREVIOUS" not in m["text"] and "eval()" not in m["text"]
         assert "FileExistsError" not in m["text"]                      # tool output is evidence only
     on_disk = "".join(p.read_text(encoding="utf-8") for p in store.rglob("*") if p.is_file() and p.suffix in
@@ -318,8 +319,8 @@ def test_a_summary_list_keeps_each_item_apart():
     [bug] = compress_heuristic(events)
     assert bug.type == "bug" and "tenacity" not in bug.text
     assert bug.text.endswith("The lock is now held until the transaction commits.")
-    [change] = agentmem._episode(events, known=[bug.text])        # what changed besides: the episode
-    assert change.type == "episode" and "tenacity" in change.text and "lock" not in change.text
+    [_request, report] = agentmem._words(events, {})          # what changed besides: the words
+    assert report.type == "episode" and "tenacity" in report.text
 
 
 def test_lead_ins_are_not_kept():

@@ -1,4 +1,4 @@
-"""Capture of agent-driven sessions: the episode beside the typed memories, what real
+"""Capture of agent-driven sessions: the session's words beside the typed memories, what real
 transcripts carry (compaction, answers, queued messages, to-do lists, plans, commits,
 sub-agents), the session's final word, titles and paths."""
 import json
@@ -33,42 +33,45 @@ def line(kind, **fields):
     return base
 
 
-def test_an_agent_driven_session_keeps_its_explanations_and_report_in_the_episode():
+def test_the_session_s_words_are_passages_that_know_who_said_them_and_what_was_asked():
     events = [Event("user", "Polish"),
               Event("assistant", "I'll read the code first."),
               Event("call", "cmd/mcp.go", tool="Read"),
               Event("result", "package cmd // 400 lines of Go", tool="Read"),
               Event("assistant", "I see the issue. The `hooks.go` file used logging helpers that only "
                                  "existed in the old MCP file, so the build broke; removed it."),
+              Event("call", "go build ./...", tool="Bash"),
+              Event("result", "ok", tool="Bash"),
               Event("assistant", REPORT)]
-    entries = agentmem._episode(events)
-    text = " ".join(m.text for m in entries)
-    assert all(m.type == "episode" for m in entries)
-    assert text.startswith("Asked: Polish — ")               # a short request leads what answers it
-    assert "hooks.go" in text and "so the build broke" in text
-    assert "Transports" in text or "stdio; http; sse" in text
-    assert "proxy timeout" in text
-    assert "I'll read the code" not in text and "400 lines of Go" not in text   # narration, tool output
-    assert all(len(m.text) <= agentmem._EPISODE_ENTRY_CHARS for m in entries)
+    words = agentmem._words(events, {})
+    assert [(m.type, m.extra["who"]) for m in words] == [
+        ("episode", "person"), ("episode", "agent"), ("episode", "agent"), ("episode", "agent")]
+    assert words[0].text == "Polish" and "asked" not in words[0].extra
+    assert all(m.extra["asked"] == "Polish" and m.extra["turn"] == 1 for m in words[1:])
+    assert words[2].text.endswith("(then ran `go build ./...`)")   # a call: one line, never its output
+    assert words[3].text == REPORT                                   # the report whole, as written
+    assert "400 lines of Go" not in " ".join(m.text for m in words)  # tool output is never a passage
 
 
-def test_the_episode_stays_within_its_budget_and_keeps_the_most_telling_prose():
-    chatter = [Event("assistant", "Now I'm checking file number %d of the service." % i) for i in range(400)]
-    facts = [Event("assistant", "The `worker_%d` queue drops jobs because its visibility timeout of "
-                                "%d s is shorter than the job." % (i, i)) for i in range(400)]
-    entries = agentmem._episode([Event("user", "Find out why jobs go missing.")] + chatter + facts)
-    size = sum(len(m.text) for m in entries)
-    assert size <= agentmem._EPISODE_MAX_CHARS + len(entries) * 80
-    text = " ".join(m.text for m in entries)
-    assert "checking file number" not in text and "visibility timeout of 399 s" in text   # latest kept
-
-
-def test_what_a_typed_memory_holds_is_not_repeated_in_the_episode():
-    events = [Event("user", "We decided to keep Postgres for the queue; Redis is only a cache and never the "
-                            "source of truth for jobs, whatever the load.")]
-    typed = compress_heuristic(events)
-    assert [m.type for m in typed] == ["decision"]
-    assert agentmem._episode(events, known=[m.text for m in typed]) == []
+def test_a_long_message_is_cut_into_paragraphs_and_the_session_s_words_have_a_cap(monkeypatch):
+    long = "\n\n".join("Paragraph %d says the worker_%d queue drops jobs when Redis restarts." % (i, i)
+                       for i in range(60))
+    [request, *parts] = agentmem._words([Event("user", "Find out why jobs go missing."),
+                                         Event("assistant", long)], {})
+    assert len(parts) > 1 and all(len(p.text) <= agentmem._PASSAGE_MAX_CHARS for p in parts)
+    assert parts[0].text.startswith("Paragraph 0 ") and parts[-1].text.endswith("Redis restarts.")
+    monkeypatch.setattr(agentmem, "_WORDS_MAX_CHARS", 600)
+    chatter = [Event("assistant", "Now I'm checking file number %d of the service." % i) for i in range(40)]
+    context = {}
+    kept = agentmem._words([Event("user", "Find out why jobs go missing.")] + chatter
+                           + [Event("user", "Thanks, and the cache?"), Event("assistant", "No cache.")],
+                           context)
+    texts = [m.text for m in kept]
+    assert sum(map(len, texts)) <= 600 and context["words_chars"] <= 600
+    assert texts[0] == "Find out why jobs go missing." and "Thanks, and the cache?" in texts  # the person's
+    assert "No cache." in texts and "file number 39 " in " ".join(texts)  # each turn's last message
+    assert "file number 0 " not in " ".join(texts)                        # the rest, latest first
+    assert agentmem._words([Event("user", "more")], context)[0].extra["turn"] == 3  # turns go on
 
 
 def test_a_compaction_summary_is_read_by_sections_and_never_titles_the_session(tmp_path, store):
@@ -83,9 +86,8 @@ def test_a_compaction_summary_is_read_by_sections_and_never_titles_the_session(t
     lines = claude_lines([("user", "Deploy the LLM Guard API to Render.")])
     lines.append(line("user", isCompactSummary=True, message={"role": "user", "content": summary}))
     mems = capture(tmp_path, lines)
-    episode = " ".join(m["text"] for m in mems if m["type"] == "episode")
-    assert "pinned numpy<2" in episode and "cold start on Render" in episode
-    assert "please deploy it" not in episode                      # repeated user messages are skipped
+    [said] = [m for m in mems if m["type"] == "episode" and m.get("who") == "compaction"]
+    assert "pinned numpy<2" in said["text"] and "cold start on Render" in said["text"]
     [s] = [m for m in mems if m["type"] == "summary"]
     assert s["text"] == ("Asked: Deploy the LLM Guard API to Render.\n"       # the digest, not the
                          "Left: Measure the cold start on Render after the disk is mounted.")  # summary
@@ -115,7 +117,7 @@ def test_what_a_compaction_summary_says_was_fixed_is_a_bug_each_with_its_fix(tmp
     assert numpy["by"] == "compaction" and "always pin" not in numpy["text"]  # never the person's words
     assert all("sk-ant-api03" not in m["text"] for m in mems)  # redacted like every field
     episode = " ".join(m["text"] for m in mems if m["type"] == "episode")
-    assert "40 s" in episode and "Downgraded NumPy" not in episode  # the open one stays in the episode
+    assert "40 s" in episode and "User feedback" in episode   # the summary's own words are kept too
     told = am("inject", "--prompt", input=json.dumps({
         "hook_event_name": "UserPromptSubmit", "cwd": CWD,
         "prompt": "numpy fails to build when I run pip install on a fresh machine, any idea?"})).stdout
@@ -153,19 +155,20 @@ def test_answers_queued_messages_todos_plans_and_commits_are_read(tmp_path, stor
     everything = " ".join(m["text"] for m in mems)
     assert "Credo and Dialyxir, not Sobelow" in everything          # the person's answer
     assert "fail on any Credo warning" in everything                # typed while the agent worked
-    assert any("credo --strict" in t for t in texts["episode"])      # the agent's commit message
+    assert any("credo --strict" in t for t in texts["episode"])      # the command the agent ran
     assert any("12 Dialyzer warnings" in t for t in texts["todo"])   # left pending at the end
     assert not any("Add Credo config" in t for t in texts.get("todo", []))
 
 
-def test_sub_agent_reports_are_attributed_in_the_episode(tmp_path, store):
+def test_sub_agent_reports_are_attributed_in_the_words(tmp_path, store):
     lines = claude_lines([("user", "Why is the export job slow?")])
     lines.append(line("assistant", isSidechain=True, message={
         "id": "m-side", "role": "assistant", "content": [{"type": "text", "text":
             "The export query scans `orders` row by row without an index on `customer_id`; "
             "migration 0042 adds one."}]}))
     mems = capture(tmp_path, lines)
-    assert any(m["type"] == "episode" and "Sub-agent: The export query scans" in m["text"] for m in mems)
+    assert any(m["type"] == "episode" and m.get("who") == "subagent"
+               and m["text"].startswith("The export query scans") for m in mems)
 
 
 def test_no_home_folder_and_no_user_name_reaches_the_store(tmp_path, store):
@@ -220,10 +223,11 @@ def test_a_program_run_another_way_is_kept_as_a_fact():
     assert fact.type == "fact" and "`go` is not on the PATH" in fact.text and "nix develop" in fact.text
 
 
-def test_a_session_with_nothing_learned_leaves_nothing(tmp_path, store):
+def test_a_session_with_nothing_learned_leaves_its_words_and_no_typed_memory(tmp_path, store):
     mems = capture(tmp_path, claude_lines([("user", "What time is it in Tokyo?"),
                                            ("assistant", "It is 09:14 in Tokyo.")]))
-    assert mems == []
+    assert [(m["type"], m["text"]) for m in mems if m["type"] != "summary"] == [
+        ("episode", "What time is it in Tokyo?"), ("episode", "It is 09:14 in Tokyo.")]
 
 
 def test_one_word_of_a_question_counts_once_however_many_tokens_it_makes(store):
@@ -272,11 +276,11 @@ def test_a_mid_session_guess_is_episode_only_and_the_final_word_is_typed():
     typed = compress_heuristic(events)
     assert [(m.type, m.extra["by"]) for m in typed] == [("decision", "final")]
     assert "flaky" not in typed[0].text
-    episode = " ".join(m.text for m in agentmem._episode(events, known=[m.text for m in typed]))
-    assert "flaky network" in episode                   # still recalled, as the record of the session
+    episode = " ".join(m.text for m in agentmem._words(events, {}))
+    assert "flaky network" in episode                   # still recalled, in the session's words
 
 
-def test_a_claim_the_session_overturns_is_neither_typed_nor_kept_in_the_episode():
+def test_a_claim_the_session_overturns_is_not_typed_and_its_correction_follows_it():
     events = [Event("user", "Checkout totals are off by a cent."),
               Event("assistant", "The rounding error in checkout totals comes from the float conversion "
                                  "in `cart/total.py`, because prices are parsed as floats."),
@@ -287,8 +291,8 @@ def test_a_claim_the_session_overturns_is_neither_typed_nor_kept_in_the_episode(
     typed = compress_heuristic(events)
     assert len(typed) == 1 and "rounded per line" in typed[0].text
     assert "parsed as floats" not in typed[0].text
-    episode = " ".join(m.text for m in agentmem._episode(events))
-    assert "parsed as floats" not in episode and "rounded per line" in episode
+    episode = " ".join(m.text for m in agentmem._words(events, {}))
+    assert episode.index("parsed as floats") < episode.index("rounded per line")
 
 
 def test_a_cause_without_a_fix_blame_and_status_chatter_are_not_typed():
@@ -332,13 +336,7 @@ def test_the_last_session_digest_says_what_was_asked_committed_reported_and_left
     assert left == "Left: Alert when a billing run is skipped."
 
 
-def test_a_request_heads_only_its_first_entry_and_wrappers_are_not_requests():
-    prose = " ".join("Finding %d: the queue worker %d drops jobs when Redis restarts, because acks are "
-                     "sent early." % (i, i) for i in range(12))
-    events = [Event("user", "Fix the job queue"), Event("assistant", prose)]
-    entries = [m.text for m in agentmem._episode(events)]
-    assert len(entries) > 1 and entries[0].startswith("Asked: Fix the job queue — ")
-    assert not any(e.startswith("Asked:") for e in entries[1:])
+def test_harness_wrappers_are_not_the_person_s_words():
     assert agentmem._person_text("<task-notification>Background task 3 finished</task-notification>") == ""
     assert agentmem._person_text("<user-memory-input>Always run make fmt</user-memory-input>") == \
         "Always run make fmt"
@@ -352,7 +350,7 @@ def test_only_the_report_of_a_turn_types_the_agent_s_claims():
                                  "`thumbs/urls.py` builds the CDN links.")]
     typed = compress_heuristic(events)
     assert [m.text[:34] for m in typed] == ["Decided to serve thumbnails from t"]
-    episode = " ".join(m.text for m in agentmem._episode(events, known=[m.text for m in typed]))
+    episode = " ".join(m.text for m in agentmem._words(events, {}))
     assert "Redis for an hour" in episode
 
 

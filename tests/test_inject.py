@@ -229,7 +229,7 @@ def prompt(text, **kw):
                                                  "prompt": text, "cwd": "/nowhere"}), **kw)
 
 
-def test_a_prompt_is_told_the_passage_an_episode_holds_with_where_it_came_from(store, tmp_path):
+def test_a_prompt_is_told_the_passage_the_words_hold_with_who_said_it_and_what_was_asked(store, tmp_path):
     path = tmp_path / "s.jsonl"
     path.write_text(render_claude(AGENT_DRIVEN, "sess-fly", cwd="/nowhere"))
     am("capture", "--sync", input=hook_json("sess-fly", path), check=0)
@@ -241,8 +241,9 @@ def test_a_prompt_is_told_the_passage_an_episode_holds_with_where_it_came_from(s
     assert "flaky" not in told                                      # a guess is never told
     told = prompt("Raise the batch size the scoring workers pull from the Redis stream")
     [note] = [ln for ln in told.splitlines() if ln.startswith("- [")]
-    assert "· episode ·" in note and "episode record" in note       # a record of what was said
-    assert "not acknowledged within 60 seconds" in note and len(note) < agentmem._PASSAGE_CHARS + 80
+    assert "· episode ·" in note and "the agent wrote" in note      # the session's own words
+    assert 'in reply to: "How do the scoring workers talk to the queue?"' in note  # and what was asked
+    assert "not acknowledged within 60 seconds" in note and len(note) < agentmem._PASSAGE_CHARS + 200
     assert len(told) <= agentmem._PROMPT_BUDGET_TOKENS * agentmem._CHARS_PER_TOKEN + 400
 
 

@@ -99,8 +99,8 @@ def test_a_later_decision_replaces_the_earlier_one_on_the_same_subject(tmp_path,
     told = am("inject", "--format", "text", cwd=repo).stdout
     assert "NATS JetStream" in told and "Kafka is overkill" not in told
     hits = json.loads(am("recall", "Redis Streams webhook queue", "--json", cwd=repo).stdout)
-    old = next(h for h in hits if "Kafka is overkill" in h["text"])
-    new = next(h for h in hits if "NATS JetStream" in h["text"])
+    old = next(h for h in hits if "Kafka is overkill" in h["text"] and h["type"] == "decision")
+    new = next(h for h in hits if "NATS JetStream" in h["text"] and h["type"] == "decision")
     assert old["superseded_by"] == new["id"] and new["supersedes"] == old["id"]
     assert "SUPERSEDED by %s" % new["id"] in am("recall", "Redis Streams webhook queue", cwd=repo).stdout
 
