@@ -161,6 +161,16 @@ def test_filters_narrow_the_list(filled, served):
     assert filled["cents"] not in body and filled["webhook"] in body
 
 
+def test_the_session_s_words_are_filtered_by_who_said_them(served, store, tmp_path):
+    chat = tmp_path / "chat.md"
+    chat.write_text("User: Why do refunds fire twice?\nAssistant: Retries on 409 fire the webhook again.\n")
+    am("capture", "--transcript", str(chat), check=0)
+    _s, body, _h = served.get("/search?origin=words/agent")
+    assert "Retries on 409" in body and "Why do refunds fire twice" not in body
+    _s, body, _h = served.get("/search?origin=words/person")
+    assert "Why do refunds fire twice" in body and "Retries on 409" not in body
+
+
 def test_stored_markup_is_shown_as_text(filled, served):
     for path in ("/m/" + filled["hostile"], "/search?q=alert+onerror", "/review"):
         _s, body, _h = served.get(path)

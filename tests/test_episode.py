@@ -219,7 +219,7 @@ def test_a_program_run_another_way_is_kept_as_a_fact():
               Event("result", "(eval):1: command not found: go", tool="Bash"),
               Event("call", "nix develop --command go build -o connix .", tool="Bash"),
               Event("result", "", tool="Bash")]
-    [fact] = agentmem._episode(events)
+    [fact] = [m for m in agentmem._episode(events) if m.type != "episode"]   # beside the words
     assert fact.type == "fact" and "`go` is not on the PATH" in fact.text and "nix develop" in fact.text
 
 
