@@ -9653,22 +9653,52 @@ def _adjacent(parts, text):
     return any(set(words[i : i + n]) == set(parts) for i in range(len(words) - n + 1))
 
 
+def _own_words_said(passage, weights):
+    """The indexes of the prompt's own (not common) words a passage says: whole, or an
+    identifier's parts side by side."""
+    have = _terms_in(passage, {t[:3] for _w, forms, _c in weights for form in forms for t in form})
+    return [
+        i
+        for i, (_w, forms, common) in enumerate(weights)
+        if not common
+        and _says_word(forms, have)
+        and (any(len(f) == 1 and f <= have for f in forms) or _adjacent(forms[-1], passage))
+    ]
+
+
 def _names_enough(passage, weights):
     """Whether a passage says two of the prompt's own words (not common ones), or one that
     names a thing exactly: an identifier, a path, a version ("create-idea", "2.9.1"). One
     shared project word ("server", "agent", "workflow") is what any prompt of the project
     has with the store."""
-    have = _terms_in(passage, {t[:3] for _w, forms, _c in weights for form in forms for t in form})
-    said = [
-        forms
-        for _w, forms, common in weights
-        if not common
-        and _says_word(forms, have)
-        and (any(len(f) == 1 and f <= have for f in forms) or _adjacent(forms[-1], passage))
-    ]
+    said = _own_words_said(passage, weights)
     return len(said) >= 2 or any(
-        re.search(r"[\d._:/-]", t) for forms in said for form in forms for t in form
+        re.search(r"[\d._:/-]", t) for i in said for form in weights[i][1] for t in form
     )
+
+
+def _taken_up(told, hits, weights):
+    """The passages of the sessions' words that take up what a told one said: later in its
+    session, saying the prompt's own words it says (two of them, or its one). The session's
+    final word is told with the claim it may overturn, never the claim alone."""
+    out = []
+    for _share, m, passage in told:
+        words = set(_own_words_said(passage, weights))
+        if m.extra.get("by") != "words" or not words:
+            continue
+        for h in hits:
+            later = h.memory
+            if (
+                later.extra.get("by") == "words"
+                and later.session == m.session
+                and later.created > m.created
+                and not any(later is x for _s, x, _p in told + out)
+            ):
+                share, said = _best_passage(later.text, weights)
+                if len(words & set(_own_words_said(said, weights))) >= min(2, len(words)):
+                    out.append((share, later, said))
+                    break
+    return out
 
 
 def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
@@ -9681,7 +9711,8 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
     calibrated so that prompts about work the store knows nothing of get
     nothing (docs/capture.md); a bug's passage that says the problem a
     prompt reports needs less (_PROBLEM_MIN_SHARE). A guess said
-    mid-session is never quoted.
+    mid-session is never quoted. A passage of the words is told with what its session
+    said later on the same words (_taken_up), in the order said: the final word last.
     """
     said = _CLITIC_REGEX.sub(" ", prompt or "")  # its words; "won't start" is still a problem
     terms = _query_terms(said)
@@ -9721,6 +9752,8 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
         if passage not in (p for _s, _m, p in found):
             found.append((share, m, passage))
     found = sorted(found, key=lambda x: -x[0])[:_PROMPT_PASSAGES]
+    later = _taken_up(found, hits, weights)[: _PROMPT_PASSAGES - 1]  # in the weakest's place
+    found = found[: _PROMPT_PASSAGES - len(later)] + later
     found.sort(key=lambda x: (x[1].session, x[1].created))  # a session's final word last
     limit, lines = max(200, int(budget) * _CHARS_PER_TOKEN), []
     for _share, m, passage in found:

@@ -247,6 +247,25 @@ def test_a_prompt_is_told_the_passage_the_words_hold_with_who_said_it_and_what_w
     assert len(told) <= agentmem._PROMPT_BUDGET_TOKENS * agentmem._CHARS_PER_TOKEN + 400
 
 
+def test_a_passage_the_session_took_back_is_told_with_its_later_word_after_it(store, tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_text(render_claude([
+        ("user", "The invoice export drops the last page of long invoices."),
+        ("assistant", "The invoice export drops the last page because the paginator in "
+                      "`export/pages.py` counts pages from zero."),
+        ("tool", "Bash", {"command": "pytest tests/test_export.py"}, "1 failed"),
+        ("assistant", "The paginator was fine after all: the invoice export lost the last page "
+                      "because the footer template raised on a missing tax line, so the page was "
+                      "never written.")], "sess-pages", cwd="/nowhere"))
+    am("capture", "--sync", input=hook_json("sess-pages", path), check=0)
+    told = prompt("Make the paginator of the invoice export start counting pages at one")
+    notes = [ln for ln in told.splitlines() if ln.startswith("- [")]
+    assert any("counts pages from zero" in n for n in notes)            # the claim the prompt names,
+    claim = next(i for i, n in enumerate(notes) if "counts pages from zero" in n)
+    assert any("footer template raised" in n for n in notes[claim + 1:])  # then the session's final word
+    assert len(notes) <= agentmem._PROMPT_PASSAGES
+
+
 @pytest.mark.parametrize("unrelated", [
     "Add dark mode to the settings page", "Translate the onboarding emails to German",
     "Write a migration that adds an index on users.email", "Set up pre-commit hooks with black",
