@@ -9189,65 +9189,77 @@ _PROMPT_CANDIDATES = 8  # recall hits whose passages are weighed
 _PROMPT_BUDGET_TOKENS = 400
 _PASSAGE_CHARS = 360  # a quoted passage at most
 _COMMON_WORD_WEIGHT = 0.3
-# Words that say what kind of work a prompt asks for, not what it is about: they match
-# half of any store, so they weigh little in the relevance test.
-# Words any prompt about software may hold whatever it is about: what kind of work is asked
-# ("add", "fix", "run"), plain English ("people", "several", "quickly") and the nouns every
-# project has ("file", "test", "server", "error"). A prompt's other words say what it is
-# about; these weigh _COMMON_WORD_WEIGHT of their IDF in the relevance test.
-_COMMON_WORDING = """
-add build run test tests fix make create update change remove delete new file files code write
-use check implement refactor rename move commit push deploy redeploy install upgrade bump set
-setup configure enable disable start stop restart first after before again too also please help
-work want need get show look see try let now next last some all each one two thing things way
-part more less big bigger small large issue problem support handle improve clean review explain
-document read open close list find put keep take give call return page project app function
-method class module script version time out up down instead still sure go can could would
-should will log print warning error errors fail fails failed failing broken break bug crash slow
-fast when while why how what where which who people person someone something anything everything
-stuff several many much few lot lots little any every other another same different similar
-well complain complains complaining about against along among these those such both either
-neither whose whom anyway decide decided decision decisions choose chose chosen pick picked
-certain quick quickly slowly sometimes often usually already just only really actually maybe
-probably very even back come comes came goes went gone gets got gives made takes seem seems
-know think like able possible right wrong good bad better best worse old long short high low
-previous early late whole full empty single double main own real plain simple hard easy fine
-unusual usual normal common general specific particular current latest recent older newer once
-twice anymore rather whether though although because since until unless without within between
-across around above below under over through during here there then soon later away off into
-per number amount piece kind type case point place side end top bottom left front level step
-stage phase line lines word name names value values item items whatever yes not thanks
-application codebase folder directory repo repository package library variable field property
-parameter argument option options flag flags setting settings config configuration feature
-features system service server client api endpoint request response data database table query
-record records model schema string array map key id ids user users account screen view
-component button form input output result results message messages event events handler status
-state checks changes work job task tasks pull merge branch pr ci logs logging load save send
-receive fetch post display allow default local remote environment dev prod production staging
-web http url link path port host network connection process docs documentation readme example
-examples text content format style tool tools command commands run runs running report
-"""
-_COMMON_BY_PREFIX = {}  # the words of _COMMON_WORDING by their first three letters
-_COMMON_STEMS = {}  # stem -> whether it is a common word's
+# What kind of work a prompt asks for ("add", "fix", "errors", "version") is said in any
+# text about software, whatever it is about. The background that tells those words from the
+# ones a prompt is about is general technical English: the docstrings and comments of
+# Python's own standard library, the same on every machine Python is on (no list is written
+# here, and nothing is fitted to a prompt). A word more than _BACKGROUND_SHARE of them use
+# is common: it weighs _COMMON_WORD_WEIGHT of its IDF in the relevance test. The stems are
+# found once per Python version (about 1 s) and kept beside agentmem's bytecode cache.
+_BACKGROUND_SHARE = 0.003  # 646 stems of 20,451 (Python 3.11; 3.9 and 3.13: 97% the same)
+_BACKGROUND_MIN_CHARS = 40  # a shorter docstring or comment is a label, not prose
+_BACKGROUND_SKIPPED = (
+    "test",
+    "tests",
+    "idlelib",
+    "tkinter",
+    "turtledemo",
+    "lib2to3",
+    "ensurepip",
+    "site-packages",
+    "dist-packages",
+    "__pycache__",
+)
+_BACKGROUND_REGEX = _LazyRegex(r'"""(.*?)"""|#([^\n]*)', re.S)
+_BACKGROUND = []  # the stems once read, for the rest of the process
+
+
+def _background_stems():
+    """[stem] of the words common in general technical English (see _BACKGROUND_SHARE);
+    [] where Python's own sources cannot be read (then only this store's IDF weighs)."""
+    import sysconfig
+
+    docs, df = 0, {}
+    for root, dirs, files in os.walk(sysconfig.get_paths().get("stdlib") or ""):
+        dirs[:] = sorted(d for d in dirs if d not in _BACKGROUND_SKIPPED)
+        for name in sorted(f for f in files if f.endswith(".py")):
+            try:
+                with open(os.path.join(root, name), encoding="utf-8") as f:
+                    source = f.read()
+            except (OSError, ValueError):
+                continue
+            for m in _BACKGROUND_REGEX.finditer(source):
+                text = m.group(1) or m.group(2) or ""
+                if len(text) >= _BACKGROUND_MIN_CHARS:
+                    docs += 1
+                    for term in set(tokenize(text)):
+                        df[term] = df.get(term, 0) + 1
+    return sorted(t for t, n in df.items() if n > docs * _BACKGROUND_SHARE)
 
 
 def _common(stem):
-    """Whether a term is the stem of a word of _COMMON_WORDING. Only the table's words that
-    start like it are stemmed (a hook runs afresh each time: stemming the whole table would
-    cost it more than its search).
+    """Whether a term is common in general technical English (_background_stems), read from
+    the cache file, which is written the first time.
 
     >>> _common("fail"), _common("postgr")
     (True, False)
     """
-    if not _COMMON_BY_PREFIX:
-        for w in _COMMON_WORDING.split():  # "why" stems to "whi", "try" to "tri"
-            for start in {w[:3], w[:2] + "i" if w[2:3] == "y" else w[:3]}:
-                _COMMON_BY_PREFIX.setdefault(start, []).append(w)
-    if stem not in _COMMON_STEMS:
-        _COMMON_STEMS[stem] = any(
-            stem in tokenize(w) for w in _COMMON_BY_PREFIX.get(stem[:3], ()) if len(w) > 1
-        )
-    return _COMMON_STEMS[stem]
+    if not _BACKGROUND:
+        folder = getattr(sys, "pycache_prefix", None) or _user_cache_dir()
+        path = os.path.join(folder, "background-%d.%d-v1.txt" % sys.version_info[:2])
+        try:
+            with open(path, encoding="utf-8") as f:
+                stems = f.read().split()
+        except OSError:
+            stems = _background_stems()
+            try:  # no home, no cache: found again by the next process
+                if folder:
+                    os.makedirs(folder, exist_ok=True)
+                    _atomic_write(path, "\n".join(stems) + "\n", durable=False)
+            except OSError:
+                pass
+        _BACKGROUND.append(frozenset(stems))
+    return stem in _BACKGROUND[0]
 
 
 # How a note names where a memory came from (its `by`, set at capture)
@@ -9516,9 +9528,9 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
 
     A word weighs the IDF in the store of the word itself (or, when the store never
     saw it whole, of its rarest part), and a word the store never saw weighs most
-    (the prompt is about something the store does not know); a common word
-    (_COMMON_WORDING: "add", "several", "test"), and a word of the project's own name that
-    no memory holds (`known`: a prompt may name its project), weighs _COMMON_WORD_WEIGHT.
+    (the prompt is about something the store does not know); a word common in general
+    technical English (_common: "add", "errors", "test"), and a word of the project's own
+    name that no memory holds (`known`: a prompt may name its project), weighs _COMMON_WORD_WEIGHT.
     An identifier ("Next.js", "rate-limit") is never common, nor is a word the prompt
     quotes (an error it pastes: 'go: command not found'). `words`: _prompt_words(prompt,
     terms), when the caller has it already.

@@ -1,6 +1,7 @@
 """Inject stage: a small, ordered, budgeted block of quoted notes, or nothing at all."""
 import json
 import os
+import sys
 
 import pytest
 
@@ -233,7 +234,7 @@ def test_a_prompt_is_told_the_passage_the_words_hold_with_who_said_it_and_what_w
     path = tmp_path / "s.jsonl"
     path.write_text(render_claude(AGENT_DRIVEN, "sess-fly", cwd="/nowhere"))
     am("capture", "--sync", input=hook_json("sess-fly", path), check=0)
-    told = prompt("The first request after the next deploy times out again")
+    told = prompt("The first request after the next deploy times out")
     notes = [ln for ln in told.splitlines() if ln.startswith("- [")]
     assert 1 <= len(notes) <= agentmem._PROMPT_PASSAGES
     assert any("loads from the volume mounted at `/data/models`" in n and "· bug ·" in n and
@@ -340,8 +341,8 @@ def test_one_word_of_the_prompt_is_enough_only_for_a_typed_memory_about_it(store
     for m in s.memories():
         if m.type == "bug":
             s.forget(m.id)
-    s.remember("Fixed the button's onclick: it takes templ.ComponentScript{Call: onclick}, never "
-               "templ.SafeScript.", type="episode")
+    s.remember("Fixed the onclick: it takes a templ.Script call, never templ.SafeScript.",
+               type="episode")
     s.close()
     assert prompt("Give the button component an onclick handler") == ""
 
@@ -416,8 +417,9 @@ def test_an_error_the_prompt_quotes_is_what_it_is_about(store):
     s.close()
     told = context("--prompt", stdin=json.dumps({
         "hook_event_name": "UserPromptSubmit",
-        "prompt": "go build fails with 'go: command not found', how do I run go in this repo?"}))
+        "prompt": "go build fails with 'go: command not found', how do I run go in this project?"}))
     assert "nix develop --command go build" in told  # every other word is one any prompt has
+    assert "fly secrets" not in told                   # what only shares "not found" and "fails"
 
 
 def test_a_decision_is_weighed_with_the_question_it_answers(store):
@@ -430,3 +432,17 @@ def test_a_decision_is_weighed_with_the_question_it_answers(store):
     told = context("--prompt", stdin=json.dumps(
         {"hook_event_name": "UserPromptSubmit", "prompt": "Can users edit ideas after creating them?"}))
     assert "Chosen: Yes — users can edit both title and notes anytime" in told
+
+
+def test_common_words_come_from_the_standard_library_once_and_are_cached(tmp_path, monkeypatch):
+    monkeypatch.setattr(agentmem, "_BACKGROUND", [])
+    monkeypatch.setattr(agentmem.sys, "pycache_prefix", str(tmp_path), raising=False)
+    stems = agentmem._background_stems()
+    assert {"add", "error", "test", "file"} <= set(stems) and "postgr" not in stems
+    assert 300 < len(stems) < 2000                            # general words, not a vocabulary
+    assert agentmem._common("error") and not agentmem._common("kafka")
+    cached = tmp_path / ("background-%d.%d-v1.txt" % sys.version_info[:2])
+    assert cached.read_text().split() == stems                # written once, beside the bytecode
+    monkeypatch.setattr(agentmem, "_BACKGROUND", [])
+    monkeypatch.setattr(agentmem, "_background_stems", lambda: pytest.fail("read again"))
+    assert agentmem._common("error")                          # the next process reads the file
