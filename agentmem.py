@@ -60,6 +60,7 @@ import zlib
 # fmt: off
 _STORE_DIRNAME = ".agentmem"
 _LOCAL_DIRNAME = "local"                 # derived, git-ignored: index, queue, lock
+_LOCAL_WORDS_DIRNAME = "words"  # local/words/: the words, with {"words": "local"} in config.json
 _MEMORY_TYPES = ("decision", "convention", "bug", "lesson", "fact", "dead-end", "todo", "rule",
                  "summary", "episode")
 _TYPED = tuple(t for t in _MEMORY_TYPES if t != "episode")   # what inject may tell a session
@@ -6913,13 +6914,17 @@ class Store:
             )
 
     def _md_files(self):
-        """{relative path: (mtime_ns, size, inode)} of every markdown file outside local/; what
+        """{relative path: (mtime_ns, size, inode)} of every markdown file outside local/ (and
+        in local/words/: the session's words of a store set to keep them out of git); what
         looks like one and is not (a symlink, a FIFO, a folder named x.md) goes to
         `self.skipped` [(path, why)] for `check` to name."""
         out, self.skipped = {}, []
         if not os.path.isdir(self.root):
             return out
         stack = [("", self.root)]
+        words = os.path.join(self.local, _LOCAL_WORDS_DIRNAME)  # the words kept out of git
+        if os.path.isdir(words) and not (os.path.islink(self.local) or os.path.islink(words)):
+            stack.append(("%s/%s/" % (_LOCAL_DIRNAME, _LOCAL_WORDS_DIRNAME), words))
         while stack:
             rel, folder = stack.pop()
             try:
@@ -9112,7 +9117,7 @@ class _Capture:
             s.extra["by"] = "summary"
             memories = memories + [s]
         for m in memories:
-            slot = m.extra.pop("slot", None)  # one memory a session keeps up to date
+            slot = m.extra.get("slot")  # one memory a session keeps up to date
             if slot or m.type == "summary":
                 m.id = _derived_id(slot or "summary", session)
                 replaced.add(m.id)
@@ -9128,10 +9133,17 @@ class _Capture:
         day = (_parse_time(first_ts) and _now_iso(_parse_time(first_ts)) or _now_iso())[:10]
 
         path = []
+        local = self.store.config().get("words") == "local"  # the words kept out of git
 
-        def route(_m):
+        def route(m):
             if not path:
                 path.append(self.store._session_path(session, day))
+            if local and m.extra.get("by") == "words":
+                return "%s/%s/%s" % (
+                    _LOCAL_DIRNAME,
+                    _LOCAL_WORDS_DIRNAME,
+                    os.path.basename(path[0]),
+                )
             return path[0]
 
         def header(rel):
@@ -9462,23 +9474,29 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     mems = [m for m in mems if not m.extra.get("scanned") and m.extra.get("by") != "record"]
     rules = [m for m in mems if m.type == "rule"]
     section("Rules", rules)
-    section(
+    section(  # the person's, and what a person or an agent saved: never a claim of the
+        # agent's prose a phrase rule typed (it is recalled when a prompt asks for it)
         "Conventions and decisions",
         [
             m
             for m in mems
             if m.type in ("convention", "decision")
             and m.confidence >= _UNSURE_CONFIDENCE
+            and m.extra.get("by") != "final"
             and m not in rules
         ][:40],
     )
     section(
         "Tried and rejected", [m for m in mems if m.type == "dead-end" and m.confidence >= 0.8][:10]
     )
-    section(
-        "How to work here",
-        [m for m in idx.top(("fact",), limit=40) if m.extra.get("by") == "tools"][:_SETUP_FACTS],
-    )
+    setup = [m for m in idx.top(("fact",), limit=40) if m.extra.get("by") == "tools"]
+    newest = {}  # a slot (the commands that passed) each session keeps: the newest says it
+    for m in setup:
+        slot = m.extra.get("slot")
+        if slot and (slot not in newest or m.created > newest[slot].created):
+            newest[slot] = m
+    setup = [m for m in setup if newest.get(m.extra.get("slot"), m) is m]
+    section("How to work here", setup[:_SETUP_FACTS])
     todos = idx.top(("todo",), limit=10)
     summary = idx.top(("summary",), limit=1, newest=True)
     section("Open todos", todos)

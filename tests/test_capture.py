@@ -229,3 +229,19 @@ def test_a_job_that_failed_repeatedly_is_named_and_retried_on_request(store, tmp
     assert "1 failed jobs back in the queue" in p.stdout and "stored" in p.stdout
     assert not list(failed.glob("*.json"))
     assert "Redis Streams" in am("recall", "webhook queue Redis", check=0).stdout
+
+
+def test_a_team_keeps_the_session_s_words_out_of_git_with_one_setting(store, tmp_path):
+    store.mkdir()
+    (store / "config.json").write_text(json.dumps({"words": "local"}))
+    chat = tmp_path / "chat.md"
+    chat.write_text("User: Why do refunds fire twice?\nAssistant: Retries on 409 fire the webhook "
+                    "again, so the handler now checks the idempotency key.\n")
+    am("capture", "--transcript", str(chat), check=0)
+    [shared] = (store / "sessions").glob("*.md")
+    [local] = (store / "local" / "words").glob("*.md")
+    assert "## episode" not in shared.read_text() and "## summary" in shared.read_text()
+    assert "idempotency key" in local.read_text() and "local/" in (store / ".gitignore").read_text()
+    hits = json.loads(am("recall", "idempotency key", "--json").stdout)
+    assert hits[0]["text"].startswith("Retries on 409") and hits[0]["type"] == "episode"
+

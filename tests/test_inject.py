@@ -446,3 +446,15 @@ def test_common_words_come_from_the_standard_library_once_and_are_cached(tmp_pat
     monkeypatch.setattr(agentmem, "_BACKGROUND", [])
     monkeypatch.setattr(agentmem, "_background_stems", lambda: pytest.fail("read again"))
     assert agentmem._common("error")                          # the next process reads the file
+
+
+def test_session_start_tells_the_newest_commands_that_passed_once(store, tmp_path):
+    for n, (command, output) in enumerate((("ruff check src", "All checks passed!"),
+                                           ("pytest -q", "12 passed in 0.5s"))):
+        path = tmp_path / ("s%d.jsonl" % n)
+        path.write_text(render_claude([("user", "Run the checks before the release."),
+                                       ("tool", "Bash", {"command": command}, output)],
+                                      "sess-%d" % n, cwd="/nowhere").replace("2026-11-20", "2026-11-2%d" % n))
+        am("capture", "--transcript", str(path), check=0)
+    told = context()
+    assert told.count("Commands that passed here") == 1 and "pytest" in told  # the newer session's
