@@ -9210,18 +9210,10 @@ _COMMON_WORD_WEIGHT = 0.3
 # found once per Python version (about 1 s) and kept beside agentmem's bytecode cache.
 _BACKGROUND_SHARE = 0.003  # 646 stems of 20,451 (Python 3.11; 3.9 and 3.13: 97% the same)
 _BACKGROUND_MIN_CHARS = 40  # a shorter docstring or comment is a label, not prose
-_BACKGROUND_SKIPPED = (
-    "test",
-    "tests",
-    "idlelib",
-    "tkinter",
-    "turtledemo",
-    "lib2to3",
-    "ensurepip",
-    "site-packages",
-    "dist-packages",
-    "__pycache__",
-)
+# fmt: off
+_BACKGROUND_SKIPPED = ("test", "tests", "idlelib", "tkinter", "turtledemo", "lib2to3", "ensurepip",
+                       "site-packages", "dist-packages", "__pycache__")  # tests, GUIs, third party
+# fmt: on
 _BACKGROUND_REGEX = _LazyRegex(r'"""(.*?)"""|#([^\n]*)', re.S)
 _BACKGROUND = []  # the stems once read, for the rest of the process
 

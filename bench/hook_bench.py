@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """The two inject hooks on a large store, as ratios to `python -c pass` in the same run.
 
-usage: bench/hook_bench.py N [--shared ../shared] [--runs 21]
+usage: bench/hook_bench.py N [--shared ../shared] [--runs 21] [--sessions COPIES]
 
 Builds N memories the way ../shared/bench/scale_eval.py does (its corpus of the standard
-library's docstrings) and imports them into a fresh store; then, alternating with the
+library's docstrings) and imports them into a fresh store, or, with --sessions, captures
+the shared transcripts COPIES times over (each copy's long words varied, so no copy repeats
+another's vocabulary: a store of the sessions' words, 12 x COPIES sessions) and prompts with
+the tasks of inject_public.py; then, alternating with the
 floor so a busy machine weighs on all three alike, times as whole processes the hook
 commands `install` writes (agentmem imported as a module, its bytecode cached): the
 SessionStart hook (`inject`) and the UserPromptSubmit hook (`inject --prompt`) with natural
@@ -37,11 +40,34 @@ def timed(cmd, env, stdin=None):
     return time.perf_counter() - t
 
 
+def varied(src, dst, copy):
+    """A transcript whose prose (strings of 40 characters or more) has each word of eight
+    letters or more changed for this copy; keys and short values stay as they are."""
+    import re
+
+    def vary(x):
+        if isinstance(x, str) and len(x) >= 40:
+            return re.sub(r"[A-Za-z]{8,}", lambda m: m.group(0) + "q%d" % copy, x)
+        if isinstance(x, list):
+            return [vary(v) for v in x]
+        if isinstance(x, dict):
+            return {k: vary(v) for k, v in x.items()}
+        return x
+
+    with open(src, encoding="utf-8") as f, open(dst, "w", encoding="utf-8") as out:
+        for line in f:
+            try:
+                out.write(json.dumps(vary(json.loads(line))) + "\n")
+            except ValueError:
+                out.write(line)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("n", type=int)
     ap.add_argument("--shared", default=os.path.join(PROJECT, "..", "shared"))
     ap.add_argument("--runs", type=int, default=21)
+    ap.add_argument("--sessions", type=int, default=0, metavar="COPIES")
     a = ap.parse_args()
     sys.path.insert(0, os.path.join(os.path.abspath(a.shared), "bench"))
     import scale_eval  # the corpus the other speed figures are measured on
@@ -56,17 +82,30 @@ def main():
             "AGENTMEM_LLM_PROVIDER",
         ):
             env.pop(k, None)
-        src = os.path.join(work, "mem.jsonl")
-        with open(src, "w") as f:
-            for m in scale_eval.make_memories(a.n):
-                f.write(json.dumps(m) + "\n")
         am = [
             sys.executable,
             "-c",
             "import sys; sys.dont_write_bytecode = False; sys.path.insert(0, %r); "
             "import agentmem; sys.exit(agentmem.main())" % PROJECT,
         ]
-        subprocess.run(am + ["import", src], capture_output=True, env=env, check=True)
+        prompts = PROMPTS
+        if a.sessions:
+            import inject_public
+
+            prompts = [task for _owner, task, _groups in inject_public.TASKS]
+            for copy in range(a.sessions):
+                for name in inject_public.SESSIONS:
+                    path = os.path.join(work, "copy%d-%s" % (copy, os.path.basename(name)))
+                    varied(os.path.join(a.shared, "data", "transcripts", name), path, copy)
+                    subprocess.run(
+                        am + ["capture", "--transcript", path], capture_output=True, env=env
+                    )
+        else:
+            src = os.path.join(work, "mem.jsonl")
+            with open(src, "w") as f:
+                for m in scale_eval.make_memories(a.n):
+                    f.write(json.dumps(m) + "\n")
+            subprocess.run(am + ["import", src], capture_output=True, env=env, check=True)
         subprocess.run(am + ["recall", "warm the index"], capture_output=True, env=env)
         start = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "cwd": work})
         floor, begin, prompt = [], [], []
@@ -75,7 +114,7 @@ def main():
             begin.append(timed(am + ["inject"], env, start))
             hook = {
                 "hook_event_name": "UserPromptSubmit",
-                "prompt": PROMPTS[i % len(PROMPTS)],
+                "prompt": prompts[i % len(prompts)],
                 "cwd": work,
             }
             prompt.append(timed(am + ["inject", "--prompt"], env, json.dumps(hook)))
@@ -85,9 +124,8 @@ def main():
             "prompt inject %.3fs (%.2fx, +%.0f ms)"
             % (f, s, s / f, (s - f) * 1000, p, p / f, (p - f) * 1000)
         )
-        print(
-            "hook-bench N=%d: session-start %.2fx floor, prompt %.2fx floor" % (a.n, s / f, p / f)
-        )
+        what = "%d sessions" % (12 * a.sessions) if a.sessions else "N=%d" % a.n
+        print("hook-bench %s: session-start %.2fx floor, prompt %.2fx floor" % (what, s / f, p / f))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
