@@ -71,7 +71,7 @@ _DEFAULT_LIMIT = 5
 _DEFAULT_BACKEND = "auto"                # auto | fts5 | python (AGENTMEM_BACKEND)
 _TRANSCRIPT_FORMATS = ("claude", "codex", "gemini", "text")
 _AGENTS = ("claude-code", "codex", "gemini", "cursor")
-_INDEX_VERSION = 22                      # bump when tokens or tables change: the index rebuilds
+_INDEX_VERSION = 23                      # bump when tokens or tables change: the index rebuilds
 
 # Ranking. See docs/ranking.md; every number here is used in exactly one place.
 _BM25_K1 = 1.2
@@ -6120,10 +6120,11 @@ class _Index:
         if old:
             self._level_remove("ses", [(old[0], 0, [old[1].split()])])
             db.execute("DELETE FROM sessions WHERE rowid=?", (old[0],))
-        toks = " ".join(
-            t.split("\t")[2]
+        toks = " ".join(  # what the session learned, its words left out: they are searched
+            t.split("\t")[2]  # as passages, and would make every session's text all it said
             for (t,) in db.execute(
-                "SELECT toks FROM memories WHERE session=? ORDER BY rowid", (session,)
+                "SELECT toks FROM memories WHERE session=? AND type != 'episode' ORDER BY rowid",
+                (session,),
             )
         )
         if toks.strip():
