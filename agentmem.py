@@ -2570,7 +2570,13 @@ def _transcript_bytes(path, fmt, offset):
         with open(path, "rb") as f:
             raw = f.read(65536)
             head = raw.decode("utf-8", "replace")
-            if b"\x00" in raw or head.count("\ufffd") > len(head) // 20:
+            lines = raw.split(b"\n")  # a NUL or a line of garbage costs that line, not the file
+            binary = [
+                ln
+                for ln in lines
+                if b"\x00" in ln or ln.decode("utf-8", "replace").count("\ufffd") * 20 > len(ln)
+            ]
+            if len(binary) * 2 > len(lines):  # mostly not text
                 raise AgentmemError(
                     "%s is not a transcript: it is binary, not text (agents "
                     "write JSONL; a chat can be plain text)" % path

@@ -202,6 +202,20 @@ def test_what_is_not_a_transcript_is_refused_in_one_line(tmp_path, store):
     assert not (store / "sessions").exists()                       # nothing was stored
 
 
+def test_a_nul_byte_or_a_line_of_garbage_costs_that_line_not_the_session(tmp_path):
+    lines = render_claude(STEPS_EN, "sess-nul").splitlines()
+    clean, _info, _ = read_transcript(write(tmp_path, "clean.jsonl", "\n".join(lines) + "\n"))
+    broken = [ln.encode() for ln in lines]
+    broken[1] = broken[1][:20] + b"\x00\x00" + broken[1][20:]          # NUL bytes in line 2
+    broken.insert(3, os.urandom(300).replace(b"\n", b""))               # a line of garbage
+    path = tmp_path / "nul.jsonl"
+    path.write_bytes(b"\n".join(broken) + b"\n")
+    events, _info, _ = read_transcript(str(path))
+    said = " ".join(e.text for e in events)
+    assert "Redis Streams instead of Kafka" in said
+    assert len(events) >= len(clean) - 2                                  # the two lines only
+
+
 def test_one_malformed_record_costs_only_itself(tmp_path):
     lines = render_claude(STEPS_EN, "sess-bad").splitlines()
     bad = json.loads(lines[1])
