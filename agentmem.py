@@ -19,7 +19,7 @@ Public API (``__all__``; everything else has a leading underscore):
     Store.get, forget, memories, stats, import_jsonl, export_jsonl
     Store.prepare(m), add(items, route), update(*mems), set_type, clean(text)
                                               writing, for callers that build Memory objects
-    Store.exists, ensure, lock, read, config, index, close, project_root,
+    Store.exists, ensure, lock, read, config, read_config, index, close, project_root,
         unmerged(m), last_active(m), promote_rules, drop_rule(id)
     Store.check(), check_type(t), confirm(id), edit(id, text, mtype, tags), stale(m),
         review_queue(),
@@ -43,6 +43,7 @@ __all__ = [
 # fmt: on
 __version__ = "0.1.0"
 
+import itertools
 import json
 import math
 import os
@@ -2026,6 +2027,33 @@ _CHAT_ROLE_REGEX = _LazyRegex(
 )
 
 
+def _str_field(d, key):
+    """d[key] when it is a string, else '': every field of a transcript's record is read with
+    its type checked (these four), so a field of the wrong type costs that field; a record
+    that cannot stand without it (no type, no text) is then left out, and only it."""
+    v = d.get(key) if isinstance(d, dict) else None
+    return v if isinstance(v, str) else ""
+
+
+def _dict_field(d, key):
+    v = d.get(key) if isinstance(d, dict) else None
+    return v if isinstance(v, dict) else {}
+
+
+def _list_field(d, key):
+    v = d.get(key) if isinstance(d, dict) else None
+    return v if isinstance(v, list) else []
+
+
+def _flag_field(d, key):
+    return isinstance(d, dict) and d.get(key) is True
+
+
+def _call_args(args):
+    """A tool call's arguments as agentmem reads them: an object, or a string (a patch)."""
+    return args if isinstance(args, (dict, str)) else {}
+
+
 def _blocks_text(content, kinds=("text", "input_text", "output_text")):
     """The text of a message content: a string, or a list of typed blocks."""
     if isinstance(content, str):
@@ -2038,7 +2066,7 @@ def _blocks_text(content, kinds=("text", "input_text", "output_text")):
             elif isinstance(b, dict) and (
                 b.get("type") in kinds or ("text" in b and "type" not in b)
             ):
-                parts.append(str(b.get("text") or ""))
+                parts.append(_str_field(b, "text"))
         return "\n".join(p for p in parts if p)
     return ""
 
@@ -2196,17 +2224,17 @@ def _claude_summary(d, ts, out):
     """A `summary` line: a title, of this session only when the message it names (its
     `leafUuid`) is in this file (Claude Code also writes the titles of earlier sessions) and
     holds the session's words (_claude_words)."""
-    if d.get("summary"):
-        ev = Event("summary", str(d["summary"]), ts)
+    if _str_field(d, "summary"):
+        ev = Event("summary", d["summary"], ts)
         out["events"].append(ev)
-        if d.get("leafUuid"):
+        if _str_field(d, "leafUuid"):
             out["titles"].append((d["leafUuid"], ev))
 
 
 def _claude_queued(d, ts, out):
     """A message the person typed while the agent worked (not a slash command)."""
     if d.get("operation") == "enqueue":
-        text = _person_text(str(d.get("content") or ""))
+        text = _person_text(_str_field(d, "content"))
         if text and not text.startswith("/"):
             out["events"].append(Event("user", text, ts))
 
@@ -2214,15 +2242,15 @@ def _claude_queued(d, ts, out):
 def _claude_user(d, ts, out):
     """A user line: the person's words, tool results (and answers inside them), or the
     compaction summary; a sub-agent's prompt, written by the main agent, is left out."""
-    content = (d.get("message") or {}).get("content")
-    if d.get("isCompactSummary"):  # the session's own later view of itself
+    content = _dict_field(d, "message").get("content")
+    if _flag_field(d, "isCompactSummary"):  # the session's own later view of itself
         out["events"].append(Event("compact", _blocks_text(content), ts))
         return
     for b in content if isinstance(content, list) else ():
         if isinstance(b, dict) and b.get("type") == "tool_result":
             text = b.get("content")
             text = _blocks_text(text) if not isinstance(text, str) else text
-            ref = str(b.get("tool_use_id") or "")
+            ref = _str_field(b, "tool_use_id")
             tool = out["tools"].get(ref, "")
             failed = b.get("is_error") if isinstance(b.get("is_error"), bool) else None
             ok = _result_ok(text, None if failed is None else not failed)
@@ -2230,11 +2258,13 @@ def _claude_user(d, ts, out):
             # the person's words in a tool's result: only in the answer of the agent's own tool for
             # asking them; any other result (a web page, a file) that looks like one is data
             answers = (
-                _answers(text) if tool == "AskUserQuestion" and not d.get("isSidechain") else ""
+                _answers(text)
+                if tool == "AskUserQuestion" and not _flag_field(d, "isSidechain")
+                else ""
             )
             if answers:
                 out["events"].append(Event("user", answers, ts, "answer"))
-    if d.get("isSidechain"):
+    if _flag_field(d, "isSidechain"):
         return  # a sub-agent's prompt is the main agent's words: only its tools' results count
     text = _person_text(_blocks_text(content))
     if text:
@@ -2246,29 +2276,27 @@ def _claude_assistant(d, ts, out):
     however many lines repeat it. A line the harness wrote (its model "<synthetic>": "No
     response requested.", an API error) and an API's error in the agent's place are not the
     agent's words."""
-    msg = d.get("message") or {}
-    if msg.get("model") == "<synthetic>" or d.get("isApiErrorMessage"):
+    msg = _dict_field(d, "message")
+    if msg.get("model") == "<synthetic>" or _flag_field(d, "isApiErrorMessage"):
         return
     content = msg.get("content")
-    mid = msg.get("id") or d.get("uuid") or ""
-    blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
+    mid = _str_field(msg, "id") or _str_field(d, "uuid")
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
     for b in blocks:
-        if not isinstance(b, dict):
-            continue
-        sig = (mid, b.get("type"), b.get("id") or b.get("text"))
-        if sig in out["seen"]:
+        kind, text = _str_field(b, "type"), _str_field(b, "text").strip()
+        sig = (mid, kind, _str_field(b, "id") or text)
+        if not kind or sig in out["seen"]:
             continue
         out["seen"].add(sig)
-        if b.get("type") == "text" and (b.get("text") or "").strip():
-            if _API_ERROR_REGEX.search(b["text"].strip()):
+        if kind == "text" and text:
+            if _API_ERROR_REGEX.search(text):
                 continue
-            by = "subagent" if d.get("isSidechain") else ""  # a sub-agent's report (1.x)
-            out["events"].append(Event("assistant", b["text"].strip(), ts, by))
-        elif b.get("type") == "tool_use":
-            name = str(b.get("name") or "")
-            ref = str(b.get("id") or "")
+            by = "subagent" if _flag_field(d, "isSidechain") else ""  # a sub-agent's report (1.x)
+            out["events"].append(Event("assistant", text, ts, by))
+        elif kind == "tool_use":
+            name, ref = _str_field(b, "name"), _str_field(b, "id")
             out["tools"][ref] = name
-            args = b.get("input") or {}
+            args = _call_args(b.get("input"))
             out["events"].append(
                 Event("call", _call_text(name, args), ts, name, _tool_files(name, args), ref=ref)
             )
@@ -2286,11 +2314,15 @@ def _claude_words(d):
     (`<local-command-stdout>` after /clear), which a title naming it summarises alone."""
     if d.get("type") != "user":
         return True
-    content = (d.get("message") or {}).get("content")
+    content = _dict_field(d, "message").get("content")
     texts = (
         [content]
         if isinstance(content, str)
-        else [b.get("text") or "" for b in content or () if isinstance(b, dict) and "text" in b]
+        else [
+            _str_field(b, "text")
+            for b in _list_field(_dict_field(d, "message"), "content")
+            if isinstance(b, dict) and "text" in b
+        ]
     )
     return not texts or any(_person_text(t) for t in texts)
 
@@ -2302,16 +2334,15 @@ def _parse_claude(lines, info):
     uuids = set()
     for d in lines:
         try:
+            kind = _str_field(d, "type")
             if _claude_words(d):
-                uuids.add(d.get("uuid"))
-            info.setdefault("session", d.get("sessionId") or "")
-            if d.get("cwd"):
-                info.setdefault("cwd", d["cwd"])
-            if d.get("gitBranch"):
-                info.setdefault("branch", d["gitBranch"])
-            read = _CLAUDE_RECORDS.get(d.get("type"))
-            if read and not (d.get("isMeta") and d.get("type") in ("user", "assistant")):
-                read(d, d.get("timestamp") or "", out)
+                uuids.add(_str_field(d, "uuid"))
+            for key, field in (("session", "sessionId"), ("cwd", "cwd"), ("branch", "gitBranch")):
+                if _str_field(d, field) and not info.get(key):
+                    info[key] = d[field]
+            read = _CLAUDE_RECORDS.get(kind)
+            if read and not (_flag_field(d, "isMeta") and kind in ("user", "assistant")):
+                read(d, _str_field(d, "timestamp"), out)
         except _RECORD_ERRORS:
             info["skipped"] = info.get("skipped", 0) + 1  # one bad record costs itself
     foreign = {id(ev) for leaf, ev in out["titles"] if leaf not in uuids}
@@ -2320,14 +2351,15 @@ def _parse_claude(lines, info):
 
 def _codex_meta(p, ts, info, out):
     """session_meta: the session's id, folder and git state."""
-    info.setdefault("session", p.get("id") or "")
-    if p.get("cwd"):
-        info.setdefault("cwd", p["cwd"])
-    git = p.get("git") or {}
-    if git.get("branch"):
-        info.setdefault("branch", git["branch"])
-    if git.get("commit_hash"):
-        info.setdefault("commit", git["commit_hash"])
+    git = _dict_field(p, "git")
+    for key, d, field in (
+        ("session", p, "id"),
+        ("cwd", p, "cwd"),
+        ("branch", git, "branch"),
+        ("commit", git, "commit_hash"),
+    ):
+        if _str_field(d, field) and not info.get(key):
+            info[key] = d[field]
 
 
 def _codex_message(p, ts, info, out):
@@ -2343,21 +2375,22 @@ def _codex_message(p, ts, info, out):
 
 def _codex_call(p, ts, info, out):
     """A tool call (function, custom such as apply_patch, or local shell), kept by call_id."""
-    ptype = p.get("type")
-    name = str(p.get("name") or ptype)
+    ptype = _str_field(p, "type")
+    name = _str_field(p, "name") or ptype
     args = p.get("arguments") if ptype == "function_call" else p.get("input") or p.get("action")
     if isinstance(args, str) and args[:1] in "{[":
         try:
             args = json.loads(args)
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
+    args = _call_args(args)
     script = _EXEC_CMD_REGEX.search(args) if name == "exec" and isinstance(args, str) else None
     if script:  # code mode: a script around one shell command
         try:
             name, args = "exec_command", {"cmd": json.loads(script.group(1))}
         except ValueError:
             pass
-    ref = str(p.get("call_id") or "")
+    ref = _str_field(p, "call_id")
     cell = args.get("cell_id") if name == "wait" and isinstance(args, dict) else None
     if cell is not None and str(cell) in out["cells"]:  # the output of a command still running
         out["calls"][ref] = out["cells"].pop(str(cell))
@@ -2370,18 +2403,20 @@ def _codex_call(p, ts, info, out):
 
 def _codex_output(p, ts, info, out):
     """A tool's output, paired with its call; the person's answers to request_user_input."""
-    text, data, code = p.get("output"), None, None
+    text, data = p.get("output"), None
     if isinstance(text, str) and text[:1] == "{":
         try:
             data = json.loads(text)
-            text = data.get("output", text)
-            code = (data.get("metadata") or {}).get("exit_code")
-        except (ValueError, AttributeError):
+        except (ValueError, RecursionError):
             pass
-    text = _blocks_text(text) if isinstance(text, list) else str(text or "")
+    if isinstance(data, dict):  # {"output": ..., "metadata": {"exit_code": 0}}
+        text = data.get("output", text)
+    code = _dict_field(data, "metadata").get("exit_code")
+    text = _blocks_text(text)
     if code is None and text.startswith("Script failed"):  # code mode's own verdict
         code = 1
-    name, ref = out["calls"].get(str(p.get("call_id") or ""), ("", str(p.get("call_id") or "")))
+    ref = _str_field(p, "call_id")
+    name, ref = out["calls"].get(ref, ("", ref))
     running = re.match(r"Script running with cell ID (\w+)", text)
     if running:  # code mode: the output comes with a later `wait` on this cell
         out["cells"][running.group(1)] = (name, ref)
@@ -2396,7 +2431,7 @@ def _codex_output(p, ts, info, out):
 def _codex_event(p, ts, info, out):
     """The event stream's copy of a message: used only when the rollout has no other."""
     role = "user" if p.get("type") == "user_message" else "assistant"
-    text = str(p.get("message") or "")
+    text = _str_field(p, "message")
     text = _person_text(text) if role == "user" else text.strip()
     if text:
         out["fallback"].append(Event(role, text, ts))
@@ -2424,10 +2459,14 @@ def _parse_codex(lines, info):
     out = {"items": [], "fallback": [], "calls": {}, "cells": {}}
     for d in lines:
         try:
-            kind, p, ts = d.get("type"), d.get("payload") or {}, d.get("timestamp") or ""
-            if not isinstance(p, dict):
-                continue
-            read = _CODEX_RECORDS.get((kind, None if kind == "session_meta" else p.get("type")))
+            kind, p, ts = (
+                _str_field(d, "type"),
+                _dict_field(d, "payload"),
+                _str_field(d, "timestamp"),
+            )
+            read = _CODEX_RECORDS.get(
+                (kind, None if kind == "session_meta" else _str_field(p, "type"))
+            )
             if read:
                 read(p, ts, info, out)
         except _RECORD_ERRORS:
@@ -2459,7 +2498,7 @@ def _gemini_latest(records, info):
 def _gemini_record(d, events):
     """The events of one Gemini message: the person's words, or the model's prose, tool calls
     and their results."""
-    kind, ts = d.get("type"), d.get("timestamp") or ""
+    kind, ts = _str_field(d, "type"), _str_field(d, "timestamp")
     text = _blocks_text(d.get("content"))
     if kind == "user":
         text = _person_text(text)
@@ -2470,11 +2509,9 @@ def _gemini_record(d, events):
         return
     if text.strip():
         events.append(Event("assistant", text.strip(), ts))
-    for call in d.get("toolCalls") or []:
-        if not isinstance(call, dict):
-            continue
-        name, args = str(call.get("name") or ""), call.get("args") or {}
-        ref = str(call.get("id") or "")
+    for call in _list_field(d, "toolCalls"):
+        name, args = _str_field(call, "name"), _dict_field(call, "args")
+        ref = _str_field(call, "id")
         events.append(
             Event("call", _call_text(name, args), ts, name, _tool_files(name, args), ref=ref)
         )
@@ -2550,13 +2587,14 @@ def _detect_format(path, head):
             continue
         if not isinstance(d, dict):
             continue
-        if "payload" in d and d.get("type") in _CODEX_LINE_TYPES:
+        kind = _str_field(d, "type")
+        if "payload" in d and kind in _CODEX_LINE_TYPES:
             return "codex"
-        if "projectHash" in d or "$set" in d or d.get("type") in ("gemini", "info"):
+        if "projectHash" in d or "$set" in d or kind in ("gemini", "info"):
             return "gemini"  # Gemini's own marks: a "user" record alone says nothing yet
-        if d.get("type") in _CLAUDE_ONLY_TYPES or "uuid" in d or "message" in d:
+        if kind in _CLAUDE_ONLY_TYPES or "uuid" in d or "message" in d:
             votes.add("claude")
-        elif d.get("type") == "user" or "sessionId" in d:
+        elif kind == "user" or "sessionId" in d:
             votes.add("either")
     return "claude" if votes else "text"
 
@@ -2603,17 +2641,24 @@ def _transcript_bytes(path, fmt, offset):
         raise AgentmemError("cannot read transcript %s: %s" % (path, e.strerror or e)) from None
 
 
-def _json_records(text):
-    """The JSON objects of a JSONL text, one a line; any other line is skipped."""
+def _skipped_lines(n):
+    """How a capture names the lines of a transcript it could not read ('' for none)."""
+    return " (%d unreadable line%s skipped)" % (n, "" if n == 1 else "s") if n else ""
+
+
+def _json_records(text, info):
+    """The JSON objects of a JSONL text, one a line; any other line is skipped, and counted in
+    info["skipped"] (an empty line is not)."""
     records = []
     for line in (x.strip() for x in text.split("\n")):
-        if line.startswith("{"):
-            try:
-                d = json.loads(line)
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(d, dict):
-                records.append(d)
+        try:
+            d = json.loads(line) if line.startswith("{") else None
+        except (ValueError, RecursionError):
+            d = None
+        if isinstance(d, dict):
+            records.append(d)
+        elif line:
+            info["skipped"] = info.get("skipped", 0) + 1
     return records
 
 
@@ -2646,8 +2691,12 @@ def _gemini_messages(text, info):
         if pos >= len(text) or text[pos] == "]":
             break
         try:
-            d, pos = decoder.raw_decode(text, pos)
+            d, end = decoder.raw_decode(text, pos)
+            after = text[end : end + 64].lstrip()
+            if after[:1] not in (",", "]"):  # a cut message that took in the ones after it
+                raise ValueError("a message runs on past its own end")
             messages.append(d)
+            pos = end
         except (ValueError, RecursionError):
             info["skipped"] = info.get("skipped", 0) + 1
             nxt = _GEMINI_MESSAGE_REGEX.search(text, pos + 1)
@@ -2680,7 +2729,7 @@ def read_transcript(path, fmt="auto", offset=0):
             info["session"] = whole.get("sessionId") or ""
             return _sane(_parse_gemini(whole["messages"], info), info), info, new_offset
     parser = {"claude": _parse_claude, "codex": _parse_codex, "gemini": _parse_gemini}[fmt]
-    return _sane(parser(_json_records(text), info), info), info, new_offset
+    return _sane(parser(_json_records(text, info), info), info), info, new_offset
 
 
 def _sane(events, info):
@@ -6985,11 +7034,13 @@ class Store:
         return path
 
     def config(self):
-        """The store's shared settings, `config.json` (committed with the memories)."""
+        """The store's shared settings, `config.json` (committed with the memories): read only
+        as a regular file of the store (never through a symlink); AgentmemError with the reason
+        when it cannot be read, for every write: its redact patterns are not known."""
         if self._config is None:
-            self._config = {}
             p = os.path.join(self.root, "config.json")
-            if os.path.exists(p):
+            cfg = {}
+            if os.path.lexists(p):
                 try:
                     cfg = _read_json_file(p, _CONFIG_MAX_BYTES)
                     if cfg is None:
@@ -6998,8 +7049,17 @@ class Store:
                     raise AgentmemError("cannot read %s: %s" % (p, e)) from None
                 if not isinstance(cfg, dict):
                     raise AgentmemError("%s must hold a JSON object" % p)
-                self._config = cfg
+            self._config = cfg
         return self._config
+
+    def read_config(self):
+        """config.json for what only reads the store (what the hooks tell): {} and one line on
+        stderr when it cannot be read, so the next session is still told; writes refuse."""
+        try:
+            return self.config() if self.exists() else {}
+        except AgentmemError as e:
+            _err("agentmem: %s; read without it (writes refuse until it is mended)" % e)
+            return {}
 
     def _redactors(self):
         """Compiled extra secret patterns from config.json ("redact": [regex, ...]). A pattern
@@ -8980,6 +9040,8 @@ class _Capture:
         key = self.store.clean(job.get("transcript") or "session:" + (job.get("session") or ""))
         ts = transcripts.setdefault(key, {"offset": 0, "seen": [], "context": {}})
         events, info = self.job_events(job, ts)
+        if info.get("skipped"):
+            self.log("%s:%s" % (key, _skipped_lines(info["skipped"])))
         seen = set(ts.get("seen") or [])
         fresh = [e for e in events if e.key not in seen]
         keys = [e.key for e in fresh]  # as read: the next capture sees the same text
@@ -9640,20 +9702,29 @@ def _best_passage(text, weights, guesses=True):
     >>> round(share, 2), text
     (0.93, 'Pip is pinned to 24. Tests run nightly.')
     """
-    units = [  # a typed memory's question is part of it ("Should ideas stay editable? Chosen: ...")
-        u
-        for u in _passage_units(text)
-        if guesses or not (u.endswith(("?", "？")) or _says("speculation", u) or _says("blame", u))
-    ]
+    units = _passage_units(text)
     needles = {t[:3] for _w, forms, _c in weights for form in forms for t in form}
     tokens = [_terms_in(_RECORD_LABEL_REGEX.sub("", u), needles) for u in units]
+    allowed = {}  # a typed memory's question is part of it ("Should ideas stay editable? ...")
+
+    def quotable(k):  # read only for the units a run reaches: the tests are slow
+        if k not in allowed:
+            u = units[k]
+            allowed[k] = guesses or not (
+                u.endswith(("?", "？")) or _says("speculation", u) or _says("blame", u)
+            )
+        return allowed[k]
+
+    def after(k):
+        return (m for m in range(k + 1, len(units)) if quotable(m))
+
     total = sum(w for w, _t, _c in weights) or 1.0
     best, end = (0.0, ""), 0
     for i in range(len(units)):
-        if not any(_says_word(forms, tokens[i]) for _w, forms, _c in weights):
+        if not any(_says_word(forms, tokens[i]) for _w, forms, _c in weights) or not quotable(i):
             continue  # a run starts at a sentence of the prompt's words: at equal share, the first
         have, run = set(), []
-        for j in range(i, min(i + 3, len(units))):
+        for j in itertools.islice(itertools.chain((i,), after(i)), 3):
             if run and len(" ".join(run)) + len(units[j]) > _PASSAGE_CHARS:
                 break
             run.append(units[j])
@@ -9666,10 +9737,10 @@ def _best_passage(text, weights, guesses=True):
                 best, end = (share, text), j
     if best[1]:
         run = [best[1]]
-        for u in units[end + 1 :]:
-            if len(" ".join(run)) + len(u) + 1 > _PASSAGE_CHARS:
+        for m in after(end):
+            if len(" ".join(run)) + len(units[m]) + 1 > _PASSAGE_CHARS:
                 break
-            run.append(u)
+            run.append(units[m])
         best = (best[0], " ".join(run))
     return best
 
@@ -10760,7 +10831,7 @@ def _page_sessions(store, root, params):
 def _page_next(store, root, params):
     """What the next session is told, exactly as inject builds it, and its size."""
     prompt = params.get("prompt", "")
-    cfg = store.config() if store.exists() else {}
+    cfg = store.read_config()
     if prompt:
         budget = _inject_budget(cfg, prompt=True)
         context = _prompt_context(store, prompt, budget) if store.exists() else ""
@@ -11077,8 +11148,35 @@ def _dashboard_server(store_root, host="127.0.0.1", port=_DASHBOARD_PORT, allow_
 ########################################################################
 
 _OUR_COMMAND_REGEX = _LazyRegex(
-    r"agentmem(\.py|[\"']*\)?\.main\(\)\))?['\"]?(\s+--store\s+\S+)?\s+(inject|capture)\b"
+    r"agentmem(_hook)?(\.py|[\"']*\)?\.main\(\)\))?['\"]?(\s+--store\s+\S+)?\s+(inject|capture)\b"
 )
+# A team's committed hooks run a launcher that install writes beside agentmem.py, by a path
+# from the project folder a teammate can read: the agent's own variable for it, else git's
+# top folder (Codex and Cursor give none; the session may run in a subfolder).
+_LAUNCHER_NAME = "agentmem_hook.py"
+_PROJECT_ROOT_SH = {"claude-code": "${CLAUDE_PROJECT_DIR:-.}", "gemini": "${GEMINI_PROJECT_DIR:-.}"}
+_GIT_ROOT_SH = "$(git rev-parse --show-toplevel 2>/dev/null || echo .)"
+_LAUNCHER_TEXT = '''\
+"""What agentmem's committed hooks run: python3 agentmem_hook.py inject|capture ...
+
+Written by `agentmem install` beside agentmem.py. It imports agentmem.py as a module, so
+Python keeps its bytecode (in the user's cache folder, never in the repository) instead of
+compiling the whole file on every hook; when agentmem.py is gone it exits quietly, so a
+hook never breaks the agent's session.
+"""
+import os
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+if not os.path.isfile(os.path.join(here, "agentmem.py")):
+    sys.exit(0)
+home = os.environ.get("XDG_CACHE_HOME") or os.environ.get("LOCALAPPDATA")
+cache = os.path.join(home or os.path.join(os.path.expanduser("~"), ".cache"), "agentmem", "pycache")
+sys.dont_write_bytecode = not os.path.isabs(cache)
+sys.pycache_prefix = cache if os.path.isabs(cache) else None
+sys.path.insert(0, here)
+sys.exit(__import__("agentmem").main())
+'''
 # the shell each agent runs a hook command with on Windows (elsewhere: sh)
 _WINDOWS_HOOK_SHELL = {
     "claude-code": "powershell",  # asked for by the hook's "shell" field (else Git Bash or PS)
@@ -11088,13 +11186,20 @@ _WINDOWS_HOOK_SHELL = {
 }
 
 
-def _agentmem_command(sub, shell="sh", rel=None):
+def _agentmem_command(sub, shell="sh", rel=None, agent=None):
     """The command a hook runs: this interpreter importing this agentmem.py (or, `rel`, the
     project's own copy: _python_argv), quoted for the shell that runs it: sh; PowerShell
     (`& 'C:\\py.exe' ...`: a line that starts with a quoted path is an expression there); or
-    cmd.exe."""
+    cmd.exe. A team's install under sh runs the committed launcher (_LAUNCHER_TEXT).
+
+    >>> _agentmem_command("inject", rel="tools/agentmem.py", agent="claude-code")
+    'python3 "${CLAUDE_PROJECT_DIR:-.}/tools/agentmem_hook.py" inject'
+    """
     import shlex
 
+    if rel is not None and shell == "sh" and not re.search(r'["$`\\]', rel):
+        launcher = "/".join(rel.split("/")[:-1] + [_LAUNCHER_NAME])
+        return 'python3 "%s/%s" %s' % (_PROJECT_ROOT_SH.get(agent, _GIT_ROOT_SH), launcher, sub)
     argv = _python_argv(rel=rel)
     if shell == "powershell":
         return "& " + " ".join("'%s'" % a.replace("'", "''") for a in argv) + " " + sub
@@ -11136,7 +11241,8 @@ def _hook_target(command):
     'C:\\\\A B\\\\agentmem.py'
     """
     m = re.search(r"p\.join\(x,['\"]+([^'\"]+)['\"]+\)", command)
-    if m:  # a team's install: agentmem.py relative to the project
+    m = m or re.search(r'[})]/([^"]*%s)"' % _LAUNCHER_NAME, command)
+    if m:  # a team's install: agentmem.py (or its launcher) relative to the project
         return m.group(1)
     m = re.search(r"(?:sys\.path\.insert\(0,|;f=)(\"(?:[^\"\\]|\\.)*\")[);]", command)
     if m:
@@ -11179,12 +11285,14 @@ def _hook_plan(agent, stop=False, prompt=False, rel=None):
     """{event: [matcher group or flat entry]} agentmem adds for an agent (`rel`: the
     project's own agentmem.py, a command every clone can run)."""
     shell = _hook_shell(agent)
-    inject = _agentmem_command("inject", shell, rel)
-    capture = _agentmem_command("capture", shell, rel)
-    prompt_inject = _agentmem_command("inject --prompt", shell, rel)
+    inject = _agentmem_command("inject", shell, rel, agent)
+    capture = _agentmem_command("capture", shell, rel, agent)
+    prompt_inject = _agentmem_command("inject --prompt", shell, rel, agent)
     if agent == "cursor":
         plan = {
-            "sessionStart": [{"command": _agentmem_command("inject --format cursor", shell, rel)}],
+            "sessionStart": [
+                {"command": _agentmem_command("inject --format cursor", shell, rel, agent)}
+            ],
             "afterAgentResponse": [{"command": capture}],
             "stop": [{"command": capture}],
         }
@@ -11401,6 +11509,7 @@ def _plan_install(agent, project, global_=False, stop=False, prompt=False, remov
         data.pop("hooks", None)
     if agent == "cursor":
         data["version"] = data.get("version", 1)
+    launcher = _LAUNCHER_NAME in json.dumps(data) and not remove
     if agent == "gemini" and not remove:
         data["hooksConfig"] = dict(data.get("hooksConfig") or {}, enabled=True)
     current(path)[1] = json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else ""
@@ -11435,6 +11544,8 @@ def _plan_install(agent, project, global_=False, stop=False, prompt=False, remov
         else:
             holder.pop("mcpServers", None)
         current(path)[1] = json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else ""
+    if launcher:  # what the committed hooks run, beside agentmem.py (left there on removal)
+        current(os.path.join(project, os.path.dirname(rel), _LAUNCHER_NAME))[1] = _LAUNCHER_TEXT
     out = []
     for p, (old, new) in changes.items():
         if (old or "") != (new or ""):
@@ -11516,6 +11627,9 @@ def _installed_state(agent, project):
         if not cmds:
             continue
         targets = [_hook_target(c) for c in cmds]
+        targets += [
+            t[: -len(_LAUNCHER_NAME)] + "agentmem.py" for t in targets if t.endswith(_LAUNCHER_NAME)
+        ]
         where = [t if os.path.isabs(t) else os.path.join(project, t) for t in targets]
         missing = [t for t, w in zip(targets, where) if not os.path.isfile(w)]
         if missing and os.path.isabs(missing[0]) and scope == "project":
@@ -11567,6 +11681,14 @@ def _doctor(store, project):
             )
         except Exception as e:
             add("error", "store %s cannot be read: %s" % (store.root, e), "agentmem reindex")
+        try:
+            store.config()
+        except AgentmemError as e:
+            add(
+                "error",
+                "%s: the hooks still tell the store, but captures and writes refuse" % e,
+                "make config.json a regular file of the store holding a JSON object, or remove it",
+            )
         try:
             kinds = [k for k, _m, _d in store.check()]
             add(
@@ -12048,7 +12170,7 @@ def _cmd_inject(args):
     d = _read_hook_input() if not args.query else {}
     fields = _hook_fields(d)
     store = open_store(getattr(args, "store", None), cwd=fields["cwd"])
-    cfg = store.config() if store.exists() else {}
+    cfg = store.read_config()
     if os.environ.get("AGENTMEM_NO_INJECT") == "1" or cfg.get("inject") is False:
         return  # injection off, capture and recall still on
     if _in_subagent(d) and cfg.get("inject_subagents") is not True:
@@ -12261,7 +12383,11 @@ def _cmd_capture(args):
         done, stored, errors = cap.process(only=job, llm=not args.no_llm)
         if errors:
             raise AgentmemError("capture failed (kept in the queue for a retry): %s" % errors[0])
-        _out("captured %d memories from %s into %s" % (stored, args.transcript, store.root))
+        skipped = info.get("skipped")
+        _out(
+            "captured %d memories from %s into %s%s"
+            % (stored, args.transcript, store.root, _skipped_lines(skipped))
+        )
         return 0
     return _capture_hook(args)
 

@@ -224,7 +224,7 @@ def test_config_json_is_read_only_as_a_small_file_of_the_store(tmp_path, store):
     am("remember", "Deploys go through CI.", "--type", "convention", check=0)
     secret = tmp_path / "secret.json"
     secret.write_text(json.dumps({"redact": ["ACME-\\d{6}"]}))
-    for target in (secret, "/dev/zero"):
+    for target in (secret, "/dev/zero", tmp_path / "gone.json"):
         cfg = store / "config.json"
         if cfg.exists() or cfg.is_symlink():
             cfg.unlink()
@@ -232,6 +232,12 @@ def test_config_json_is_read_only_as_a_small_file_of_the_store(tmp_path, store):
         t = time.monotonic()
         p = am("remember", "Tokens look like ACME-123456.")
         assert p.returncode == 1 and "not a regular file" in p.stderr and time.monotonic() - t < 10
+        # only writes need its redact patterns: the next session is still told, and why not all
+        start = am("inject", input=json.dumps({"hook_event_name": "SessionStart", "cwd": str(tmp_path)}))
+        assert start.returncode == 0 and "Deploys go through CI." in start.stdout
+        assert "not a regular file" in start.stderr and len(start.stderr.splitlines()) == 1
+        doctor = am("doctor")
+        assert "config.json: not a regular file" in doctor.stdout and "writes refuse" in doctor.stdout
     (store / "config.json").unlink()
     (store / "config.json").write_text(json.dumps({"redact": ["x" * 10, "y"], "pad": "z" * 70000}))
     p = am("remember", "Anything.")

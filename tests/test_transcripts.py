@@ -223,8 +223,9 @@ def test_one_malformed_record_costs_only_itself(tmp_path):
     lines.insert(1, json.dumps(bad))                               # a block of the wrong type
     lines.insert(2, json.dumps({"type": "user", "message": True, "cwd": ["a", "list"]}))
     events, info, _ = read_transcript(write(tmp_path, "s.jsonl", "\n".join(lines) + "\n"))
-    assert info["skipped"] >= 1 and isinstance(info["cwd"], str)
-    assert "Redis Streams instead of Kafka" in " ".join(e.text for e in events)
+    said = " ".join(e.text for e in events)
+    assert isinstance(info["cwd"], str) and "not" not in said.split()  # the fields, not the session
+    assert "Redis Streams instead of Kafka" in said
     codex = [{"type": "session_meta", "timestamp": "2026-01-01T00:00:00Z",
               "payload": {"id": "c1", "cwd": ["not", "a", "path"], "git": "main"}},
              {"type": "response_item", "payload": {"type": "message", "role": "user",
@@ -314,3 +315,24 @@ def test_another_session_s_title_ide_wrappers_and_a_sub_agent_s_prompt_are_not_t
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     events, _info, _ = agentmem.read_transcript(str(path))
     assert "summary" not in [e.role for e in events]
+
+
+# -- one mutated record of a real transcript costs that record only (tests/fuzz.py) -------
+
+@pytest.mark.skipif(not os.path.isdir(SHARED), reason="shared transcripts not available")
+def test_one_mutated_record_of_each_real_transcript_costs_only_itself():
+    import fuzz
+    paths = fuzz.shared_transcripts()
+    tally, failures = fuzz.fuzz(paths, per=1, seed=7)
+    assert not failures, failures[:5]
+    assert set(tally) == set(fuzz.MUTATIONS) and sum(n for n, _f in tally.values()) >= 200
+
+
+@pytest.mark.skipif(not os.path.isdir(SHARED), reason="shared transcripts not available")
+def test_one_mutated_record_costs_only_itself_through_capture_in_every_format():
+    import fuzz
+    small = [p for p in fuzz.shared_transcripts() if os.path.getsize(p) < 100000]
+    assert {os.path.basename(os.path.dirname(p)) for p in small} == {"claude", "codex", "gemini"}
+    tally, failures = fuzz.fuzz(small, per=1, seed=3, capture=True)
+    assert not failures, failures[:5]
+    assert set(tally) == set(fuzz.MUTATIONS)
