@@ -17,7 +17,7 @@ Public API (``__all__``; everything else has a leading underscore):
     Store.recall(query, limit=5, ...) -> [Hit(memory, score)]
         BM25 over memories, passages and sessions, typo tolerant (docs/ranking.md)
     Store.get, forget, memories, stats, import_jsonl, export_jsonl
-    Store.prepare(m), add(items, route), update(*mems), set_type, clean(text)
+    Store.prepare(m), add(items, route), update(*mems), update_metadata, set_type, clean(text)
                                               writing, for callers that build Memory objects
     Store.exists, ensure, lock, read, config, read_config, index, close, project_root,
         unmerged(m), last_active(m), promote_rules, drop_rule(id)
@@ -72,7 +72,7 @@ _DEFAULT_LIMIT = 5
 _DEFAULT_BACKEND = "auto"                # auto | fts5 | python (AGENTMEM_BACKEND)
 _TRANSCRIPT_FORMATS = ("claude", "codex", "gemini", "text")
 _AGENTS = ("claude-code", "codex", "gemini", "cursor")
-_INDEX_VERSION = 23                      # bump when tokens or tables change: the index rebuilds
+_INDEX_VERSION = 24                      # bump when tokens or tables change: the index rebuilds
 
 # Ranking. See docs/ranking.md; every number here is used in exactly one place.
 _BM25_K1 = 1.2
@@ -2963,7 +2963,7 @@ def _memory_from_index(data):
 
 # metadata the review queue decides on; the index keeps it in a column, so the queue reads no
 # memory it will not show
-_REVIEW_FLAGS = ("conflict", "superseded_by", "reviewed", "scanned", "hashes")
+_REVIEW_FLAGS = ("conflict", "superseded_by", "reviewed", "scanned", "hashes", "disputed")
 
 
 def _review_flags(m):
@@ -3231,6 +3231,16 @@ _OBSERVER_PHRASES = {
         ("start", "en", r"(no|nope)[,.!]\s ; stop ; wrong ; again ; not like that ; not this"),
         ("start", "en", r"i said ; i told you ; as i said"),
         ("start", "ru", r"нет ; стоп ; не так ; опять ; снова ; я же ; сколько раз"),
+    ),
+    # the person saying a note the agent acted on is wrong or out of date (evidence of use)
+    "dispute": (
+        ("start", "en", r"(no|nope)[,.!]\s ; wrong ; not like that ; not true"),
+        ("word", "en", r"(that's|that is|this is|it's|it is) (wrong|not right|not true|outdated)"),
+        ("word", "en", r"out of date ; no longer ; not any ?more"),
+        ("word", "en", r"(don't|do not|stopped) \w+ \w* ?any ?more"),
+        ("start", "ru", r"нет[,.!]\s ; неправильно ; это не так ; неверно"),
+        ("word", "ru", r"больше не ; уже не ; устарел*"),
+        ("word", "zh", r"不对 ; 错了 ; 不再 ; 已经不 ; 过时"),
     ),
     # a choice, and a choice against something
     "decision": (
@@ -6055,6 +6065,31 @@ class _Index:
             db.execute("ROLLBACK")
             raise
 
+    def holds(self, rel):
+        """Whether the index holds file `rel` as it is on disk now (its stat)."""
+        row = (
+            self.connect()
+            .execute("SELECT mtime_ns, size, ino FROM files WHERE path=?", (rel,))
+            .fetchone()
+        )
+        return row is not None and tuple(row) == self.files().get(rel)
+
+    def patch(self, rel, mems):
+        """After memories of file `rel` changed in their metadata alone (counts, confidence,
+        flags: not their text, nor any memory's line), patch their rows and the file's stat
+        instead of indexing the file again."""
+        db = self.connect()
+        with db:
+            for m in mems:
+                d = m.to_dict()
+                d.update(path=m.path, line=m.line, end=m.end)
+                db.execute(
+                    "UPDATE memories SET confidence=?, data=?, flags=? WHERE path=? AND id=?",
+                    (m.confidence, _json_text(d), " ".join(_review_flags(m)), rel, m.id),
+                )
+            stat = tuple(self.files().get(rel) or (0, 0, 0))
+            db.execute("UPDATE files SET mtime_ns=?, size=?, ino=? WHERE path=?", stat + (rel,))
+
     def rebuild(self):
         """Forget everything indexed and index every file again."""
         self.close()
@@ -6894,12 +6929,14 @@ def _slug(text, limit=40):
 
 
 # why a memory is in the review queue, most urgent first
-_REVIEW_REASONS = ("two versions", "stale", "unsure", "unreviewed")
+_REVIEW_REASONS = ("disputed", "two versions", "stale", "unsure", "unreviewed")
 
 
 def _review_reason(mtype, confidence, source, flags, rowid, stale):
     """The reason (of _REVIEW_REASONS) a memory needs a person, or None; `flags` are its
     _REVIEW_FLAGS, `stale(rowid)` tells whether its files changed."""
+    if "disputed" in flags:  # a person contradicted it in a session it was told to
+        return "disputed"
     if mtype == "episode" or "superseded_by" in flags:
         return None
     if "conflict" in flags:
@@ -6911,6 +6948,18 @@ def _review_reason(mtype, confidence, source, flags, rowid, stale):
     if _unreviewed(source, flags):
         return "unreviewed"
     return None
+
+
+# a note told to many sessions and used by none ranks lower (docs/trust.md)
+_NEVER_USED_TOLD = 10  # a note told to this many sessions and never used ...
+_NEVER_USED_WEIGHT = 0.5  # ... ranks this much lower
+
+
+def _never_used(m):
+    """Whether a memory was told often (_NEVER_USED_TOLD sessions) and never used."""
+    ev = m.extra.get("use")
+    told = ev.get("told") if isinstance(ev, dict) else 0
+    return isinstance(told, int) and told >= _NEVER_USED_TOLD and not ev.get("used")
 
 
 class Store:
@@ -7161,6 +7210,8 @@ class Store:
                 h.ranks["stale"] = 1
             if m.extra.get("superseded_by"):
                 h.score *= _SUPERSEDED_WEIGHT
+            if _never_used(m):  # told to many sessions, used by none
+                h.score *= _NEVER_USED_WEIGHT
             h.score *= _EVIDENCE_WEIGHT.get(str(m.extra.get("by") or ""), 1.0)
             elsewhere = self.unmerged(m)
             if elsewhere:  # work not in this checkout's history
@@ -7276,6 +7327,39 @@ class Store:
             self.index().refresh()
         return mems[0] if mems else None
 
+    def update_metadata(self, *mems):
+        """update() for memories whose metadata alone changed (counts, confidence, flags):
+        each block rewritten where the index says it is, and the index patched, not its files
+        indexed again; a file the index does not hold as it is goes the long way."""
+        with self.lock():
+            idx = self.index()
+            for rel in sorted({m.path for m in mems}):
+                mine = [m for m in mems if m.path == rel]
+                if idx.holds(rel) and self._rewrite_blocks(rel, mine):
+                    idx.patch(rel, mine)
+                    continue
+                if {m.id for m in mine} - self._write_file(rel, [], {m.id: m for m in mine}, None):
+                    raise AgentmemError("a memory of %s changed on disk meanwhile" % rel)
+                idx.refresh()
+        return mems[0] if mems else None
+
+    def _rewrite_blocks(self, rel, mems):
+        """Rewrite the blocks of `mems` in file `rel` at the lines they hold, each with as many
+        lines as before; False, and nothing written, when a block is not where it was said
+        to be or would change its length."""
+        text = self.read(rel)
+        lines, shared = text.split("\n"), _file_shared(text)
+        for m in sorted(mems, key=lambda m: -m.line):
+            old = lines[m.line - 1 : m.end - 1]
+            block = _render_memory(m, shared).split("\n")[:-1]
+            block += [""] * (len(old) - len(block))  # the file's last block may end in blanks
+            head = old[0].rstrip() if old else ""
+            if not head.startswith("## ") or not head.endswith(m.id) or len(block) != len(old):
+                return False
+            lines[m.line - 1 : m.end - 1] = block
+        _atomic_write(self._inside(rel), "\n".join(lines))
+        return True
+
     def confirm(self, ident):
         """The person has checked a memory: it is fresh again (its files' hashes are taken
         now), surer (confidence up by 0.1, at most 1) and marked reviewed with the day."""
@@ -7286,6 +7370,7 @@ class Store:
         m.confidence = round(min(1.0, m.confidence + 0.1), 2)
         m.updated = _now_iso()
         m.extra["reviewed"] = m.updated[:10]
+        m.extra.pop("disputed", None)  # the person says it holds: told again
         return self.update(m)
 
     def edit(self, ident, text=None, mtype=None, tags=None):
@@ -7804,6 +7889,8 @@ class Store:
                 continue
             if reason == "two versions":
                 detail = str(m.extra.get("conflict"))
+            elif reason == "disputed":
+                detail = "contradicted after it was told: %s" % m.extra.get("disputed")
             elif reason == "stale":
                 detail = self._what_changed(_stale_files(m.extra.get("hashes"), root, cache))
             elif reason == "unsure":
@@ -8581,6 +8668,346 @@ def _compress_llm(store, cfg, events, log=None):
 
 
 ########################################################################
+# Evidence of use: what a told note became in the session it was told to
+########################################################################
+
+# Inject keeps what it told in local/told.jsonl, a line a hook run; capture reads the
+# session's lines back and looks, in what happened after each tell, for the note's own marks in
+# what the agent did (docs/trust.md). Only the transcript is evidence, and a mark the prompt or
+# the session had already said, or that a tool's output showed the agent first, is none.
+_TOLD_LOG = "told.jsonl"  # local/: inject's tells (session, hook, ids), never committed
+_EVIDENCE_LOG = "evidence.jsonl"  # local/: each told note's outcome, with its evidence
+_LOG_BYTES = 1 << 20  # a log of local/ past this size is cut to its newest half
+_OUTCOMES = ("used", "ignored", "contradicted")
+_COMMON_MARK_SHARE = 0.02  # a mark in more of the store's memories than this is no evidence
+_USED_GAIN, _USED_CEILING = 0.02, 0.9  # a used note's confidence gain, never past the ceiling
+_TOLD_ID_REGEX = _LazyRegex(r"^- \[([0-9a-z]{8}) · ", re.M)
+_CODE_SPAN_REGEX = _LazyRegex(r"`([^`\n]{3,200})`")
+# a mark: a word that names one thing exactly (an identifier, a path, a flag, a version)
+_MARK_WORD_REGEX = _LazyRegex(r"(?<![\w./:-])(?:--?)?\w[\w.:/-]*\w")
+
+
+def _exact_words(text):
+    """The marks of a text, lower-cased: words with a digit, a dot, a slash, a colon or an
+    underscore inside, a camelCase word or a flag, of four characters or more.
+
+    >>> sorted(_exact_words("Run `npm run e2e --watch` in src/app, see parseFEN() and v2.9.1 now."))
+    ['--watch', 'e2e', 'parsefen', 'src/app', 'v2.9.1']
+    """
+    out = set()
+    for w in _MARK_WORD_REGEX.findall(text):
+        if len(w) < 3 or w.isdigit() or w[0].isdigit() and "." not in w:
+            continue
+        if w.startswith("-") or re.search(r"\d|\w[._/:]\w|[a-z][A-Z]", w):
+            out.add(w.lower())
+    return out
+
+
+def _log_told(store, session, hook, context, prompt="", at=None, source=""):
+    """Keep what a hook told a session (the ids of its notes), for capture to judge later:
+    `hook` "start" (with its `source`: startup, resume, compact, clear) or "prompt"."""
+    ids = _TOLD_ID_REGEX.findall(context or "")
+    if not (session and ids):
+        return
+    line = {"at": at or _now_iso(), "session": str(session)[:200], "hook": hook, "ids": ids}
+    if source:
+        line["source"] = source
+    if prompt:  # its fingerprint finds the prompt in the transcript; the words stay out
+        line["prompt"] = _prompt_key(prompt)
+    _append_log(store, _TOLD_LOG, [line])
+
+
+def _prompt_key(text):
+    return "%08x" % zlib.crc32(" ".join(str(text).split())[:500].encode("utf-8", "replace"))
+
+
+def _append_log(store, name, lines):
+    """Append JSON lines to a log of local/; past _LOG_BYTES it is cut to its newest half
+    under the store's lock (a line another hook appends in the instant of the cut may be
+    lost: the log is a look back, derived, never the memory)."""
+    path = os.path.join(store.local, name)
+    os.makedirs(store.local, exist_ok=True)
+    with _open_local(path, append=True) as f:
+        f.write("".join(_json_text(x) + "\n" for x in lines))
+        size = f.tell()
+    if size > _LOG_BYTES:
+        with store.lock():
+            if os.path.getsize(path) > _LOG_BYTES:  # not cut already by another process
+                kept = _read_log(path)
+                text = "".join(_json_text(x) + "\n" for x in kept[len(kept) // 2 :])
+                _atomic_write(path, text, durable=False)
+
+
+def _read_log(path):
+    """The objects of a JSON-lines log of local/; a broken line is skipped."""
+    try:
+        with _open_local(path) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            x = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(x, dict):
+            out.append(x)
+    return out
+
+
+class _Told:
+    """The events of a session that capture read now, as the judge of the notes told to it:
+    each event's text lower-cased, its time and (the person's) prompt fingerprint, read once
+    for all the notes."""
+
+    def __init__(self, events):
+        self.events = events
+        self.low = [e.text.lower() for e in events]
+        self.keys = [_prompt_key(e.text) if e.role == "user" else "" for e in events]
+        tools = [e.tool.lower() for e in events]
+        self.shell = [e.role == "call" and t in _SHELL_TOOLS for e, t in zip(events, tools)]
+        self.asks = [  # the agent asking agentmem: its MCP tool, or its command line
+            e.role == "call" and ("agentmem" in t or "agentmem" in x)
+            for e, t, x in zip(events, tools, self.low)
+        ]
+        self._runs, self._before, self._times = {}, {}, None
+
+    def anchor(self, tell):
+        """The index of the event a tell came before, or None when these events hold none:
+        the prompt it answered (by its fingerprint), a new session's first, else the first of
+        its time or later."""
+        if tell.get("hook") == "start" and tell.get("source") == "startup":
+            return 0  # all of a session comes after what it was told as it started
+        at, key = _parse_time(tell.get("at")), tell.get("prompt")
+        if self._times is None:  # read only when a tell is not a new session's
+            self._times = [_parse_time(e.ts) for e in self.events]
+        for i, t in enumerate(self._times):
+            if (at is None or t is None or t >= at - 2) and (not key or self.keys[i] == key):
+                return i
+        return None
+
+    def before(self, start):
+        """What the person and the agent said before event `start`, lower-cased."""
+        if start not in self._before:
+            said = (x for e, x in zip(self.events[:start], self.low) if e.role != "result")
+            self._before[start] = " ".join(said)
+        return self._before[start]
+
+    def runs(self, i):
+        """The commands of a shell call, split at ; && | and new lines, spaces made one."""
+        if i not in self._runs:
+            parts = re.split(r"\s*(?:;|&&|\|\|?|\n)\s*", self.low[i])
+            self._runs[i] = [" ".join(r.split()) for r in parts]
+        return self._runs[i]
+
+    def judge(self, m, start, prompt, used=None, rare=lambda k: True):
+        """(outcome, evidence) of note `m` told before event `start`, for `prompt`; a mark
+        the prompt or the events before it hold, or that a tool's output or the person
+        showed the agent first, is no evidence, nor a mark common in the store (`rare`
+        says which are not); `used`: what an earlier part of the session gave
+        (docs/trust.md)."""
+        prompt, before = prompt.lower(), self.before(start)
+        said = m.text.split("\n(then ")[0]  # a passage's own words, not the calls after it
+        fresh = lambda s: s not in prompt and s not in before  # noqa: E731
+        marks = {k for k in _exact_words(said) | {f.lower() for f in m.files} if fresh(k)}
+        marks = sorted((k for k in marks if rare(k)), key=len, reverse=True)  # longest first
+        commands = [(c, _exact_words(c)) for c in _commands_of(said) if fresh(c)]
+        shown, asked = [], ""
+        for i in range(start, len(self.events)):
+            e, text = self.events[i], self.low[i]
+            if e.role == "result":
+                if asked and m.id in text:  # the agent asked agentmem; the note came back
+                    return "used", "opened it: %s" % asked
+                shown.append(text)
+                continue
+            if self.asks[i]:
+                asked = _clip(_one_line("%s %s" % (e.tool, e.text)), 80)
+            if used is None and e.role in ("call", "assistant"):
+                used = _use_of(e, text, commands if self.shell[i] else (), marks, shown, self, i)
+            if e.role == "user":
+                if used and _says("dispute", e.text) and not _repeats(said, e.text):
+                    words = _note_words(said, prompt) & set(tokenize(e.text))
+                    if words & set(tokenize(used[1])):
+                        quote = _clip(_one_line(e.text), 160)
+                        return "contradicted", '%s; then the person: "%s"' % (used[1], quote)
+                shown.append(text)  # what the person said since is theirs, not the note's
+        return used or ("ignored", "")
+
+
+def _commands_of(text):
+    """The commands a note gives (`code spans` of two words or more), lower-cased."""
+    spans = (" ".join(c.split()).lower() for c in _CODE_SPAN_REGEX.findall(text))
+    return [c for c in spans if " " in c]
+
+
+def _use_of(e, text, commands, marks, shown, told, i):
+    """(used, evidence) when event `i` of the agent carries a note's command or mark that no
+    earlier tool output showed it (a path: nor its file name), else None."""
+
+    def unseen(k):
+        return not any(k in s or "/" in k and k.rsplit("/", 1)[1] in s for s in shown)
+
+    for c, args in commands:
+        run = next((r for r in told.runs(i) if _same_command(c, r, args)), None)
+        if run and unseen(c):
+            return "used", "ran `%s`" % _clip(run, 120)
+    for k in marks:
+        if k in text and unseen(k):
+            if e.role == "call" and any(f.lower().endswith(k) for f in e.files):
+                return "used", "opened `%s`: %s" % (k, _clip(_one_line(e.text), 120))
+            line = next((x for x in e.text.splitlines() if k in x.lower()), e.text)
+            who = "a call" if e.role == "call" else "the agent"
+            return "used", 'named `%s`: %s "%s"' % (k, who, _clip(_one_line(line), 140))
+    return None
+
+
+def _same_command(note, run, args=None):
+    """Whether a command run is the one a note gives: it holds it whole, or it is the same
+    program and subcommand with the note's own arguments (`args`: its flags, paths,
+    versions) in it.
+
+    >>> _same_command("nix develop --command go version", "nix develop --command go build")
+    True
+    >>> _same_command("npm run e2e:ci", "npm run build"), _same_command("npm test", "npm ci")
+    (False, False)
+    """
+    if note in run:
+        return True
+    marks = _exact_words(note) if args is None else args
+    return bool(marks) and run.split()[:2] == note.split()[:2] and all(k in run for k in marks)
+
+
+def _repeats(note, text):
+    """Whether a note already holds what the person says (it quotes their request)."""
+    said = " ".join(text.lower().split())[:60]
+    return said in " ".join(note.lower().split())
+
+
+def _note_words(text, prompt):
+    """A note's own words (stems of four letters or more) that the prompt does not say."""
+    said = set(tokenize(prompt))
+    return {t for t in tokenize(text) if len(t) > 3 and t not in said and t not in _STOP_WORDS}
+
+
+def _judge_session(store, sessions, events, state):
+    """Judge the notes told to a session (by any of its ids, `sessions`) against the events
+    capture read now; `state` (the transcript's capture state) keeps each note's outcome so
+    far. Memories' counts and the evidence log are updated; returns {outcome: how many
+    changed}."""
+    log = _read_log(os.path.join(store.local, _TOLD_LOG))
+    tells = [t for t in log if isinstance(t.get("session"), str) and t["session"] in sessions]
+    session = next((t["session"] for t in tells), "")
+    if not tells or not events:
+        return {}
+    judged = state.setdefault("told", {})
+    changed, lines, counts = {}, [], {}
+    idx = store.index()
+    common = max(2, _COMMON_MARK_SHARE * idx.stats_of("mem")[0])
+
+    def rare(mark):  # in a few of the store's memories: a project's name is in all of them
+        first = (tokenize(mark) or [mark])[0]
+        return idx._df("mem", [first]).get(first, 0) <= common
+
+    told = _Told(events)
+    for tell in tells:
+        start = told.anchor(tell)
+        if start is None:
+            continue
+        prompt = events[start].text if tell.get("prompt") else ""
+        start += bool(prompt)  # what the prompt said came before the tell's notes
+        ids = tell.get("ids") if isinstance(tell.get("ids"), list) else []
+        for ident in [i for i in ids if isinstance(i, str) and _ID_REGEX.match(i)]:
+            was = judged.get(ident)
+            was = was if isinstance(was, list) and len(was) == 2 else [None, ""]
+            try:
+                m = changed.get(ident) or store.get(ident)
+            except AgentmemError:
+                continue  # forgotten since
+            prior = tuple(was) if was[0] == "used" else None
+            outcome, why = told.judge(m, start, prompt, prior, rare)
+            if was[0] == "contradicted" or was[0] is not None and outcome in ("ignored", was[0]):
+                continue
+            _count(m, was[0], outcome, why)
+            judged[ident], changed[ident] = [outcome, why], m
+            counts[outcome] = counts.get(outcome, 0) + 1
+            lines.append(
+                {
+                    "at": _now_iso(),
+                    "session": session,
+                    "id": ident,
+                    "type": m.type,
+                    "hook": tell.get("hook"),
+                    "outcome": outcome,
+                    "evidence": store.clean(why),
+                }
+            )
+    if changed:
+        store.update_metadata(*changed.values())
+        _append_log(store, _EVIDENCE_LOG, lines)
+    return counts
+
+
+def _count(m, was, outcome, why):
+    """A memory's "told N, used M, contradicted K" after one session's outcome changes."""
+    ev = m.extra.get("use") if isinstance(m.extra.get("use"), dict) else {}
+    ev = {
+        k: ev.get(k) if isinstance(ev.get(k), int) else 0 for k in ("told", "used", "contradicted")
+    }
+    if was is None:
+        ev["told"] += 1
+    elif was in ev:
+        ev[was] = max(0, ev[was] - 1)
+    if outcome in ev:
+        ev[outcome] += 1
+    if outcome == "used" and m.confidence < _USED_CEILING:  # a little surer, never a rule
+        m.confidence = round(min(_USED_CEILING, m.confidence + _USED_GAIN), 2)
+    if outcome == "contradicted":
+        m.extra["disputed"] = _clip(why, 300)
+    m.extra["use"] = ev
+
+
+def _outcomes(store, ident=None, days=None):
+    """The last outcome of each (session, note) in the evidence log, oldest first: of one
+    note (`ident`), or of the last `days` days."""
+    since = _now_iso(time.time() - days * 86400) if days else ""
+    last = {}
+    for x in _read_log(os.path.join(store.local, _EVIDENCE_LOG)):
+        if x.get("outcome") in _OUTCOMES and (ident is None or x.get("id") == ident):
+            if str(x.get("at") or "") >= since:
+                last[(str(x.get("session")), str(x.get("id")))] = x
+    return list(last.values())
+
+
+def _use_shares(store, days=30):
+    """{type: [told, used]} of the notes told in the last `days` days, and "all"."""
+    out = {"all": [0, 0]}
+    for x in _outcomes(store, days=days):
+        for key in ("all", str(x.get("type") or "?")):
+            row = out.setdefault(key, [0, 0])
+            row[0] += 1
+            row[1] += x["outcome"] == "used"
+    return out
+
+
+def _use_line(m):
+    """'told to 12 sessions, used in 0, contradicted in 0 (ranks lower: ...)', or ''."""
+    ev = m.extra.get("use")
+    if not isinstance(ev, dict) or not ev.get("told"):
+        return ""
+    line = "told to %s sessions, used in %s, contradicted in %s" % (
+        ev.get("told"),
+        ev.get("used", 0),
+        ev.get("contradicted", 0),
+    )
+    if _never_used(m):
+        line += " (ranks lower: told to %d or more sessions and never used)" % _NEVER_USED_TOLD
+    if m.extra.get("disputed"):
+        line += " (disputed: not told until a person confirms it)"
+    return line
+
+
+########################################################################
 # _Capture: hook input -> queued job -> detached worker -> session file
 ########################################################################
 
@@ -9056,6 +9483,11 @@ class _Capture:
         memories = compress_heuristic(fresh, info, context, final=bool(job.get("final")))
         memories += _episode(fresh, final=bool(job.get("final")), context=context)
         # the heuristic memories are written before any LLM call: an interrupted run loses nothing
+        # the notes told to the session are judged as they were told, before this capture
+        # rewrites any of them (its own digest)
+        judged = _judge_session(self.store, (job.get("session"), info.get("session")), fresh, ts)
+        if judged:
+            self.log("%s: told notes judged: %s" % (key, _json_text(judged)))
         stored = self.store_memories(memories, session, info, job, context, fresh)
         cfg = _llm_settings() if llm else None
         if cfg and sum(len(e.text) for e in fresh if e.role in ("user", "assistant")) >= 200:
@@ -9389,6 +9821,8 @@ def _flags(m, stale=()):
         out.append("superseded by %s" % m.extra["superseded_by"])
     if m.extra.get("conflict"):
         out.append("two versions")
+    if m.extra.get("disputed"):
+        out.append("disputed")
     if m.confidence < _UNSURE_CONFIDENCE:
         out.append("unsure")
     return out
@@ -9512,6 +9946,7 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
                 m.id in used
                 or m.extra.get("conflict")
                 or m.extra.get("superseded_by")
+                or m.extra.get("disputed")
                 or _unreviewed_rule(m)
             ):
                 continue  # what `check` fails (a merge's two versions, a rule no person
@@ -9832,6 +10267,7 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
         if (
             m.extra.get("conflict")
             or m.extra.get("superseded_by")
+            or m.extra.get("disputed")
             or h.stale
             or _unreviewed_rule(m)
         ):
@@ -10320,6 +10756,7 @@ def _marks(store, m, root):
     branch = store.unmerged(m, root) if root else ""
     marks = [
         (m.extra.get("conflict"), "TWO VERSIONS", True),
+        (m.extra.get("disputed"), "DISPUTED", True),
         (stale, "STALE", True),
         (m.extra.get("superseded_by"), "SUPERSEDED", False),
         (branch, "from branch %s" % branch, False),
@@ -10511,6 +10948,7 @@ def _page_overview(store, root):
         "<tr><th>capture</th><td>last %s; queue %d waiting, %d failed</td></tr>"
         "</table></div>"
         '<div class="card"><h2>LLM</h2><p>%s</p></div>'
+        '<div class="card"><h2>Told notes used (30 days)</h2>%s</div>'
         '<div class="card"><h2>Check</h2>%s<p class="small"><a href="/check">run the '
         "whole check</a> (stale files, secrets stored before a rule knew them, ids twice)"
         "</p></div></div>"
@@ -10529,11 +10967,22 @@ def _page_overview(store, root):
             s["queue"]["waiting"],
             s["queue"]["failed"],
             llm_html,
+            _use_html(store),
             "<ul>%s</ul>" % "".join(found)
             if found
             else "<p>Nothing to review: no two-version or stale memory, no unreadable file.</p>",
         )
     )
+
+
+def _use_html(store):
+    """The share of the notes told in 30 days that their sessions used, by type."""
+    shares = _use_shares(store)
+    told, used = shares.pop("all")
+    if not told:
+        return '<p class="muted">none judged yet: capture judges what the hooks told</p>'
+    bars = [("%s %d/%d" % (k, u, t), u) for k, (t, u) in sorted(shares.items())]
+    return "<p>%d of %d used (%d%%)</p>%s" % (used, told, 100 * used // told, _svg_bars(bars))
 
 
 def _page_check(store, root):
@@ -10699,6 +11148,16 @@ def _page_memory(store, root, ident, csrf):
         for k, i in pairs
         if isinstance(i, str)
     )
+    told = "".join(
+        "<tr>%s</tr>"
+        % "".join(
+            "<td>%s</td>" % _esc(str(v))
+            for v in (str(x.get("at"))[:10], x.get("session"), x.get("hook"), x["outcome"])
+            + (x.get("evidence") or "",)
+        )
+        for x in _outcomes(store, m.id)
+    )
+    told = "<p>%s</p><table>%s</table>" % (_esc(_use_line(m)), told) if told else ""
     history = _git_history(root, os.path.join(store.root, m.path)) if root else []
     hist = "".join(
         "<tr><td>%s</td><td><code>%s</code></td><td>%s</td></tr>" % (_esc(d), _esc(c), _esc(t))
@@ -10741,7 +11200,7 @@ def _page_memory(store, root, ident, csrf):
     return "Memory %s" % m.id, (
         '<h1><code>%s</code> <span class="type t-%s">%s</span>%s</h1>'
         "<pre>%s</pre>%s<table>%s</table>"
-        "<h2>Files</h2>%s<h2>Links</h2>%s<h2>History</h2>%s%s"
+        "<h2>Told to sessions</h2>%s<h2>Files</h2>%s<h2>Links</h2>%s<h2>History</h2>%s%s"
         % (
             _esc(m.id),
             _esc(m.type),
@@ -10750,6 +11209,9 @@ def _page_memory(store, root, ident, csrf):
             _esc(m.text),
             buttons,
             rows,
+            told
+            or '<p class="muted">not told to a session yet, or told on another machine (what '
+            "was told and used is kept in local/)</p>",
             "<table>%s</table>" % files if files else '<p class="muted">none</p>',
             "<ul>%s</ul>" % link_html if link_html else '<p class="muted">none</p>',
             "<table>%s</table>" % hist
@@ -11645,6 +12107,39 @@ def _installed_state(agent, project):
     return out
 
 
+def _doctor_use(store, days=30, enough=20):
+    """Doctor's items on the notes the hooks told: a hook that told `enough` notes in `days`
+    days of which the sessions used none is telling what nobody needs."""
+    told, used = {}, {}
+    for x in _outcomes(store, days=days):
+        hook = str(x.get("hook"))
+        told[hook] = told.get(hook, 0) + 1
+        used[hook] = used.get(hook, 0) + (x["outcome"] == "used")
+    out = []
+    for hook in sorted(told):
+        name = "the SessionStart hook" if hook == "start" else "the %s hook" % hook
+        if told[hook] >= enough and not used[hook]:
+            out.append(
+                (
+                    "warn",
+                    "%s told %d notes in %d days and the sessions used none"
+                    % (name, told[hook], days),
+                    "agentmem stats and agentmem show ID say what was told; review or forget what "
+                    'nobody needs, or set "inject": false in config.json',
+                )
+            )
+        else:
+            out.append(
+                (
+                    "ok",
+                    "%s: %d of %d notes told in %d days used"
+                    % (name, used[hook], told[hook], days),
+                    "",
+                )
+            )
+    return out
+
+
 def _doctor(store, project):
     """[(level, what, fix)] with level ok / warn / error."""
     import sqlite3
@@ -11727,6 +12222,7 @@ def _doctor(store, project):
                 "the store lock is held by another process right now",
                 "wait, or delete %s if no agentmem runs" % os.path.join(store.local, "lock"),
             )
+        checks += _doctor_use(store)
         cap = _Capture(store)
         queued = len(cap.jobs())
         failing, failed = cap.troubles()
@@ -11927,9 +12423,10 @@ def _cmd_show(args):
     store = _store(args)
     m = store.get(args.id)
     stale = store.stale(m)
+    told = _outcomes(store, m.id)
     if args.json:
         d = m.to_dict()
-        d.update(path=m.path, line=m.line, stale=bool(stale))
+        d.update(path=m.path, line=m.line, stale=bool(stale), told=told)
         if stale:
             d["stale_files"] = stale
         _json_out(d)
@@ -11948,6 +12445,19 @@ def _cmd_show(args):
         _out("    evidence: %s" % (_evidence(m) or m.extra["by"]))
     for k, v in sorted(m.extra.items()):
         _out("    %s: %s" % (k, v if isinstance(v, str) else _json_text(v)))
+    if _use_line(m):
+        _out("    told: %s" % _use_line(m))
+    for x in told:  # each session it was told to, and what the session shows of its use
+        _out(
+            "      %s %s (%s): %s%s"
+            % (
+                str(x.get("at"))[:10],
+                x.get("session"),
+                x.get("hook"),
+                x["outcome"],
+                ": " + str(x["evidence"]) if x.get("evidence") else "",
+            )
+        )
     _out("    in %s:%d" % (os.path.join(store.root, m.path), m.line))
     return 0
 
@@ -12042,6 +12552,7 @@ def _cmd_stats(args):
     if s["exists"]:
         s.update(_Capture(store).stats())
         s["llm"] = _LLMUsage(store).summary()
+        s["told_used_30d"] = _use_shares(store)
     if args.json:
         _json_out(s)
         return 0
@@ -12067,6 +12578,16 @@ def _cmd_stats(args):
                 llm["tokens"],
                 llm["requests"],
                 "; last error: " + llm["last_error"] if llm["last_error"] else "",
+            )
+        )
+        told, used = s["told_used_30d"].pop("all")
+        _out(
+            "used:     %s of the notes told in 30 days%s"
+            % (
+                "%d of %d (%d%%)" % (used, told, 100 * used // told) if told else "none",
+                "; " + ", ".join("%s %d/%d" % (k, u, t) for k, (t, u) in s["told_used_30d"].items())
+                if told
+                else "",
             )
         )
     return 0
@@ -12192,8 +12713,12 @@ def _cmd_inject(args):
         sys.stdout.write(
             _hook_output(event, context, args.format) + ("" if context.endswith("\n") else "\n")
         )
-        try:  # what the agent was told, to look at later
+        try:  # what the agent was told, to look at later, and to judge at capture
             _atomic_write(os.path.join(store.local, "last-inject.md"), context, durable=False)
+            if args.prompt:
+                _log_told(store, fields["session"], "prompt", context, fields["prompt"])
+            else:
+                _log_told(store, fields["session"], "start", context, source=fields["source"])
         except OSError:
             pass
 

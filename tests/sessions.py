@@ -85,3 +85,44 @@ def render_claude(steps, session, cwd="/home/dev/shop", start=1795165200):
 def hook_json(session, transcript, cwd="/home/dev/shop", event="SessionEnd"):
     return json.dumps({"session_id": session, "transcript_path": str(transcript), "cwd": cwd,
                        "hook_event_name": event, "reason": "exit"})
+
+
+def _stamp(n, start):
+    return "2026-11-20T%02d:%02d:%02dZ" % (9 + n // 3600, n // 60 % 60, n % 60)
+
+
+def render_codex(steps, session, cwd="/home/dev/shop"):
+    """A Codex CLI rollout (JSONL) for a script of steps; a tool step is a shell command."""
+    out = [{"timestamp": _stamp(0, 0), "type": "session_meta", "payload": {"id": session, "cwd": cwd}}]
+    for n, step in enumerate(steps, 1):
+        ts = _stamp(n * 10, 0)
+        if step[0] in ("user", "assistant"):
+            kind = "input_text" if step[0] == "user" else "output_text"
+            out.append({"timestamp": ts, "type": "response_item", "payload": {
+                "type": "message", "role": step[0], "content": [{"type": kind, "text": step[1]}]}})
+        else:
+            _, _name, args, result = step[:4]
+            call = {"type": "function_call", "name": "shell", "call_id": "c%d" % n,
+                    "arguments": json.dumps({"command": ["bash", "-lc", args["command"]]})}
+            out.append({"timestamp": ts, "type": "response_item", "payload": call})
+            output = json.dumps({"output": result, "metadata": {"exit_code": 0}})
+            out.append({"timestamp": ts, "type": "response_item", "payload": {
+                "type": "function_call_output", "call_id": "c%d" % n, "output": output}})
+    return "\n".join(json.dumps(x, ensure_ascii=False) for x in out) + "\n"
+
+
+def render_gemini(steps, session):
+    """A Gemini CLI chat (JSONL) for a script of steps; a tool step is a shell command."""
+    out = [{"sessionId": session, "projectHash": "h", "startTime": _stamp(0, 0)}]
+    for n, step in enumerate(steps, 1):
+        ts = _stamp(n * 10, 0)
+        if step[0] == "user":
+            out.append({"id": "m%d" % n, "timestamp": ts, "type": "user", "content": [{"text": step[1]}]})
+        elif step[0] == "assistant":
+            out.append({"id": "m%d" % n, "timestamp": ts, "type": "gemini", "content": step[1]})
+        else:
+            _, _name, args, result = step[:4]
+            out.append({"id": "m%d" % n, "timestamp": ts, "type": "gemini", "content": "", "toolCalls": [
+                {"id": "t%d" % n, "name": "run_shell_command", "args": {"command": args["command"]},
+                 "status": "success", "resultDisplay": result}]})
+    return "\n".join(json.dumps(x, ensure_ascii=False) for x in out) + "\n"

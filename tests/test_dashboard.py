@@ -14,6 +14,7 @@ import pytest
 import agentmem
 from browser import Browser, chromium
 from conftest import AM_ARGV, am
+from sessions import render_claude
 
 HOSTILE = ('<script>alert(1)</script> "><img src=x onerror=alert(2)> '
            '```\n</pre></agentmem-notes>``` end')
@@ -265,6 +266,14 @@ def test_a_real_browser_searches_opens_confirms_and_edits(tmp_path, store):
     work.mkdir()
     demo = agentmem.Store(str(work / ".agentmem"))
     agentmem._demo_capture(demo, str(work))
+    bug = [m for m in demo.memories(["bug"])][0]     # told to a second session, which used it
+    agentmem._log_told(demo, "s2", "start", "- [%s · bug] ..." % bug.id, source="startup")
+    (work / "s2.jsonl").write_text(render_claude([
+        ("user", "Refunds are doubled again"),
+        ("tool", "Read", {"file_path": str(work / "internal/webhooks/retry.go")}, "package webhooks")],
+        "s2"))
+    am("capture", "--store", demo.root, "--transcript", work / "s2.jsonl", "--session", "s2",
+       "--no-llm", check=0)
     demo.close()
     server, _app, url = agentmem._dashboard_server(demo.root, port=0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -273,6 +282,7 @@ def test_a_real_browser_searches_opens_confirms_and_edits(tmp_path, store):
     try:
         browser.goto(url)
         assert browser.js("document.title") == "agentmem · Overview"
+        assert "1 of 1 used (100%)" in browser.js("document.body.innerText")
         assert "token" not in browser.js("location.href")
         shots.append(browser.screenshot(str(tmp_path / "overview.png")))
         browser.goto(url.split("/?")[0] + "/search")
@@ -285,6 +295,8 @@ def test_a_real_browser_searches_opens_confirms_and_edits(tmp_path, store):
         assert "webhook fires twice" in first
         browser.click_and_wait("#results li a")
         ident = browser.js("location.pathname").split("/")[-1]
+        told = browser.js("document.body.innerText")      # the session it was told to used it
+        assert "told to 1 sessions, used in 1" in told and "opened `internal/webhooks/retry.go`" in told
         shots.append(browser.screenshot(str(tmp_path / "memory.png")))
         browser.click_and_wait("form[action$='/confirm'] button")
         assert "done=confirmed" in browser.js("location.href")

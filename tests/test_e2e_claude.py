@@ -90,6 +90,10 @@ def test_the_model_can_call_the_mcp_tool(project):
     results = [c for r in fake.requests for m in r.get("messages", []) if isinstance(m.get("content"), list)
                for c in m["content"] if isinstance(c, dict) and c.get("type") == "tool_result"]
     assert results and "Handlers must stay under 15 lines" in json.dumps(results)
+    # the note told at SessionStart came back through MCP: capture marks it used
+    wait_for_session_files(project, "RECALL_TEST")
+    marks = (project / ".agentmem" / "local" / "evidence.jsonl").read_text()
+    assert '"outcome": "used"' in marks and "opened it: mcp__agentmem__recall" in marks
     # agentmem.py lies outside the project: this machine's paths went to Claude Code's own
     # per-user file (~/.claude.json, the project's local servers), none to committed files
     assert not (project / ".mcp.json").exists()
