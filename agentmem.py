@@ -8811,6 +8811,8 @@ class _Told:
         said = m.text.split("\n(then ")[0]  # a passage's own words, not the calls after it
         fresh = lambda s: s not in prompt and s not in before  # noqa: E731
         marks = {k for k in _exact_words(said) | {f.lower() for f in m.files} if fresh(k)}
+        if m.type == "summary":  # a digest names what the work touched, which its sequel
+            marks = set()  # touches anyway: only its commands and agentmem's replies count
         marks = sorted((k for k in marks if rare(k)), key=len, reverse=True)  # longest first
         commands = [(c, _exact_words(c)) for c in _commands_of(said) if fresh(c)]
         shown, asked = [], ""
@@ -9485,9 +9487,7 @@ class _Capture:
         # the heuristic memories are written before any LLM call: an interrupted run loses nothing
         # the notes told to the session are judged as they were told, before this capture
         # rewrites any of them (its own digest)
-        judged = _judge_session(self.store, (job.get("session"), info.get("session")), fresh, ts)
-        if judged:
-            self.log("%s: told notes judged: %s" % (key, _json_text(judged)))
+        _judge_session(self.store, (job.get("session"), info.get("session")), fresh, ts)
         stored = self.store_memories(memories, session, info, job, context, fresh)
         cfg = _llm_settings() if llm else None
         if cfg and sum(len(e.text) for e in fresh if e.role in ("user", "assistant")) >= 200:

@@ -2,6 +2,7 @@
 """Evidence of use on real sessions: each shared transcript cut in two, the second part told.
 
 usage: bench/evidence_chains.py [TRANSCRIPTS_DIR] [--prompts N] [--json] [--cost]
+       bench/evidence_chains.py --sessions T1 T2 ... [--prompts N] [--json]
 
 For each real transcript (default: ../shared/data/transcripts), a chain of two sessions is
 made from it, cut at the person's turn nearest its middle:
@@ -13,10 +14,15 @@ made from it, cut at the person's turn nearest its middle:
 Every mark is printed with the note and its evidence, to be read one by one; the last line
 counts them: notes told, used, ignored, contradicted.
 
+--sessions makes one chain of separate sessions instead (say, the three spotter sessions of
+one project, in the order they ran): each captured in turn, each told what the store held
+before it.
+
 --cost measures instead what judging adds to capture: the largest transcript captured into a
 store of three other sessions, with and without 18 notes of those sessions told to it (12 at
 its start, 6 for prompts), the fastest of 5 runs each, interleaved.
 """
+
 import argparse
 import contextlib
 import io
@@ -60,8 +66,9 @@ def _cut(events):
 
 def _capture(store, path, session):
     with contextlib.redirect_stdout(io.StringIO()):
-        agentmem.main(["capture", "--store", store, "--no-llm", "--session", session,
-                       "--transcript", path])
+        agentmem.main(
+            ["capture", "--store", store, "--no-llm", "--session", session, "--transcript", path]
+        )
 
 
 def chain(transcript, prompts=6):
@@ -83,20 +90,57 @@ def chain(transcript, prompts=6):
         _capture(store, path, session)
         s = agentmem.open_store(store, cwd=folder)
         start = agentmem._build_context(s, folder, source="resume")
-        agentmem._log_told(s, session, "start", start, at=agentmem._now_iso(at - 1),
-                           source="resume")
+        agentmem._log_told(
+            s, session, "start", start, at=agentmem._now_iso(at - 1), source="resume"
+        )
         asked = [e for e in events[cut:] if e.role == "user"][:prompts]
         for e in asked:
             block = agentmem._prompt_context(s, e.text)
             t = agentmem._parse_time(e.ts) or at
-            agentmem._log_told(s, session, "prompt", block, prompt=e.text,
-                               at=agentmem._now_iso(t - 1))
+            agentmem._log_told(
+                s, session, "prompt", block, prompt=e.text, at=agentmem._now_iso(t - 1)
+            )
         notes = {m.id: m.text for m in s.memories()}  # as they were told
         shutil.copyfile(transcript, path)
         _capture(store, path, session)
         marks = agentmem._outcomes(agentmem.open_store(store, cwd=folder))
         for x in marks:
             x["note"], x["transcript"] = notes.get(x["id"], "?"), os.path.basename(transcript)
+        return marks
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def session_chain(paths, prompts=6):
+    """[marks] of a chain of separate sessions: each told what the store held before it."""
+    folder = tempfile.mkdtemp(prefix="agentmem-chain-")
+    try:
+        store, marks = os.path.join(folder, ".agentmem"), []
+        for n, transcript in enumerate(paths):
+            events, _info, _ = agentmem.read_transcript(transcript)
+            session = "s%d" % n
+            s = agentmem.open_store(store, cwd=folder)
+            if n:
+                start = agentmem._build_context(s, folder, source="startup")
+                agentmem._log_told(s, session, "start", start, source="startup")
+                for e in [e for e in events if e.role == "user"][:prompts]:
+                    agentmem._log_told(
+                        s,
+                        session,
+                        "prompt",
+                        agentmem._prompt_context(s, e.text),
+                        prompt=e.text,
+                        at=agentmem._now_iso((agentmem._parse_time(e.ts) or 1) - 1),
+                    )
+            notes = {m.id: m.text for m in s.memories()} if s.exists() else {}
+            _capture(store, transcript, session)
+            for x in agentmem._outcomes(agentmem.open_store(store, cwd=folder)):
+                if x.get("session") == session:
+                    x["note"], x["transcript"] = (
+                        notes.get(x["id"], "?"),
+                        os.path.basename(transcript),
+                    )
+                    marks.append(x)
         return marks
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -121,16 +165,30 @@ def capture_cost(folder, runs=5):
         for run in range(runs):
             for told in best:
                 store = os.path.join(base, "%s%d" % (told, run), ".agentmem")
-                shutil.copytree(prep, store, ignore=shutil.ignore_patterns(
-                    "capture-state.json", "queue", "*.sqlite3*"))
+                shutil.copytree(
+                    prep,
+                    store,
+                    ignore=shutil.ignore_patterns("capture-state.json", "queue", "*.sqlite3*"),
+                )
                 s = agentmem.open_store(store)
                 s.index()
                 if told:
-                    agentmem._log_told(s, "S", "start", "\n".join(
-                        "- [%s · x] y" % i for i in ids[:12]), source="startup")
+                    agentmem._log_told(
+                        s,
+                        "S",
+                        "start",
+                        "\n".join("- [%s · x] y" % i for i in ids[:12]),
+                        source="startup",
+                    )
                     for n, i in enumerate(ids[12:]):
-                        agentmem._log_told(s, "S", "prompt", "- [%s · x] y" % i,
-                                           prompt="p%d" % n, at="2026-01-01T00:00:00Z")
+                        agentmem._log_told(
+                            s,
+                            "S",
+                            "prompt",
+                            "- [%s · x] y" % i,
+                            prompt="p%d" % n,
+                            at="2026-01-01T00:00:00Z",
+                        )
                 t = time.perf_counter()
                 _capture(store, big, "S")
                 best[told].append(time.perf_counter() - t)
@@ -145,11 +203,14 @@ def main(argv=None):
     ap.add_argument("--prompts", type=int, default=6, help="real prompts told per chain (6)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--cost", action="store_true", help="what judging adds to capture")
+    ap.add_argument("--sessions", nargs="+", help="one chain of these sessions, in this order")
     a = ap.parse_args(argv)
     if a.cost:
         name, size, plain, told = capture_cost(a.folder)
-        print("evidence cost: capture of %s (%.1f MB) %.3f s, with 18 told notes %.3f s: %.2fx"
-              % (name, size / 1e6, plain, told, told / plain))
+        print(
+            "evidence cost: capture of %s (%.1f MB) %.3f s, with 18 told notes %.3f s: %.2fx"
+            % (name, size / 1e6, plain, told, told / plain)
+        )
         return 0
     paths = sorted(
         os.path.join(root, name)
@@ -157,17 +218,31 @@ def main(argv=None):
         for name in names
         if name.endswith(".jsonl")
     )
-    marks = [x for p in paths for x in chain(p, a.prompts)]
+    if a.sessions:
+        paths, marks = a.sessions, session_chain(a.sessions, a.prompts)
+    else:
+        marks = [x for p in paths for x in chain(p, a.prompts)]
     if a.json:
         print(json.dumps(marks, ensure_ascii=False, indent=1))
     else:
         for x in marks:
-            print("%-12s %s %s [%s · %s]\n    note: %s\n    evidence: %s\n" % (
-                x["outcome"].upper(), x["transcript"], x["hook"], x["id"], x["type"],
-                " ".join(x["note"].split())[:300], x.get("evidence") or "-"))
+            print(
+                "%-12s %s %s [%s · %s]\n    note: %s\n    evidence: %s\n"
+                % (
+                    x["outcome"].upper(),
+                    x["transcript"],
+                    x["hook"],
+                    x["id"],
+                    x["type"],
+                    " ".join(x["note"].split())[:300],
+                    x.get("evidence") or "-",
+                )
+            )
     counts = {k: sum(x["outcome"] == k for x in marks) for k in agentmem._OUTCOMES}
-    print("evidence chains: %d transcripts, notes told %d, used %d, ignored %d, contradicted %d"
-          % (len(paths), len(marks), counts["used"], counts["ignored"], counts["contradicted"]))
+    print(
+        "evidence chains: %d transcripts, notes told %d, used %d, ignored %d, contradicted %d"
+        % (len(paths), len(marks), counts["used"], counts["ignored"], counts["contradicted"])
+    )
     return 0
 
 

@@ -13,6 +13,7 @@ Runs, in one go and on this machine:
   words_baseline.py .                    what plain BM25 over the sessions' words tells, per project
   bench/hook_bench.py 0 --sessions 17    the prompt hook on a store of ~200 sessions' words
   bench/dashboard_bench.py 10000         the dashboard's pages, server-side, on 10k memories
+  bench/evidence_chains.py (and --cost)  evidence of use on the shared sessions cut in two
   bench/coverage_run.py (--coverage)     statement coverage of agentmem.py by the suite
 --quick skips the 100k scale run and LoCoMo (a minute instead of ten).
 """
@@ -118,6 +119,9 @@ def main():
         results["words"] = run([py, words, PROJECT])
     results["sizes"] = session_sizes(data)
     results["dashboard"] = run([py, os.path.join(HERE, "dashboard_bench.py"), "10000"])
+    chains = [py, os.path.join(HERE, "evidence_chains.py"), os.path.join(data, "transcripts")]
+    results["evidence"] = run(chains)
+    results["evidence-cost"] = run(chains + ["--cost"])
     if a.coverage:
         results["coverage"] = run([py, os.path.join(HERE, "coverage_run.py")])
     if a.write:
@@ -194,6 +198,11 @@ WORDS = ("Beside each project: what plain BM25 over the same session's words tel
 COVERAGE = ("Statement coverage of `agentmem.py` by `make test`'s suite, every subprocess the "
             "suite starts included (`make coverage`, coverage.py with `patch = subprocess`). "
             "Target: at least 90%.",)
+EVIDENCE = ("Each shared transcript cut at the person's turn nearest its middle: the first part "
+            "captured, the second told what the hooks tell, the whole captured again, and each "
+            "note told marked used, ignored or contradicted (docs/trust.md). Every mark is "
+            "printed to be read; the used and contradicted ones are listed here. --cost: what "
+            "judging adds to the capture of the largest transcript, told 18 notes.",)
 DASHBOARD = ("Server-side time of each page on a 10,000-memory store (median of 5 in one "
              "process, no network): the request parsed, the store opened, the page built. "
              "Target: every page of docs/dashboard.md's table within 100 ms; `/check` runs "
@@ -270,6 +279,14 @@ def report(r, quick):
         out += block("python bench/dashboard_bench.py 10000",
                      *[ln for ln in r["dashboard"].splitlines() if ln.startswith(("/", "built"))],
                      last(r["dashboard"], "dashboard N="))
+    if "evidence" in r:
+        out += ["## Evidence of use (`bench/evidence_chains.py`)", "", EVIDENCE[0], ""]
+        lines = r["evidence"].splitlines()
+        marks = [x for i, ln in enumerate(lines) if ln.startswith(("USED", "CONTRA"))
+                 for x in lines[i:i + 3]]
+        out += block("python bench/evidence_chains.py", *marks, last(r["evidence"], "evidence"))
+        out += block("python bench/evidence_chains.py --cost",
+                     last(r["evidence-cost"], "evidence cost"))
     if "coverage" in r:
         out += ["## Test coverage (`make coverage`)", "", COVERAGE[0], ""]
         out += block("python bench/coverage_run.py", last(r["coverage"], "coverage:"))
