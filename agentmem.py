@@ -8765,27 +8765,27 @@ class _Told:
         self.events = events
         self.low = [e.text.lower() for e in events]
         self.keys = [_prompt_key(e.text) if e.role == "user" else "" for e in events]
-        tools = [e.tool.lower() for e in events]
-        self.shell = [e.role == "call" and t in _SHELL_TOOLS for e, t in zip(events, tools)]
-        self.asks = [  # the agent asking agentmem: its MCP tool, or its command line
-            e.role == "call" and ("agentmem" in t or "agentmem" in x)
-            for e, t, x in zip(events, tools, self.low)
-        ]
+        self.shell = [e.role == "call" and e.tool.lower() in _SHELL_TOOLS for e in events]
         self._runs, self._before, self._times = {}, {}, None
 
     def anchor(self, tell):
-        """The index of the event a tell came before, or None when these events hold none:
-        the prompt it answered (by its fingerprint), a new session's first, else the first of
-        its time or later."""
+        """(index of the first event after a tell, the prompt it answered), or None when these
+        events hold none: after the prompt (found by its fingerprint, or else the person's
+        first message of its time or later: an agent may write the prompt otherwise), after
+        nothing for a new session's start, else from the first event of its time or later."""
         if tell.get("hook") == "start" and tell.get("source") == "startup":
-            return 0  # all of a session comes after what it was told as it started
+            return 0, ""  # all of a session comes after what it was told as it started
         at, key = _parse_time(tell.get("at")), tell.get("prompt")
         if self._times is None:  # read only when a tell is not a new session's
             self._times = [_parse_time(e.ts) for e in self.events]
-        for i, t in enumerate(self._times):
-            if (at is None or t is None or t >= at - 2) and (not key or self.keys[i] == key):
-                return i
-        return None
+        late = [i for i, t in enumerate(self._times) if at is None or t is None or t >= at - 2]
+        if not late:
+            return None
+        if key:
+            said = [i for i in late if self.events[i].role == "user"]
+            i = next((i for i in said if self.keys[i] == key), said[0] if said else None)
+            return (i + 1, self.events[i].text) if i is not None else None
+        return late[0], ""
 
     def before(self, start):
         """What the person and the agent said before event `start`, lower-cased."""
@@ -8819,11 +8819,11 @@ class _Told:
         for i in range(start, len(self.events)):
             e, text = self.events[i], self.low[i]
             if e.role == "result":
-                if asked and m.id in text:  # the agent asked agentmem; the note came back
-                    return "used", "opened it: %s" % asked
+                if asked and m.id in text:  # a call brought the note back: agentmem's MCP
+                    return "used", "opened it: %s" % asked  # tool, its command, its file
                 shown.append(text)
                 continue
-            if self.asks[i]:
+            if e.role == "call":
                 asked = _clip(_one_line("%s %s" % (e.tool, e.text)), 80)
             if used is None and e.role in ("call", "assistant"):
                 used = _use_of(e, text, commands if self.shell[i] else (), marks, shown, self, i)
@@ -8913,11 +8913,10 @@ def _judge_session(store, sessions, events, state):
 
     told = _Told(events)
     for tell in tells:
-        start = told.anchor(tell)
-        if start is None:
+        where = told.anchor(tell)
+        if where is None:
             continue
-        prompt = events[start].text if tell.get("prompt") else ""
-        start += bool(prompt)  # what the prompt said came before the tell's notes
+        start, prompt = where
         ids = tell.get("ids") if isinstance(tell.get("ids"), list) else []
         for ident in [i for i in ids if isinstance(i, str) and _ID_REGEX.match(i)]:
             was = judged.get(ident)

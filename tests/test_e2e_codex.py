@@ -106,3 +106,7 @@ def test_the_model_remembers_and_recalls_through_mcp(project):
     assert "approval" not in json.dumps(outputs)
     shown = am("recall", "blue-green deploys", cwd=proj, check=0).stdout
     assert "Deploys go through the blue-green script" in shown
+    # the handler rule told at SessionStart came back through MCP: capture marks it used
+    wait_for_session_files(proj, "TOOLS_TEST")
+    marks = (proj / ".agentmem" / "local" / "evidence.jsonl").read_text()
+    assert '"outcome": "used"' in marks and "opened it: " in marks

@@ -114,3 +114,7 @@ def test_the_model_remembers_and_recalls_through_mcp(project):
         time.sleep(0.2)
     log = path.read_text()
     assert log.count("gemini PreCompress") == 1 and log.count("gemini SessionEnd") == 1, log
+    # the handler rule told at SessionStart came back through MCP: capture marks it used
+    wait_for_session_files(proj, "TOOLS_TEST")
+    marks = (proj / ".agentmem" / "local" / "evidence.jsonl").read_text()
+    assert '"outcome": "used"' in marks and "opened it: " in marks

@@ -173,3 +173,16 @@ def test_the_told_log_stays_bounded_and_a_broken_line_costs_only_itself(store, m
     assert agentmem._judge_session(s, ("s-last",), [], {}) == {}     # nothing to judge, no error
     events = [agentmem.Event("user", "hello", "2026-11-20T09:00:00Z")]
     assert agentmem._judge_session(s, ("s-last",), events, {"told": {"x": 5}}) == {}
+
+
+def test_a_prompt_the_transcript_writes_otherwise_is_found_by_its_time(tmp_path, store):
+    s = agentmem.open_store(str(store))
+    note = s.remember("Migrations run with `alembic upgrade head` from api/", type="convention")[0]
+    agentmem._log_told(s, "s-t", "prompt", block([note.id]), at="2026-11-20T09:00:25Z",
+                       prompt="# Context from my IDE setup: ... apply the schema change")
+    steps = [("user", "hello"), ("assistant", "Hi."), ("user", "apply the schema change"),
+             ("tool", "Bash", {"command": "cd api && alembic upgrade head"}, "ok")]
+    path = tmp_path / "t.jsonl"
+    path.write_text(render_codex(steps, "s-t"))     # times 09:00:10, :20, :30, :40
+    am("capture", "--transcript", path, "--session", "s-t", "--no-llm", check=0)
+    assert agentmem.open_store(str(store)).get(note.id).extra["use"]["used"] == 1
