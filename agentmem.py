@@ -3049,6 +3049,36 @@ def _merge_damage(lines, written_sum):
     return ""
 
 
+def _merged_meta(meta, written_sum, lines):
+    """The one metadata of a memory whose metadata lines a git union merge joined (`meta`,
+    read, and the other `lines`), when the clones changed only what each counted of its own
+    sessions: "use" counts and "seen" the larger, "confidence" the higher, "updated" and
+    "reviewed" the later, "disputed" kept, a field one side added taken; None when the
+    text's checksums differ or another field does (two versions, for a person)."""
+    out = dict(meta)
+    for line in lines:
+        try:
+            other = json.loads(_META_REGEX.match(line.strip()).group(1))
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(other, dict) or other.pop("sum", written_sum) != written_sum:
+            return None
+        for k, b in other.items():
+            a = out.get(k, b)
+            if a == b:
+                out[k] = b
+            elif k == "use" and isinstance(a, dict) and isinstance(b, dict):
+                count = lambda d, n: d.get(n) if type(d.get(n)) is int else 0  # noqa: E731
+                out[k] = {n: max(count(a, n), count(b, n)) for n in set(a) | set(b)}
+            elif k in ("confidence", "seen", "updated", "reviewed") and type(a) is type(b):
+                if not isinstance(a, (int, float, str)):
+                    return None
+                out[k] = max(a, b)
+            elif k != "disputed":
+                return None
+    return out
+
+
 _CONFLICT_MARKS = ("<" * 7, "=" * 7, ">" * 7, "|" * 7)
 _MARK_REGEX = _LazyRegex(r"^(<{7}|={7}|>{7}|\|{7})(?:\s|$)")
 
@@ -3101,10 +3131,15 @@ def _parse_memories(text, path=""):
             for ln in body_lines
             if ln not in extra_meta
         ]
-        if extra_meta:  # a union merge kept both sides' metadata: two versions
+        # a union merge kept both sides' metadata: one memory when two clones only counted
+        # what their sessions did with it, else two versions
+        merged = _merged_meta(meta, written_sum, extra_meta) if extra_meta else meta
+        if merged is None:
             meta["conflict"] = "a git merge joined two versions of its metadata and text"
-        elif (
-            written_sum
+        meta = merged or meta
+        if (
+            merged is not None
+            and written_sum
             and not meta.get("conflict")
             and _text_sum("\n".join(body_lines)) != written_sum
         ):  # changed outside agentmem

@@ -499,3 +499,25 @@ def test_forget_on_one_side_and_edits_on_the_other_never_mix_neighbours_silently
     p = am("check", "--json", cwd=b)
     flagged = {f["memory"]["id"] for f in json.loads(p.stdout or "[]")}
     assert p.returncode == 1 and all(m["id"] in flagged for m in mixed), (mixed, p.stdout)
+
+
+def test_a_merge_of_what_two_clones_counted_of_one_memory_is_one_memory(tmp_path, monkeypatch):
+    a, b, rel = two_clones(tmp_path, monkeypatch, TEXTS)
+    for clone, use, extra in ((a, {"told": 3, "used": 1, "contradicted": 0}, {}),
+                              (b, {"told": 2, "used": 2, "contradicted": 0}, {"disputed": "no"})):
+        s = agentmem.open_store(str(clone / ".agentmem"))
+        m = [m for m in s.memories() if "port 8080" in m.text][0]
+        m.extra.update(use=use, **extra)
+        s.update_metadata(m)
+        git(clone, "commit", "-qam", "counted")
+    git(a, "push", "-q", "origin", "HEAD")
+    git(b, "pull", "-q", "--no-rebase", "origin", "HEAD")           # union merge: two metadata lines
+    assert (b / rel).read_text().count('"use"') == 2
+    assert am("check", cwd=b).returncode == 0
+    [m] = [m for m in agentmem.open_store(str(b / ".agentmem")).memories() if "port 8080" in m.text]
+    assert m.extra["use"] == {"told": 3, "used": 2, "contradicted": 0} and m.extra["disputed"] == "no"
+    edit(a, rel, ("port 8080", "port 9090"))                        # the text too: two versions
+    git(a, "push", "-q", "origin", "HEAD")
+    edit(b, rel, ("port 8080", "port 7070"))
+    git(b, "pull", "-q", "--no-rebase", "origin", "HEAD")
+    assert am("check", cwd=b).returncode == 1
