@@ -1053,7 +1053,7 @@ def _en_short_syllable_end(w):
     )
 
 
-def _stem_en(word):
+def _stem_en(word):  # noqa: C901
     """English stem after Porter2 (the Snowball English stemmer), written for agentmem.
 
     >>> [_stem_en(w) for w in "connected connecting connection running stories happiness".split()]
@@ -1288,7 +1288,7 @@ def tokenize(text, forms=None):
 _WORD_TOKENS = {}  # a word as written -> (its tokens, its forms): words repeat
 
 
-def _word_tokens(raw):
+def _word_tokens(raw):  # noqa: C901
     """(tokens, forms) of one word as the token regex found it; see tokenize."""
     out, forms = [], []
     append = out.append
@@ -1882,7 +1882,7 @@ def redact(text, extra_patterns=()):
 _PATTERN_MAX_CHARS = 500  # a redact pattern of config.json at most
 
 
-def _unsafe_pattern(pattern):
+def _unsafe_pattern(pattern):  # noqa: C901
     r"""Why a regex of config.json's "redact" must not run, or '' when it may: it does not
     compile, it is too long, or a repeated part holds a repeat or an alternative of its own,
     which can backtrack without bound on a long line (Python's re has no time limit).
@@ -3083,7 +3083,7 @@ _CONFLICT_MARKS = ("<" * 7, "=" * 7, ">" * 7, "|" * 7)
 _MARK_REGEX = _LazyRegex(r"^(<{7}|={7}|>{7}|\|{7})(?:\s|$)")
 
 
-def _parse_memories(text, path=""):
+def _parse_memories(text, path=""):  # noqa: C901
     """Memories of one markdown file, in order, with their line spans.
 
     A memory starts at a '## type · id' heading; the '<!-- {...} -->' line under
@@ -4799,28 +4799,31 @@ class _Records:
             for name, text in _compact_fixes(ev.text or ""):
                 self.found[("", "!" + name)] = ("bug", _clip(text, _RECORD_CHARS), ev.ts)
         elif ev.role == "call":
-            name, text = ev.tool.lower(), ev.text or ""
-            if name in _SHELL_TOOLS:
-                files = [
-                    f for f in map(self._project_file, _MARKDOWN_PATH_REGEX.findall(text)) if f
-                ]
-                if files and _SHELL_WRITES_REGEX.search(text):
-                    self._wrote(files)
-                    for _end, body in _HEREDOC_REGEX.findall(text):
-                        self._read(files[0], body, ev.ts)
-                elif files:
-                    self.reads[ev.ref or "last"] = files[0]
-            elif _edits_files(name):
-                files = [f for f in map(self._project_file, ev.files) if f.endswith(_MARKDOWN_ENDS)]
-                self._wrote(files)
-                if files and "\n" in text:
-                    self._read(files[0], text.split("\n", 1)[1], ev.ts)
-            elif name in _READ_TOOLS and ev.files:
-                self.reads[ev.ref or "last"] = self._project_file(ev.files[0])
+            self._call(ev)
         elif ev.role == "result":
             path = self.reads.pop(ev.ref or "last", "")
             if path in self.state["written"] and ev.ok is not False:
                 self._read(path, re.sub(r"(?m)^[ \t]*\d+(?:\t|\u2192)", "", ev.text or ""), ev.ts)
+
+    def _call(self, ev):
+        """A markdown file of the project a call writes (read now) or reads (read from its
+        result)."""
+        name, text = ev.tool.lower(), ev.text or ""
+        if name in _SHELL_TOOLS:
+            files = [f for f in map(self._project_file, _MARKDOWN_PATH_REGEX.findall(text)) if f]
+            if files and _SHELL_WRITES_REGEX.search(text):
+                self._wrote(files)
+                for _end, body in _HEREDOC_REGEX.findall(text):
+                    self._read(files[0], body, ev.ts)
+            elif files:
+                self.reads[ev.ref or "last"] = files[0]
+        elif _edits_files(name):
+            files = [f for f in map(self._project_file, ev.files) if f.endswith(_MARKDOWN_ENDS)]
+            self._wrote(files)
+            if files and "\n" in text:
+                self._read(files[0], text.split("\n", 1)[1], ev.ts)
+        elif name in _READ_TOOLS and ev.files:
+            self.reads[ev.ref or "last"] = self._project_file(ev.files[0])
 
     def _wrote(self, files):
         self.state["written"] = _dedupe(self.state["written"] + files)[-200:]
@@ -5232,27 +5235,32 @@ class _Commands:
             if call is not None:
                 self._result(call, ev)
         elif ev.role == "assistant" and ev.tool != "subagent":
-            lines = [_told(x) for x in _prose_lines(ev.text)]
-            for failure in self.state["failing"].values():
-                # "Fixed: ..." or "Reverted X" about what the failure said, with no run to
-                # prove it: not claimed to be still failing
-                about = _content_terms(re.sub(r"\S*[/\\]\S*|\S+\.\w+:\d+\S*", " ", failure["last"]))
-                kinds = {_KIND_WORDS.get(_command_kind(k), "") for k in failure.get("parts", [])}
-                if any(
-                    (len(_content_terms(x) & about) >= 2 or kinds & set(tokenize(x)))
-                    and (_says("fix", x) or _reports_change(x) or _says("agent-reject", x))
-                    for x in lines
-                ):
-                    failure["claimed"] = True
-                said = failure.setdefault("said", [])
-                if len(said) < _SAID_ABOUT_FAILURE:
-                    said += [
-                        s
-                        for s in map(_told, _prose_lines(ev.text))
-                        if _telling(s) >= 2
-                        and not _says("plan", s)
-                        and (_says("cause", _unquoted(s)) or _overlaps(s, failure["first"]))
-                    ][: _SAID_ABOUT_FAILURE - len(said)]
+            self._heard(ev)
+
+    def _heard(self, ev):
+        """What the agent says about each failing command: that it fixed it (then the failure
+        is not claimed to be still failing), and what caused it (quoted with the fix)."""
+        lines = [_told(x) for x in _prose_lines(ev.text)]
+        for failure in self.state["failing"].values():
+            # "Fixed: ..." or "Reverted X" about what the failure said, with no run to
+            # prove it: not claimed to be still failing
+            about = _content_terms(re.sub(r"\S*[/\\]\S*|\S+\.\w+:\d+\S*", " ", failure["last"]))
+            kinds = {_KIND_WORDS.get(_command_kind(k), "") for k in failure.get("parts", [])}
+            if any(
+                (len(_content_terms(x) & about) >= 2 or kinds & set(tokenize(x)))
+                and (_says("fix", x) or _reports_change(x) or _says("agent-reject", x))
+                for x in lines
+            ):
+                failure["claimed"] = True
+            said = failure.setdefault("said", [])
+            if len(said) < _SAID_ABOUT_FAILURE:
+                said += [
+                    s
+                    for s in map(_told, _prose_lines(ev.text))
+                    if _telling(s) >= 2
+                    and not _says("plan", s)
+                    and (_says("cause", _unquoted(s)) or _overlaps(s, failure["first"]))
+                ][: _SAID_ABOUT_FAILURE - len(said)]
 
     def _result(self, call, ev):
         text = ev.text or ""
@@ -5278,19 +5286,7 @@ class _Commands:
         parts = [k for k, kind in zip(keys, kinds) if kind]
         serving = kinds[-1] == "run" and re.match(r"(?i)\s*command timed out", text) and not error
         if (ev.ok is False or (ev.ok is None or piped) and bool(error)) and not serving:
-            failure = failing.setdefault(key, {"first": error or _said_line(text), "runs": 0})
-            failure.update(runs=failure["runs"] + 1, last=error or _said_line(text), shown=shown)
-            failure["claimed"] = False  # a run after the agent said "fixed" tells the truth
-            failure.setdefault("ts", ev.ts)
-            # which part of a chain failed is not said: of the parts not seen passing before
-            # (else all), the ones that build or test (the formatter before them rarely fails)
-            unproven = [k for k in parts if not good.get(k)] or parts
-            failure["parts"] = [
-                k for k in unproven if _command_kind(k) in ("build", "typecheck", "test")
-            ] or unproven
-            for k in parts if len(parts) == 1 else ():
-                good[k] = False
-            return
+            return self._failed(key, shown, parts, error or _said_line(text), ev.ts)
         for (words, _p), k, kind in zip(segments, keys, kinds):
             good[k] = True
             old = self.state["passed"].get(kind)
@@ -5314,6 +5310,22 @@ class _Commands:
             ]
             if not failed["parts"]:
                 del failing[other]
+
+    def _failed(self, key, shown, parts, said, ts):
+        """A command that failed: kept as failing, with the parts of its chain to blame."""
+        good = self.state["ok"]
+        failure = self.state["failing"].setdefault(key, {"first": said, "runs": 0})
+        failure.update(runs=failure["runs"] + 1, last=said, shown=shown)
+        failure["claimed"] = False  # a run after the agent said "fixed" tells the truth
+        failure.setdefault("ts", ts)
+        # which part of a chain failed is not said: of the parts not seen passing before
+        # (else all), the ones that build or test (the formatter before them rarely fails)
+        unproven = [k for k in parts if not good.get(k)] or parts
+        failure["parts"] = [
+            k for k in unproven if _command_kind(k) in ("build", "typecheck", "test")
+        ] or unproven
+        for k in parts if len(parts) == 1 else ():
+            good[k] = False
 
     def _fixed(self, shown, kinds, failure, ts):
         """A command that failed and passed after edits: what broke, the agent's words, the
@@ -5356,37 +5368,10 @@ class _Commands:
             program = next(g for g in missing.groups() if g)
             self.state["missing"].setdefault(program, _clip(call.text, _COMMAND_CHARS))
         elif self.trying:
-            program, command = self.trying
-            if not _failure_line(text) and not re.search(
-                r"(?i)\b(error|not found|no such|failed)\b", text[:2000]
-            ):
-                self.found.append(
-                    (
-                        "setup",
-                        "`%s` is not on the PATH here; it runs as `%s`." % (program, command),
-                        "",
-                    )
-                )
-                self.state["missing"].pop(program, None)
-                self.state.setdefault("worked", []).append(program)
-            self.trying = None
-        key, seen = " && ".join(keys), set()
+            self._tried(text)
+        key = " && ".join(keys)
         shown = " && ".join(_command_shown(w) for w, _p in _command_segments(call.text))
-        for found in _REFUSED_REGEX.findall(text):
-            if not (any(kinds) or re.search(r"(?i)\bhook\b", found)):
-                continue  # one file an ad-hoc command could not touch is no rule
-            line = " ".join(found.split())
-            norm = _same_line(line)
-            if norm not in seen:
-                seen.add(norm)
-                entry = self.state["lines"].setdefault(
-                    norm, [0, _clip(line, _ERROR_CHARS), shown, key, 0]
-                )
-                entry[0] += 1
-                if entry[0] == _SAME_REFUSAL_RUNS:
-                    self.found.append(
-                        ("setup", "`%s` was refused here: %s." % (shown, entry[1].rstrip(".")), "")
-                    )
+        seen = self._refusals(text, shown, key, any(kinds))
         if not any(kinds):
             return
         run = self.state["runs"].get(key, 0) + 1
@@ -5403,6 +5388,39 @@ class _Commands:
             entry[4] = run
         if len(self.state["lines"]) > 200:  # a long session: forget the lines seen once
             self.state["lines"] = {k: v for k, v in self.state["lines"].items() if v[0] > 1}
+
+    def _refusals(self, text, shown, key, known):
+        """Count each refusal a result printed (a hook's, or one of a `known` command's); the
+        _SAME_REFUSAL_RUNS-th time, it is how the environment is. The lines seen, as a set."""
+        seen = set()
+        for found in _REFUSED_REGEX.findall(text):
+            if not (known or re.search(r"(?i)\bhook\b", found)):
+                continue  # one file an ad-hoc command could not touch is no rule
+            line = " ".join(found.split())
+            norm = _same_line(line)
+            if norm in seen:
+                continue
+            seen.add(norm)
+            entry = self.state["lines"].setdefault(
+                norm, [0, _clip(line, _ERROR_CHARS), shown, key, 0]
+            )
+            entry[0] += 1
+            if entry[0] == _SAME_REFUSAL_RUNS:
+                said = "`%s` was refused here: %s." % (shown, entry[1].rstrip("."))
+                self.found.append(("setup", said, ""))
+        return seen
+
+    def _tried(self, text):
+        """The result of running a missing program another way: when it worked, that way."""
+        program, command = self.trying
+        if not _failure_line(text) and not re.search(
+            r"(?i)\b(error|not found|no such|failed)\b", text[:2000]
+        ):
+            said = "`%s` is not on the PATH here; it runs as `%s`." % (program, command)
+            self.found.append(("setup", said, ""))
+            self.state["missing"].pop(program, None)
+            self.state.setdefault("worked", []).append(program)
+        self.trying = None
 
     def _try_missing(self, command):
         words = command.split()
@@ -5866,6 +5884,16 @@ def _hit_order(score, strength, ident):
     return -round(score, 12), -round(strength, 12), ident
 
 
+def _best_of_each(rows):
+    """[(memory, memory, score)] of passage rows (passage, memory, score): each memory's best
+    passage's score, best first."""
+    best = {}
+    for _doc, mem, score in rows:
+        if score > best.get(mem, -1.0):
+            best[mem] = score
+    return sorted(((m, m, x) for m, x in best.items()), key=lambda x: (-x[2], x[0]))
+
+
 def _chunks(seq, n=500):
     seq = list(seq)
     for i in range(0, len(seq), n):
@@ -5884,6 +5912,16 @@ _LEVEL_WEIGHTS = {"mem": _FIELD_WEIGHTS + (_FORM_WEIGHT,),
 # The text FTS5 sees is agentmem's own tokens joined by spaces: its tokenizer only splits at
 # spaces ('ascii' keeps every non-ASCII character, so "नमस्ते" is not cut at its vowel signs).
 _FTS5_TOKENIZE = "ascii tokenchars '._/-'"
+
+
+def _not_a_memory_file(entry):
+    """Why an entry named like a memory file (x.md) is not read, or '' when it is read."""
+    if entry.is_dir(follow_symlinks=False):
+        return "a folder named like a memory file; agentmem reads the .md files inside it"
+    if entry.is_file(follow_symlinks=False):
+        return ""
+    why = "a symlink" if entry.is_symlink() else "not a regular file (a FIFO, a device)"
+    return why + ", so agentmem does not read it"
 
 
 class _Index:
@@ -6562,13 +6600,7 @@ class _Index:
         rankings = {}
         if known:
             rankings["memory"] = self._rank("mem", known, filt, forms, groups)
-            best = {}
-            for _doc, mem, s in self._rank("psg", known, filt, forms, groups):
-                if s > best.get(mem, -1.0):
-                    best[mem] = s
-            rankings["passage"] = sorted(
-                ((m, m, s) for m, s in best.items()), key=lambda x: (-x[2], x[0])
-            )
+            rankings["passage"] = _best_of_each(self._rank("psg", known, filt, forms, groups))
         fixes = self._fuzzy(unknown) if unknown else {}
         if fixes:
             rankings["fuzzy"] = self._rank(
@@ -7075,23 +7107,15 @@ class Store:
                 if e.name.startswith("."):
                     continue
                 r = rel + e.name
-                if e.is_dir(follow_symlinks=False):
-                    if r != _LOCAL_DIRNAME:
-                        stack.append((r + "/", e.path))
-                elif e.name.endswith(".md") and e.is_file(follow_symlinks=False):
-                    st = e.stat()
-                    out[r] = _file_stamp(st)
-                elif e.name.endswith(".md"):
-                    why = "a symlink" if e.is_symlink() else "not a regular file (a FIFO, a device)"
-                    self.skipped.append((r, why + ", so agentmem does not read it"))
-                if e.is_dir(follow_symlinks=False) and e.name.endswith(".md"):
-                    self.skipped.append(
-                        (
-                            r,
-                            "a folder named like a memory file; agentmem reads "
-                            "the .md files inside it",
-                        )
-                    )
+                if e.is_dir(follow_symlinks=False) and r != _LOCAL_DIRNAME:
+                    stack.append((r + "/", e.path))
+                if not e.name.endswith(".md"):
+                    continue
+                why = _not_a_memory_file(e)
+                if why:
+                    self.skipped.append((r, why))
+                else:
+                    out[r] = _file_stamp(e.stat())
         return out
 
     def read(self, rel):
@@ -7978,7 +8002,7 @@ class Store:
                 said.append("%s %s" % (f, "moved or deleted" if gone else "changed"))
         return "since it was captured: " + ", ".join(said)
 
-    def check(self, fix_secrets=False):
+    def check(self, fix_secrets=False):  # noqa: C901
         """What in the store needs a person's eye: [(kind, Memory, detail)], kind one of
         `conflict` (a git merge joined two versions of a memory, or left its conflict markers),
         `duplicate-id` (one id in two blocks), `secret` (stored before the redaction rules
@@ -9955,6 +9979,26 @@ def _notes_block(sections, limit, preamble=_INJECT_PREAMBLE % "agentmem"):
     return "\n".join(out) + "\n" + tail
 
 
+def _withheld(m):
+    """Whether a memory is never told: what `check` fails (a merge's two versions, a rule no
+    person reviewed), what was replaced, and what a person disputed until they confirm it."""
+    ex = m.extra
+    return bool(ex.get("conflict") or ex.get("superseded_by") or ex.get("disputed")) or (
+        _unreviewed_rule(m)
+    )
+
+
+def _newest_of_slots(mems):
+    """The memories, with only the newest of each slot (the commands that passed: each
+    session keeps one; the newest says it)."""
+    mems, newest = list(mems), {}
+    for m in mems:
+        slot = m.extra.get("slot")
+        if slot and (slot not in newest or m.created > newest[slot].created):
+            newest[slot] = m
+    return [m for m in mems if newest.get(m.extra.get("slot"), m) is m]
+
+
 def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", source="startup"):
     """The markdown notes block inject prints, or '' when there is nothing to say.
 
@@ -9976,15 +10020,8 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     def section(title, mems, flag_stale=True, low=False):
         lines = []
         for m in mems:
-            if (
-                m.id in used
-                or m.extra.get("conflict")
-                or m.extra.get("superseded_by")
-                or m.extra.get("disputed")
-                or _unreviewed_rule(m)
-            ):
-                continue  # what `check` fails (a merge's two versions, a rule no person
-                # reviewed) and what was replaced are never told
+            if m.id in used or _withheld(m):
+                continue
             flags = _start_flags(store, m, root, flag_stale)
             if flags and not low:
                 deferred.append(m)  # kept for the last section
@@ -10019,13 +10056,9 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     section(
         "Tried and rejected", [m for m in mems if m.type == "dead-end" and m.confidence >= 0.8][:10]
     )
-    setup = [m for m in idx.top(("fact",), limit=40) if m.extra.get("by") == "tools"]
-    newest = {}  # a slot (the commands that passed) each session keeps: the newest says it
-    for m in setup:
-        slot = m.extra.get("slot")
-        if slot and (slot not in newest or m.created > newest[slot].created):
-            newest[slot] = m
-    setup = [m for m in setup if newest.get(m.extra.get("slot"), m) is m]
+    setup = _newest_of_slots(
+        m for m in idx.top(("fact",), limit=40) if m.extra.get("by") == "tools"
+    )
     section("How to work here", setup[:_SETUP_FACTS])
     todos = idx.top(("todo",), limit=10)
     summary = idx.top(("summary",), limit=1, newest=True)
@@ -10198,20 +10231,20 @@ def _best_passage(text, weights, guesses=True):
                 break
             run.append(units[j])
             have |= tokens[j]
-            share = sum(w for w, forms, _c in weights if _says_word(forms, have)) / total
-            text = " ".join(run)
-            if share > best[0] + 1e-9 and any(
-                not c and _says_word(forms, have) for _w, forms, c in weights
-            ):
-                best, end = (share, text), j
-    if best[1]:
-        run = [best[1]]
-        for m in after(end):
-            if len(" ".join(run)) + len(units[m]) + 1 > _PASSAGE_CHARS:
-                break
-            run.append(units[m])
-        best = (best[0], " ".join(run))
-    return best
+            said = [(w, c) for w, forms, c in weights if _says_word(forms, have)]
+            if sum(w for w, _c in said) / total > best[0] + 1e-9 and not all(c for _w, c in said):
+                best, end = (sum(w for w, _c in said) / total, " ".join(run)), j
+    return best[0], _run_on(best[1], (units[m] for m in after(end))) if best[1] else ""
+
+
+def _run_on(text, following):
+    """A passage and what follows it while that still fits in _PASSAGE_CHARS."""
+    run = [text]
+    for unit in following:
+        if len(" ".join(run)) + len(unit) + 1 > _PASSAGE_CHARS:
+            break
+        run.append(unit)
+    return " ".join(run)
 
 
 def _adjacent(parts, text):
@@ -10270,6 +10303,29 @@ def _taken_up(told, hits, weights):
     return out
 
 
+def _prompt_passage(hit, prompt, weights):
+    """(share, passage) a prompt is told of a recall hit, or (share, '') when it is not told:
+    what `check` fails never is; else the hit's best passage must hold _PROMPT_MIN_SHARE of
+    the prompt's weight (a bug's passage that says the problem the prompt reports,
+    _PROBLEM_MIN_SHARE) and name enough of it. A typed memory stands alone: all of it."""
+    m = hit.memory
+    if hit.stale or _withheld(m):
+        return 0.0, ""
+    typed = m.type != "episode"
+    share, passage = _best_passage(m.text, weights, guesses=typed)
+    problem = (  # the problem words are read only for a bug
+        m.type == "bug"
+        and share >= _PROBLEM_MIN_SHARE
+        and _says("problem", prompt)
+        and _says("problem", passage)
+    )
+    if share < _PROMPT_MIN_SHARE and not problem:
+        return share, ""
+    if not (_names_enough(passage, weights) or typed and share >= _ONE_WORD_SHARE):
+        return share, ""
+    return share, _clip(m.text, 2 * _PASSAGE_CHARS) if typed else passage
+
+
 def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
     """The few passages a prompt clearly needs, as a notes block; '' for most prompts.
 
@@ -10297,30 +10353,9 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
     hits = store.recall(" ".join(own) or said, limit=_PROMPT_CANDIDATES, types=types)
     found = []
     for h in hits:
-        m = h.memory
-        if (
-            m.extra.get("conflict")
-            or m.extra.get("superseded_by")
-            or m.extra.get("disputed")
-            or h.stale
-            or _unreviewed_rule(m)
-        ):
-            continue  # what `check` fails is never told
-        typed = m.type != "episode"
-        share, passage = _best_passage(m.text, weights, guesses=typed)
-        if share < _PROMPT_MIN_SHARE and not (  # the problem words are read only for a bug
-            m.type == "bug"
-            and share >= _PROBLEM_MIN_SHARE
-            and _says("problem", prompt)
-            and _says("problem", passage)
-        ):
-            continue
-        if not (_names_enough(passage, weights) or typed and share >= _ONE_WORD_SHARE):
-            continue
-        if typed:  # a typed memory stands alone: all of it
-            passage = _clip(m.text, 2 * _PASSAGE_CHARS)
-        if passage not in (p for _s, _m, p in found):
-            found.append((share, m, passage))
+        share, passage = _prompt_passage(h, prompt, weights)
+        if passage and passage not in (p for _s, _m, p in found):
+            found.append((share, h.memory, passage))
     found = sorted(found, key=lambda x: -x[0])[:_PROMPT_PASSAGES]
     later = _taken_up(found, hits, weights)[: _PROMPT_PASSAGES - 1]  # in the weakest's place
     found = found[: _PROMPT_PASSAGES - len(later)] + later
@@ -10447,24 +10482,25 @@ class _MCPServer:
         try:
             if not isinstance(params, dict):
                 raise _MCPError(-32602, "params must be an object")
-            if method == "initialize":
-                result = self.initialize(params)
-            elif method == "ping":
-                result = {}
-            elif method == "tools/list":
-                result = {
-                    "tools": [dict(t, annotations=_MCP_ANNOTATIONS[t["name"]]) for t in _MCP_TOOLS]
-                }
-            elif method == "tools/call":
-                result = self.call(params)
-            else:
-                raise _MCPError(-32601, "Method not found: %s" % method)
+            result = self.answer(method, params)
         except _MCPError as e:
             return _rpc_error(mid, e.code, str(e))
         except Exception as e:  # never crash the session's server; the details go to stderr
             _err("agentmem mcp: %s: %s" % (type(e).__name__, e))
             return _rpc_error(mid, -32603, "Internal error (%s)" % type(e).__name__)
         return {"jsonrpc": "2.0", "id": mid, "result": result}
+
+    def answer(self, method, params):
+        """The result of one method called with its params."""
+        if method == "initialize":
+            return self.initialize(params)
+        if method == "ping":
+            return {}
+        if method == "tools/list":
+            return {"tools": [dict(t, annotations=_MCP_ANNOTATIONS[t["name"]]) for t in _MCP_TOOLS]}
+        if method == "tools/call":
+            return self.call(params)
+        raise _MCPError(-32601, "Method not found: %s" % method)
 
     def initialize(self, params):
         asked = params.get("protocolVersion")
@@ -11777,7 +11813,7 @@ def _strip_ours(hooks):
     return out
 
 
-def _hook_plan(agent, stop=False, prompt=False, rel=None):
+def _hook_plan(agent, stop=False, prompt=False, rel=None):  # noqa: C901
     """{event: [matcher group or flat entry]} agentmem adds for an agent (`rel`: the
     project's own agentmem.py, a command every clone can run)."""
     shell = _hook_shell(agent)
@@ -11975,7 +12011,7 @@ def _toml_string(s):
     return '"%s"' % s.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _plan_install(agent, project, global_=False, stop=False, prompt=False, remove=False):
+def _plan_install(agent, project, global_=False, stop=False, prompt=False, remove=False):  # noqa: C901
     """[(path, old text or None, new text)] for installing (or removing) agentmem for an agent.
     A project install whose agentmem.py lies inside the project writes commands every clone
     can run (_team_path); else this machine's paths, where the agent keeps them per user."""
@@ -12174,7 +12210,7 @@ def _doctor_use(store, days=30, enough=20):
     return out
 
 
-def _doctor(store, project):
+def _doctor(store, project):  # noqa: C901
     """[(level, what, fix)] with level ok / warn / error."""
     import sqlite3
 
