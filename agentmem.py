@@ -9747,13 +9747,9 @@ _SETUP_FACTS = 5  # how to run things here (a command that worked), at start
 # memory or episode that holds _PROMPT_MIN_SHARE of the prompt's weight (_prompt_weights).
 # Calibrated on prompts about work the store knows nothing of (docs/capture.md).
 _PROMPT_MIN_SHARE = 0.32
-# a prompt that reports a problem ("X crashes on startup") and a bug memory whose passage
-# says a problem of the prompt's thing: the symptom is in the prompt's words, the rest of it
-# ("after a reinstall") is what the store cannot know; a third of the share is enough
-_PROBLEM_MIN_SHARE = 0.1
 # a typed memory (a bug and its fix, a decision: what the session learned, distilled) whose
-# passage holds this share of the prompt's weight is about the prompt's one own word
-# ("Give the button an onclick handler"); an episode's sentence may name it in passing
+# passage holds this share of the prompt's weight is about the prompt's one own word; an
+# episode's sentence may name that word in passing
 _ONE_WORD_SHARE = 0.5
 _PROMPT_PASSAGES = 3
 _PROMPT_CANDIDATES = 8  # recall hits whose passages are weighed
@@ -10303,23 +10299,16 @@ def _taken_up(told, hits, weights):
     return out
 
 
-def _prompt_passage(hit, prompt, weights):
+def _prompt_passage(hit, weights):
     """(share, passage) a prompt is told of a recall hit, or (share, '') when it is not told:
     what `check` fails never is; else the hit's best passage must hold _PROMPT_MIN_SHARE of
-    the prompt's weight (a bug's passage that says the problem the prompt reports,
-    _PROBLEM_MIN_SHARE) and name enough of it. A typed memory stands alone: all of it."""
+    the prompt's weight and name enough of it. A typed memory stands alone: all of it."""
     m = hit.memory
     if hit.stale or _withheld(m):
         return 0.0, ""
     typed = m.type != "episode"
     share, passage = _best_passage(m.text, weights, guesses=typed)
-    problem = (  # the problem words are read only for a bug
-        m.type == "bug"
-        and share >= _PROBLEM_MIN_SHARE
-        and _says("problem", prompt)
-        and _says("problem", passage)
-    )
-    if share < _PROMPT_MIN_SHARE and not problem:
+    if share < _PROMPT_MIN_SHARE:
         return share, ""
     if not (_names_enough(passage, weights) or typed and share >= _ONE_WORD_SHARE):
         return share, ""
@@ -10334,12 +10323,11 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
     it holds (_prompt_weights: rare and unknown words weigh most, task words
     little). A passage is told when that share reaches _PROMPT_MIN_SHARE:
     calibrated so that prompts about work the store knows nothing of get
-    nothing (docs/capture.md); a bug's passage that says the problem a
-    prompt reports needs less (_PROBLEM_MIN_SHARE). A guess said
-    mid-session is never quoted. A passage of the words is told with what its session
-    said later on the same words (_taken_up), in the order said: the final word last.
+    nothing (docs/capture.md). A guess said mid-session is never quoted. A
+    passage of the words is told with what its session said later on the same
+    words (_taken_up), in the order said: the final word last.
     """
-    said = _CLITIC_REGEX.sub(" ", prompt or "")  # its words; "won't start" is still a problem
+    said = _CLITIC_REGEX.sub(" ", prompt or "")  # its words: "won't" is no word of its own
     terms = _query_terms(said)
     if not store.exists() or not terms:
         return ""
@@ -10353,7 +10341,7 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
     hits = store.recall(" ".join(own) or said, limit=_PROMPT_CANDIDATES, types=types)
     found = []
     for h in hits:
-        share, passage = _prompt_passage(h, prompt, weights)
+        share, passage = _prompt_passage(h, weights)
         if passage and passage not in (p for _s, _m, p in found):
             found.append((share, h.memory, passage))
     found = sorted(found, key=lambda x: -x[0])[:_PROMPT_PASSAGES]

