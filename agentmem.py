@@ -9745,8 +9745,9 @@ _HOOK_CONTEXT_CAP = 9500  # Claude Code caps hook context at 10,000 characters
 _SETUP_FACTS = 5  # how to run things here (a command that worked), at start
 # inject --prompt: at most _PROMPT_PASSAGES passages, each the best run of sentences of a
 # memory or episode that holds _PROMPT_MIN_SHARE of the prompt's weight (_prompt_weights).
-# Calibrated on prompts about work the store knows nothing of (docs/capture.md).
-_PROMPT_MIN_SHARE = 0.32
+# The lowest share at which other projects' prompts stay well inside 1 note in 50, on each
+# half of the shared projects (docs/ranking.md)
+_PROMPT_MIN_SHARE = 0.28
 # a typed memory (a bug and its fix, a decision: what the session learned, distilled) whose
 # passage holds this share of the prompt's weight is about the prompt's one own word; an
 # episode's sentence may name that word in passing
