@@ -4084,12 +4084,20 @@ def _unfit(kind, mtype, text):
 _TYPED_CHARS = 1500  # a person's message longer than this, laid out in sections, is a document
 _STRUCTURE_REGEX = _LazyRegex(r"^(?:#{1,4} \S|\s*(?:[-*•]|\d+[.)])\s+\S|[A-Z][A-Z_ ]{2,}:)", re.M)
 _USER_INPUT_REGEX = _LazyRegex(r"^#+\s*user input\s*\n+```\w*\n(.*?)```", re.I | re.M | re.S)
+# a line a tool printed, pasted: a compiler's diagnostic ("warning: unused variable",
+# "error[E0382]:", "src/a.ts:10:5 - error TS2322"), its pointer or source gutter, a traceback
+_OUTPUT_LINE_REGEX = _LazyRegex(
+    r"^\s*(?:(?:error|warning|note|help|fatal|panic)(?:\[[\w-]+\])?:\s|-->\s*\S+:\d|"
+    r"\d+\s+\|\s|\S+\.\w+:\d+(?::\d+)?\b|Traceback \(|File \"[^\"]+\", line \d|at \S+ \(\S+:\d)",
+    re.I | re.M,
+)
 
 
 def _typed_words(text):
     """What the person typed themselves in a message: a prompt template's "User Input" block
     (spec-kit and other custom commands expand into a template around it), the lines before
-    a long pasted document, or the whole message when it reads as typed.
+    a long pasted document, or the whole message when it reads as typed; never a paragraph
+    that holds a line a tool printed (_OUTPUT_LINE_REGEX).
 
     >>> _typed_words("## User Input\\n\\n```text\\nPhase 2\\n```\\n\\nYou **MUST** read it.")
     'Phase 2'
@@ -4097,6 +4105,9 @@ def _typed_words(text):
     given = _USER_INPUT_REGEX.search(text)
     if given:
         return given.group(1).strip()
+    if _OUTPUT_LINE_REGEX.search(text):  # a paragraph with a line a tool printed was pasted
+        paragraphs = re.split(r"\n\s*\n", text)
+        text = "\n\n".join(p for p in paragraphs if not _OUTPUT_LINE_REGEX.search(p))
     if len(text) <= _TYPED_CHARS or len(_STRUCTURE_REGEX.findall(text)) < 8:
         return text
     first = _STRUCTURE_REGEX.search(text)
@@ -9745,9 +9756,8 @@ _HOOK_CONTEXT_CAP = 9500  # Claude Code caps hook context at 10,000 characters
 _SETUP_FACTS = 5  # how to run things here (a command that worked), at start
 # inject --prompt: at most _PROMPT_PASSAGES passages, each the best run of sentences of a
 # memory or episode that holds _PROMPT_MIN_SHARE of the prompt's weight (_prompt_weights).
-# The lowest share at which other projects' prompts stay well inside 1 note in 50, on each
-# half of the shared projects (docs/ranking.md)
-_PROMPT_MIN_SHARE = 0.28
+# The lowest share at which other projects' prompts stay inside 1 note in 50 (docs/ranking.md)
+_PROMPT_MIN_SHARE = 0.32
 # a typed memory (a bug and its fix, a decision: what the session learned, distilled) whose
 # passage holds this share of the prompt's weight is about the prompt's one own word; an
 # episode's sentence may name that word in passing
@@ -9762,9 +9772,13 @@ _COMMON_WORD_WEIGHT = 0.3
 # ones a prompt is about is general technical English: the docstrings and comments of
 # Python's own standard library, the same on every machine Python is on (no list is written
 # here, and nothing is fitted to a prompt). A word more than _BACKGROUND_SHARE of them use
-# is common: it weighs _COMMON_WORD_WEIGHT of its IDF in the relevance test. The stems are
-# found once per Python version (about 1 s) and kept beside agentmem's bytecode cache.
+# is common: it weighs _COMMON_WORD_WEIGHT of its IDF in the relevance test. So is a word
+# this store never saw that they use at all (_BACKGROUND_KNOWN_DOCS): "people", "quickly",
+# "fresh" are everyday words a store of a few sessions has not needed yet, where a word
+# neither knows ("Kafka", "sidebar") is what the prompt is about. The stems are found once
+# per Python version (about 1 s) and kept beside agentmem's bytecode cache.
 _BACKGROUND_SHARE = 0.003  # 646 stems of 20,451 (Python 3.11; 3.9 and 3.13: 97% the same)
+_BACKGROUND_KNOWN_DOCS = 2  # a word, not one docstring's name: 8,200 more stems on 3.11
 _BACKGROUND_MIN_CHARS = 40  # a shorter docstring or comment is a label, not prose
 # fmt: off
 _BACKGROUND_SKIPPED = ("test", "tests", "idlelib", "tkinter", "turtledemo", "lib2to3", "ensurepip",
@@ -9775,8 +9789,9 @@ _BACKGROUND = []  # the stems once read, for the rest of the process
 
 
 def _background_stems():
-    """[stem] of the words common in general technical English (see _BACKGROUND_SHARE);
-    [] where Python's own sources cannot be read (then only this store's IDF weighs)."""
+    """([common stem], [everyday stem]) of general technical English: the words more than
+    _BACKGROUND_SHARE of its texts use, and the others at least _BACKGROUND_KNOWN_DOCS use;
+    ([], []) where Python's own sources cannot be read (then only this store's IDF weighs)."""
     import sysconfig
 
     docs, df = 0, {}
@@ -9794,32 +9809,45 @@ def _background_stems():
                     docs += 1
                     for term in set(tokenize(text)):
                         df[term] = df.get(term, 0) + 1
-    return sorted(t for t, n in df.items() if n > docs * _BACKGROUND_SHARE)
+    common = docs * _BACKGROUND_SHARE
+    return (
+        sorted(t for t, n in df.items() if n > common),
+        sorted(t for t, n in df.items() if _BACKGROUND_KNOWN_DOCS <= n <= common),
+    )
 
 
-def _common(stem):
-    """Whether a term is common in general technical English (_background_stems), read from
-    the cache file, which is written the first time.
-
-    >>> _common("fail"), _common("postgr")
-    (True, False)
-    """
+def _background():
+    """(common stems, everyday stems) of _background_stems, read from the cache file, which
+    is written the first time."""
     if not _BACKGROUND:
         folder = getattr(sys, "pycache_prefix", None) or _user_cache_dir()
-        path = os.path.join(folder, "background-%d.%d-v1.txt" % sys.version_info[:2])
+        path = os.path.join(folder, "background-%d.%d-v2.txt" % sys.version_info[:2])
         try:
             with open(path, encoding="utf-8") as f:
-                stems = f.read().split()
+                common, sep, everyday = f.read().partition("\n--\n")
+            if not sep:
+                raise OSError("not a background file")
+            stems = (common.split(), everyday.split())
         except OSError:
             stems = _background_stems()
             try:  # no home, no cache: found again by the next process
                 if folder:
                     os.makedirs(folder, exist_ok=True)
-                    _atomic_write(path, "\n".join(stems) + "\n", durable=False)
+                    text = "%s\n--\n%s\n" % ("\n".join(stems[0]), "\n".join(stems[1]))
+                    _atomic_write(path, text, durable=False)
             except OSError:
                 pass
-        _BACKGROUND.append(frozenset(stems))
-    return stem in _BACKGROUND[0]
+        _BACKGROUND[:] = map(frozenset, stems)
+    return _BACKGROUND
+
+
+def _common(stem):
+    """Whether a term is common in general technical English (_background_stems).
+
+    >>> _common("fail"), _common("postgr")
+    (True, False)
+    """
+    return stem in _background()[0]
 
 
 # How a note names where a memory came from (its `by`, set at capture)
@@ -10107,7 +10135,8 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
     A word weighs the IDF in the store of the word itself (or, when the store never
     saw it whole, of its rarest part), and a word the store never saw weighs most
     (the prompt is about something the store does not know); a word common in general
-    technical English (_common: "add", "errors", "test"), and a word of the project's own
+    technical English (_common: "add", "errors", "test"), a word the store never saw
+    that it uses ("quickly": everyday, not a name), and a word of the project's own
     name that no memory holds (`known`: a prompt may name its project), weighs _COMMON_WORD_WEIGHT.
     An identifier ("Next.js", "rate-limit") is never common, nor is a word the prompt
     quotes (an error it pastes: 'go: command not found'). `words`: _prompt_words(prompt,
@@ -10135,7 +10164,9 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
             weight = unseen
         compound = whole != joined or bool(parts)
         named = whole in known and whole not in idf  # the project's name, which notes never say
-        common = named or (not compound and whole not in quoted and _common(whole))
+        plain = not compound and whole not in quoted
+        everyday = weight == unseen and whole in _background()[1]  # unseen here, not a name
+        common = named or plain and (_common(whole) or everyday)
         if common and weight == unseen:  # "well", "clients": unseen here, as common as ever
             weight = once
         out.append([weight, forms, common])

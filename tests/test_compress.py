@@ -380,6 +380,21 @@ def test_a_prompt_template_around_the_person_s_words_is_not_theirs():
     assert compress_heuristic([ev("user", pasted)]) == []   # a long pasted document, in sections
 
 
+def test_what_a_tool_printed_and_the_person_pasted_is_not_their_rule():
+    for pasted in ("warning: unused variable: `x`. Note: you should always prefix unused variables "
+                   "with an underscore",
+                   "error[E0382]: borrow of moved value: `cfg`\n --> src/main.rs:14:20\n"
+                   "note: always clone the value if the performance cost is acceptable",
+                   "src/app.ts:10:5 - error TS2322: Type 'string' is not assignable. Always use the "
+                   "generated types.",
+                   'Traceback (most recent call last):\n  File "app.py", line 3\nNever call it twice.'):
+        assert [m.type for m in compress_heuristic([ev("user", pasted)])] == [], pasted
+    # the person's own paragraph beside the paste is theirs
+    said = "I get this:\n\nwarning: unused variable: `x`\n\nWe always prefix unused variables with _."
+    assert [(m.type, m.text) for m in compress_heuristic([ev("user", said)])] == [
+        ("convention", "We always prefix unused variables with _.")]
+
+
 def test_the_person_s_objection_the_agent_conceded_is_a_correction():
     [rule] = compress_heuristic([ev("user", "why are you editing generated code!"),
                                  ev("assistant", "You're absolutely right! I shouldn't be editing generated code. "

@@ -370,7 +370,7 @@ def test_an_episode_s_own_labels_are_not_words_of_the_session():
     assert share == 1.0  # the session's own word
 
 
-def test_a_prompt_that_names_a_bug_s_error_is_told_the_fix(store):
+def test_a_prompt_that_reports_a_problem_is_told_the_bug_that_fixed_it(store):
     s = agentmem.open_store()
     for text, mtype in (
             ("`uv run ledger-sync --help` crashed: TypeError: 'Server' object is not callable. "
@@ -380,9 +380,10 @@ def test_a_prompt_that_names_a_bug_s_error_is_told_the_fix(store):
         s.remember(text, type=mtype)
     s.close()
 
-    # the error it pastes names the bug; the same command without it, or a problem of
-    # something else, is told nothing of the bug
-    assert "__main__.py" in prompt("ledger-sync --help says 'Server' object is not callable")
+    # the symptom is in the prompt's words; "startup" and "reinstall" the store cannot know,
+    # and "startup", an everyday word of technical English, is not what the prompt is about
+    assert "is not callable" in prompt("The ledger-sync command crashes on startup after a reinstall")
+    # the same words without a problem, or a problem of something else: nothing
     assert "not callable" not in prompt("Add a startup banner to the ledger-sync command")
     assert prompt("The export page crashes on startup after a reinstall") == ""
 
@@ -436,15 +437,31 @@ def test_a_decision_is_weighed_with_the_question_it_answers(store):
 def test_common_words_come_from_the_standard_library_once_and_are_cached(tmp_path, monkeypatch):
     monkeypatch.setattr(agentmem, "_BACKGROUND", [])
     monkeypatch.setattr(agentmem.sys, "pycache_prefix", str(tmp_path), raising=False)
-    stems = agentmem._background_stems()
-    assert {"add", "error", "test", "file"} <= set(stems) and "postgr" not in stems
-    assert 300 < len(stems) < 2000                            # general words, not a vocabulary
+    common, everyday = agentmem._background_stems()
+    assert {"add", "error", "test", "file"} <= set(common) and "postgr" not in common
+    assert 300 < len(common) < 2000                           # general words, not a vocabulary
+    assert {"quick", "peopl", "fresh"} <= set(everyday)       # everyday words, not common ones
+    assert not {"kafka", "sidebar", "postgr"} & set(everyday + common)  # what a prompt is about
     assert agentmem._common("error") and not agentmem._common("kafka")
-    cached = tmp_path / ("background-%d.%d-v1.txt" % sys.version_info[:2])
-    assert cached.read_text().split() == stems                # written once, beside the bytecode
+    cached = tmp_path / ("background-%d.%d-v2.txt" % sys.version_info[:2])
+    head, tail = cached.read_text().split("\n--\n")
+    assert head.split() == common and tail.split() == everyday  # written once, beside the bytecode
     monkeypatch.setattr(agentmem, "_BACKGROUND", [])
     monkeypatch.setattr(agentmem, "_background_stems", lambda: pytest.fail("read again"))
     assert agentmem._common("error")                          # the next process reads the file
+
+
+def test_a_word_the_store_never_saw_but_everyday_english_uses_does_not_silence_a_prompt(store):
+    s = agentmem.open_store()
+    for text in ("The board analysis calls the Lichess cloud eval; on a 429 it backs off for 60 seconds.",
+                 "Captures are stored as FEN strings in the board history.",
+                 "The panel renders the best moves as SVG arrows."):
+        s.remember(text, type="fact")
+    s.close()
+    # "people", "several" and "quickly" are new to this store, not what the prompt is about
+    assert "60 seconds" in prompt("People get 429 errors when they capture several boards quickly")
+    # a word neither the store nor general English knows is: nothing is told
+    assert prompt("Publish each board analysis to a Kafka topic through Redpanda") == ""
 
 
 def test_session_start_tells_the_newest_commands_that_passed_once(store, tmp_path):
