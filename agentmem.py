@@ -10169,9 +10169,13 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
         common = named or plain and (_common(whole) or everyday)
         if common and weight == unseen:  # "well", "clients": unseen here, as common as ever
             weight = once
-        out.append([weight, forms, common])
-    if all(c for _w, _f, c in out):  # a prompt of common words only: they say what it is about
-        out = [[w, f, False] for w, f, _c in out]
+        out.append([weight, forms, common, everyday and plain and not named])
+    if all(c for _w, _f, c, _e in out):  # a prompt of common words only: they say what it is
+        # about; its everyday words the store never saw, when it has them (then it weighs them
+        # as a word it never saw: the prompt is about something the store does not know)
+        some = any(e for _w, _f, _c, e in out)
+        out = [[unseen if e else w, f, some and not e, e] for w, f, _c, e in out]
+    out = [x[:3] for x in out]
     return [(w * (_COMMON_WORD_WEIGHT if c else 1.0), f, c) for w, f, c in out]
 
 
