@@ -5267,7 +5267,7 @@ class _Commands:
             if len(said) < _SAID_ABOUT_FAILURE:
                 said += [
                     s
-                    for s in map(_told, _prose_lines(ev.text))
+                    for s in lines
                     if _telling(s) >= 2
                     and not _says("plan", s)
                     and (_says("cause", _unquoted(s)) or _overlaps(s, failure["first"]))
@@ -10165,11 +10165,12 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
         compound = whole != joined or bool(parts)
         named = whole in known and whole not in idf  # the project's name, which notes never say
         plain = not compound and whole not in quoted
-        everyday = weight == unseen and whole in _background()[1]  # unseen here, not a name
-        common = named or plain and (_common(whole) or everyday)
+        # unseen here, yet no name: general technical English uses it
+        everyday = plain and not named and weight == unseen and whole in _background()[1]
+        common = named or everyday or plain and _common(whole)
         if common and weight == unseen:  # "well", "clients": unseen here, as common as ever
             weight = once
-        out.append([weight, forms, common, everyday and plain and not named])
+        out.append([weight, forms, common, everyday])
     if all(c for _w, _f, c, _e in out):  # a prompt of common words only: they say what it is
         # about; its everyday words the store never saw, when it has them (then it weighs them
         # as a word it never saw: the prompt is about something the store does not know)
@@ -10264,8 +10265,9 @@ def _best_passage(text, weights, guesses=True):
             run.append(units[j])
             have |= tokens[j]
             said = [(w, c) for w, forms, c in weights if _says_word(forms, have)]
-            if sum(w for w, _c in said) / total > best[0] + 1e-9 and not all(c for _w, c in said):
-                best, end = (sum(w for w, _c in said) / total, " ".join(run)), j
+            share = sum(w for w, _c in said) / total
+            if share > best[0] + 1e-9 and not all(c for _w, c in said):
+                best, end = (share, " ".join(run)), j
     return best[0], _run_on(best[1], (units[m] for m in after(end))) if best[1] else ""
 
 
