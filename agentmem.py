@@ -81,6 +81,7 @@ _FIELD_WEIGHTS = (2.0, 3.0, 1.0)         # title (first sentence), meta (type, t
 _FORM_WEIGHT = 0.2                       # exact word forms, beside their stems: a small bonus
 _CANDIDATES = 100                        # memories each ranker hands to the fusion
 _FTS5_POOL = _CANDIDATES                  # docs FTS5 proposes for re-scoring, per ranker
+_MMAP_BYTES = 256 << 20                   # of the index read by mmap (SQLite's mmap_size)
 _COORD_POWER = 1.0                       # BM25 x (share of query terms matched) ** _COORD_POWER
 _RRF_K = 5                               # reciprocal rank fusion: 1 / (_RRF_K + rank)
 _RANKER_WEIGHTS = {"memory": 1.0, "passage": 1.0, "fuzzy": 1.0, "session": 0.5}
@@ -6014,6 +6015,9 @@ class _Index:
             self._create(db)
         db.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; the index is derived anyway
         db.execute("PRAGMA cache_size=-32768")
+        # read through the page cache the OS already holds, not copied into a fresh one: a
+        # hook's process starts with none of its own (a third off its searches)
+        db.execute("PRAGMA mmap_size=%d" % _MMAP_BYTES)
         db.create_function("am_files_match", 2, _files_match)
         return db
 
@@ -6476,41 +6480,31 @@ class _Index:
         return [(doc, info[doc][0], tf, info[doc][1]) for doc, tf in tfs.items()]
 
     def _fts5_candidates(self, level, terms, filt, forms=()):
-        """[(doc, owner, weighted tf, length)] of the docs FTS5 ranks best for the terms."""
+        """[(doc, owner, weighted tf, length)] of the docs FTS5 ranks best for the terms.
+
+        FTS5 ranks first and the best are joined and filtered after: ranking inside the
+        join costs twice as much. When the filter leaves fewer than _FTS5_POOL of twice as
+        many, all are ranked (the pool is then the same as ranking the filtered ones).
+        """
         db = self.db
         match = " OR ".join('"%s"' % t.replace('"', '""') for t in terms)
         weights = ", ".join(repr(w) for w in _LEVEL_WEIGHTS[level])
-        join, where, params = "", "", [match]
-        if level == "mem":
-            select = "mem_fts.rowid, mem_fts.rowid"
-            if filt:
-                join = " JOIN memories m ON m.rowid = mem_fts.rowid"
-        elif level == "psg":
-            select = "psg_fts.rowid, p.mem"
-            join = " JOIN passages p ON p.rowid = psg_fts.rowid"
-            if filt:
-                join += " JOIN memories m ON m.rowid = p.mem"
-        else:
-            select, filt = "ses_fts.rowid, 0", None
-        if filt:
-            where = " AND " + filt[0]
-            params += filt[1]
-        sql = "SELECT %s FROM %s_fts%s WHERE %s_fts MATCH ?%s ORDER BY bm25(%s_fts, %s) LIMIT ?" % (
-            select,
-            level,
-            join,
-            level,
-            where,
-            level,
-            weights,
+        owner, join, ok, params = {"mem": "f.rowid", "psg": "p.mem"}.get(level, "0"), "", "1", []
+        if level == "psg":
+            join = " JOIN passages p ON p.rowid = f.rowid"
+        if filt and level != "ses":
+            join += " JOIN memories m ON m.rowid = %s" % owner
+            ok, params = "(%s)" % filt[0], list(filt[1])
+        sql = (
+            "SELECT f.rowid, %s, %s FROM (SELECT rowid, bm25(%s_fts, %s) AS r FROM %s_fts "
+            "WHERE %s_fts MATCH ? ORDER BY r LIMIT ?) f%s ORDER BY f.r"
+            % (owner, ok, level, weights, level, level, join)
         )
-        if level == "psg" and not filt:  # rank first, then join only the best: a third faster
-            sql = (
-                "SELECT f.rowid, p.mem FROM (SELECT rowid FROM psg_fts WHERE psg_fts MATCH ? "
-                "ORDER BY bm25(psg_fts, %s) LIMIT ?) f JOIN passages p ON p.rowid = f.rowid"
-                % weights
-            )
-        hits = db.execute(sql, params + [_FTS5_POOL]).fetchall()
+        pool = 2 * _FTS5_POOL if ok != "1" else _FTS5_POOL
+        rows = db.execute(sql, params + [match, pool]).fetchall()
+        if len(rows) == pool > _FTS5_POOL and sum(1 for r in rows if r[2]) < _FTS5_POOL:
+            rows = db.execute(sql, params + [match, -1]).fetchall()  # the filter left too few
+        hits = [(doc, mem) for doc, mem, passes in rows if passes][:_FTS5_POOL]
         table = {"mem": "memories", "psg": "passages", "ses": "sessions"}[level]
         toks = {}
         for chunk in _chunks([h[0] for h in hits]):
@@ -7250,14 +7244,15 @@ class Store:
         files=None,
         min_confidence=None,
         archived=False,
+        refresh=True,
     ):
         """Memories that answer `query`, best first (see _Index.search); archived ones too
-        with `archived`."""
+        with `archived`; without `refresh`, on the index as the caller just refreshed it."""
         if not self.exists():
             if not _query_terms(query or ""):
                 raise AgentmemError("the query has no words to search for: %r" % (query or "")[:80])
             return []
-        hits = self.index().search(
+        hits = self.index(refresh).search(
             query,
             limit=max(1, limit) * 3,
             types=types,
@@ -10345,7 +10340,9 @@ def _prompt_passage(hit, weights):
     if hit.stale or _withheld(m):
         return 0.0, ""
     typed = m.type != "episode"
-    share, passage = _best_passage(m.text, weights, guesses=typed)
+    share, passage = _best_passage(m.text, weights)  # every sentence: most stop here
+    if share >= _PROMPT_MIN_SHARE and not typed:  # a guess said mid-session is never quoted
+        share, passage = _best_passage(m.text, weights, guesses=False)
     if share < _PROMPT_MIN_SHARE:
         return share, ""
     if not (_names_enough(passage, weights) or typed and share >= _ONE_WORD_SHARE):
@@ -10376,7 +10373,7 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
     # the prompt's own words find the candidates: its common ones ("add", "when", "server")
     # would only bring what any prompt brings, and each costs the search a long list
     own = [word for (word, _t), (_w, _f, common) in zip(words, weights) if not common]
-    hits = store.recall(" ".join(own) or said, limit=_PROMPT_CANDIDATES, types=types)
+    hits = store.recall(" ".join(own) or said, _PROMPT_CANDIDATES, types, refresh=False)
     found = []
     for h in hits:
         share, passage = _prompt_passage(h, weights)
@@ -14144,8 +14141,28 @@ def _utf8_stdio():
 def main(argv=None):
     """Run the command line; returns the exit code (0 ok, 1 error, 2 usage)."""
     _utf8_stdio()
-    argv = sys.argv[1:] if argv is None else list(argv)
-    args = _hook_args(argv) or _parse(argv)
+    own_process, argv = argv is None, sys.argv[1:] if argv is None else list(argv)
+    hook = _hook_args(argv)
+    code = _run(hook or _parse(argv))
+    if hook and own_process:  # a hook's process: the agent waits for it to end
+        _leave(code)
+    return code
+
+
+def _leave(code):
+    """End a hook's process now: its output flushed, every file it wrote closed already,
+    without the interpreter's teardown (freeing each object of every module, a third of
+    what a silent prompt hook costs; there is nothing left for it to do)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+def _run(args):
+    """A parsed command run: its exit code; the one place an error becomes one line."""
     try:
         return args.func(args) or 0
     except AgentmemError as e:

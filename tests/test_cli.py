@@ -1,4 +1,6 @@
 """The command line as a whole: help that teaches, documented commands, a vendorable single file."""
+import io
+import json
 import glob
 import os
 import shutil
@@ -193,3 +195,20 @@ def test_the_index_ranks_and_knows_nothing_of_the_store():
     assert "store" not in touched and "Store" not in names
     assert not {"stale", "unmerged", "_hash_cache", "_used_times"} & {
         sub.attr for sub in ast.walk(index) if isinstance(sub, ast.Attribute)}
+
+
+def test_a_hook_s_process_ends_once_its_whole_output_is_out_and_a_library_call_returns(store, monkeypatch, capsys):
+    """A hook's process leaves without the interpreter's teardown; what it printed is flushed
+    first (stdout is a pipe: block-buffered), and main() called as a library never exits."""
+    for i in range(40):
+        am("remember", "Deploys go through the blue-green script number %d, never by hand" % i,
+           "--type", "convention", check=0)
+    start = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "cwd": str(store)})
+    p = am("inject", input=start, check=0)
+    told = json.loads(p.stdout)["hookSpecificOutput"]["additionalContext"]   # all of it, or no JSON
+    fence = told.split(" agentmem-notes")[0].split("\n")[-1]
+    assert fence.startswith("```") and told.rstrip().endswith(fence) and "blue-green" in told
+    prompt = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "blue-green deploys", "cwd": str(store)})
+    monkeypatch.setattr(sys, "stdin", io.StringIO(prompt))
+    assert agentmem.main(["inject", "--prompt"]) == 0        # still here: the caller's process goes on
+    capsys.readouterr()

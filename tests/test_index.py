@@ -44,6 +44,27 @@ def test_both_backends_return_the_same_results(store, monkeypatch):
     assert all(results["fts5"])
 
 
+def test_a_type_filter_finds_the_few_memories_that_many_better_ones_of_another_type_outrank(store, monkeypatch):
+    """FTS5 ranks first and filters after; when more than its pool of the best are of a type
+    not asked for, the few asked for are still found, as the pure-Python backend finds them."""
+    if not agentmem._fts5_available():
+        pytest.skip("this Python's SQLite has no FTS5")
+    many = [json.dumps({"text": "Zeppelin zeppelin zeppelin hangar %d" % i, "type": "fact"})
+            for i in range(3 * agentmem._FTS5_POOL)]
+    few = [json.dumps({"text": "We decided the zeppelin %s stays in the long hangar of the north field, "
+                               "next to the old mooring mast" % w, "type": "decision"})
+           for w in ("envelope", "gondola", "rudder")]
+    agentmem.open_store().import_jsonl(many + few)
+    found = {}
+    for backend in ("fts5", "python"):
+        monkeypatch.setenv("AGENTMEM_BACKEND", backend)
+        s = agentmem.open_store()
+        assert [h.memory.type for h in s.recall("zeppelin", limit=5)] == ["fact"] * 5
+        found[backend] = sorted(h.memory.text.split()[4] for h in s.recall("zeppelin", types=("decision",)))
+        s.close()
+    assert found["fts5"] == found["python"] == ["envelope", "gondola", "rudder"]
+
+
 def test_only_changed_files_are_reindexed(store):
     s = agentmem.open_store()
     s.import_jsonl(corpus(50), name="a.jsonl")
