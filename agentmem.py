@@ -14139,20 +14139,21 @@ def _utf8_stdio():
 
 
 def main(argv=None):
-    """Run the command line; returns the exit code (0 ok, 1 error, 2 usage)."""
+    """Run the command line; returns the exit code (0 ok, 1 error, 2 usage). Without `argv`
+    (a process of its own: a hook, the script, the console command) it ends the process
+    with that code instead (_leave)."""
     _utf8_stdio()
     own_process, argv = argv is None, sys.argv[1:] if argv is None else list(argv)
-    hook = _hook_args(argv)
-    code = _run(hook or _parse(argv))
-    if hook and own_process:  # a hook's process: the agent waits for it to end
+    code = _run(_hook_args(argv) or _parse(argv))
+    if own_process:  # an agent's hook, a script: whoever runs it waits for it to end
         _leave(code)
     return code
 
 
 def _leave(code):
-    """End a hook's process now: its output flushed, every file it wrote closed already,
-    without the interpreter's teardown (freeing each object of every module, a third of
-    what a silent prompt hook costs; there is nothing left for it to do)."""
+    """End agentmem's own process now: its output flushed, every file it wrote closed
+    already, without the interpreter's teardown (freeing each object of every module, a
+    third of what a silent prompt hook costs; there is nothing left for it to do)."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -148,9 +148,10 @@ SPEED = (
     "(`sys.pycache_prefix` in the user's cache folder; docs/hooks.md), and so do this harness's "
     "warm recall and inject. `script-recall` is `python agentmem.py recall` as a person types it, "
     "compile included. Regular expressions and the observer's phrase table compile on first "
-    "use, and a bare hook call (`agentmem inject`) skips argparse, so recall and inject pay only "
-    "for what they run: the interpreter (1x), the standard modules they import (sqlite3, json), "
-    "and SQLite's work.",
+    "use, and a bare hook call (`agentmem inject`) skips argparse and ends its process without "
+    "the interpreter's teardown once its output is out, so recall and inject pay only for what "
+    "they run: the interpreter (1x), the standard modules they import (sqlite3, json), and "
+    "SQLite's work.",
     "The floor on this machine includes about 20 ms that its site-packages spend at every start "
     "(a `.pth` file that imports certifi). Against a bare interpreter (a venv without it, floor "
     "about 10 ms; measured by hand on 2026-11-29, not by this script) the ratios are higher: "
