@@ -4,7 +4,8 @@
 usage: bench/coverage_run.py [--html DIR]
 
 Most tests run agentmem.py as a command, so coverage.py measures every Python
-process the suite starts (`patch = subprocess`, coverage 7.10 or newer). Prints
+process the suite starts (`patch = subprocess`, coverage 7.10 or newer), its data saved
+before agentmem's own processes leave by os._exit (`patch = _exit`). Prints
 the per-file report for agentmem.py; the last line is the figure:
 
   coverage: agentmem.py N% of S statements (M missed)
@@ -23,7 +24,7 @@ def main(argv=None):
     work = tempfile.mkdtemp(prefix="agentmem-coverage-")
     rc = os.path.join(work, "coveragerc")
     with open(rc, "w", encoding="utf-8") as f:
-        f.write("[run]\ninclude = %s\nparallel = true\npatch = subprocess\ndata_file = %s\n"
+        f.write("[run]\ninclude = %s\nparallel = true\npatch = subprocess, _exit\ndata_file = %s\n"
                 % (TARGET, os.path.join(work, ".coverage")))
     cov = [sys.executable, "-m", "coverage"]
     pytest = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--doctest-modules", "agentmem.py",

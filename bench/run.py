@@ -197,7 +197,8 @@ WORDS = ("Beside each project: what plain BM25 over the same session's words tel
          "nearly every prompt, near-miss and other projects' alike). Target: agentmem tells at "
          "least as much on every project, and stays silent where the baseline cannot.",)
 COVERAGE = ("Statement coverage of `agentmem.py` by `make test`'s suite, every subprocess the "
-            "suite starts included (`make coverage`, coverage.py with `patch = subprocess`). "
+            "suite starts included (`make coverage`, coverage.py with "
+            "`patch = subprocess, _exit`). "
             "Target: at least 90%.",)
 EVIDENCE = ("Each shared transcript cut at the person's turn nearest its middle: the first part "
             "captured, the second told what the hooks tell, the whole captured again, and each "
