@@ -1550,8 +1550,10 @@ def _claim(text):
 _SKETCHES = {}
 
 
-def _sketch(text):
-    """Lookup keys for near-duplicates: pairs of the _SKETCH_SIZE smallest shingle hashes.
+def _fingerprint(text):
+    """(sketch keys, signature) of a text, to find its near-duplicates: the keys are pairs of
+    the _SKETCH_SIZE smallest shingle hashes, the signature the frozenset of its
+    _SIGNATURE_SIZE least hashes.
 
     The smallest CRC-32 values of a text's shingles are a bottom-k MinHash
     sketch; every pair of them is a key. Two texts with Jaccard similarity J
@@ -1562,12 +1564,6 @@ def _sketch(text):
     duplicate check then looks up a handful of keys instead of comparing every
     pair of memories.
     """
-    return _fingerprint(text)[0]
-
-
-def _fingerprint(text):
-    """(sketch keys, signature) of a text: the signature is the frozenset of its _SIGNATURE_SIZE
-    least hashes."""
     fp = _SKETCHES.get(text)
     if fp is not None:
         return fp
@@ -4667,7 +4663,7 @@ _NOT_PROJECT_REGEX = _LazyRegex(
 _RECORD_CHARS = 600  # one decision record's memory at most: question, decision, reason
 # A compaction summary (Claude Code's, when the context fills up) is a record the session wrote
 # of itself, in sections; its "Errors and fixes" lists each problem the session met with what
-# fixed it ("- **NumPy Version Incompatibility**: / - Error: ... / - Fix: Downgraded ..."):
+# fixed it ("- **Port Already In Use**: / - Error: ... / - Fix: Stopped the old ..."):
 # one bug each, the problem and its fix together. The person's words it quotes ("User
 # feedback: ...") are left out: a summary is the agent's account, never the person's.
 _COMPACT_SKIPPED = ("all user messages", "files and code sections", "optional next step")
@@ -4703,8 +4699,8 @@ def _compact_sections(text):
 
 def _fix_items(body):
     """[(name, text, fixed)] of the items of an "Errors and fixes" section: each heading
-    bullet with the lines under it as one text ("NumPy Version Incompatibility: Error: ...
-    Fix: Downgraded NumPy ... `numpy<2`."), and whether it says what fixed it."""
+    bullet with the lines under it as one text ("Port Already In Use: Error: ... Fix:
+    Stopped the old dev server ... port 8080."), and whether it says what fixed it."""
     items, top, out = [], None, []
     for line in body.split("\n"):
         m = _ITEM_REGEX.match(line)
@@ -5044,7 +5040,6 @@ _VERSION_ASKS = frozenset("--version -V -v version --help -h help".split())
 _KIND_ORDER = ("install", "generate", "build", "typecheck", "lint", "format", "test", "run")
 _COMMAND_KEY_WORDS = 3  # a command is known by its program and up to two more words
 _NOT_COMMANDS = frozenset("cd source . export set echo printf pwd true sleep clear".split())
-_SHELL_WRAPPERS = ("bash -lc ", "bash -c ", "zsh -lc ", "zsh -c ", "sh -c ", "sh -lc ")
 # a line of a command's output that says it failed; a Python traceback's last line says why
 _FAILURE_REGEX = _LazyRegex(
     r"^(?![^\w\n]*(?:npm )?warn|[ \t]*(?:✓|√|PASS\b|ok\b))[ \t]*"  # not a warning or a pass
@@ -9768,9 +9763,9 @@ _COMMON_WORD_WEIGHT = 0.3
 # Python's own standard library, the same on every machine Python is on (no list is written
 # here, and nothing is fitted to a prompt). A word more than _BACKGROUND_SHARE of them use
 # is common: it weighs _COMMON_WORD_WEIGHT of its IDF in the relevance test. So is a word
-# this store never saw that they use at all (_BACKGROUND_KNOWN_DOCS): "people", "quickly",
-# "fresh" are everyday words a store of a few sessions has not needed yet, where a word
-# neither knows ("Kafka", "sidebar") is what the prompt is about. The stems are found once
+# this store never saw that they use at all (_BACKGROUND_KNOWN_DOCS): "somewhere", "roughly",
+# "someone" are everyday words a store of a few sessions has not needed yet, where a word
+# neither knows ("Kafka", "Grafana") is what the prompt is about. The stems are found once
 # per Python version (about 1 s) and kept beside agentmem's bytecode cache.
 _BACKGROUND_SHARE = 0.003  # 646 stems of 20,451 (Python 3.11; 3.9 and 3.13: 97% the same)
 _BACKGROUND_KNOWN_DOCS = 2  # a word, not one docstring's name: 8,200 more stems on 3.11
@@ -10124,16 +10119,16 @@ _PROMPT_QUOTE_REGEX = _LazyRegex(r"(?<!\w)'[^'\n]{2,120}'(?!\w)|" + _QUOTED_REGE
 def _prompt_weights(idx, prompt, terms, known=(), words=None):
     """[(weight, forms, common)] of a prompt's words, for the relevance test of inject
     --prompt: one entry a word, `forms` the sets of terms any one of which says the word
-    (the word itself, or all the parts of an identifier: "rate-limit" is said by
-    "rate-limit" or by "rate" and "limit" together, never by "limit" alone).
+    (the word itself, or all the parts of an identifier: "dead-letter" is said by
+    "dead-letter" or by "dead" and "letter" together, never by "letter" alone).
 
     A word weighs the IDF in the store of the word itself (or, when the store never
     saw it whole, of its rarest part), and a word the store never saw weighs most
     (the prompt is about something the store does not know); a word common in general
     technical English (_common: "add", "errors", "test"), a word the store never saw
-    that it uses ("quickly": everyday, not a name), and a word of the project's own
+    that it uses ("roughly": everyday, not a name), and a word of the project's own
     name that no memory holds (`known`: a prompt may name its project), weighs _COMMON_WORD_WEIGHT.
-    An identifier ("Next.js", "rate-limit") is never common, nor is a word the prompt
+    An identifier ("Vue.js", "dead-letter") is never common, nor is a word the prompt
     quotes (an error it pastes: 'go: command not found'). `words`: _prompt_words(prompt,
     terms), when the caller has it already.
     """
@@ -10299,7 +10294,7 @@ def _own_words_said(passage, weights):
 
 def _names_enough(passage, weights):
     """Whether a passage says two of the prompt's own words (not common ones), or one that
-    names a thing exactly: an identifier, a path, a version ("create-idea", "2.9.1"). One
+    names a thing exactly: an identifier, a path, a version ("parse-config", "1.4.2"). One
     shared project word ("server", "agent", "workflow") is what any prompt of the project
     has with the store."""
     said = _own_words_said(passage, weights)

@@ -73,8 +73,8 @@ def test_near_duplicates_share_a_sketch_key_unrelated_texts_do_not():
     b = "Handlers must be thin: at most 15 lines; decode, call the service, encode the response!"
     c = "The orders admin page ran 1204 queries because every row loaded its customer."
     assert agentmem._jaccard(agentmem._shingles(a), agentmem._shingles(b)) > agentmem._DUPLICATE_JACCARD
-    assert set(agentmem._sketch(a)) & set(agentmem._sketch(b))
-    assert not set(agentmem._sketch(a)) & set(agentmem._sketch(c))
+    assert set(agentmem._fingerprint(a)[0]) & set(agentmem._fingerprint(b)[0])
+    assert not set(agentmem._fingerprint(a)[0]) & set(agentmem._fingerprint(c)[0])
 
 
 SECRETS = {
