@@ -4651,7 +4651,7 @@ _SHELL_WRITES_REGEX = _LazyRegex(
     r">\s*['\"]?[^\s'\"]+\.md|\btee\b|write_text\(|\.write\(|\bsed\s+-i|\bperl\s+-\w*i"
 )
 _HEREDOC_REGEX = _LazyRegex(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\1\b", re.S)
-# an environment variable a doc sets, on a line of its own (a code block's): "MQTT_HOST=localhost"
+# an environment variable a doc sets, on a line of its own (a code block's): "REDIS_HOST=localhost"
 _SETTING_REGEX = _LazyRegex(r"(?m)^[ \t]*(?:export[ \t]+)?([A-Z][A-Z0-9]*_[A-Z0-9_]+)=([^\s#]*)")
 _SETTINGS_MIN = 3  # fewer lines of them are an example, not the project's settings
 _READ_TOOLS = frozenset(("read", "read_file", "view", "open_file"))
@@ -4768,9 +4768,9 @@ def _settings(text):
     """[(heading, [(NAME, value)])] of the sections of a markdown text that set environment
     variables, _SETTINGS_MIN of them or more.
 
-    >>> _settings("## Configuration\\n```bash\\nMQTT_HOST=localhost\\nMQTT_PORT=1883\\n"
-    ...           "export SAFETY_MIN_SOC=10\\n```")[0][1]
-    [('MQTT_HOST', 'localhost'), ('MQTT_PORT', '1883'), ('SAFETY_MIN_SOC', '10')]
+    >>> _settings("## Configuration\\n```bash\\nREDIS_HOST=localhost\\nREDIS_PORT=6379\\n"
+    ...           "export CACHE_TTL_SECONDS=60\\n```")[0][1]
+    [('REDIS_HOST', 'localhost'), ('REDIS_PORT', '6379'), ('CACHE_TTL_SECONDS', '60')]
     """
     out = []
     for heading, body in _markdown_sections(text):
