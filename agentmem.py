@@ -5817,6 +5817,9 @@ def _fts5_available():
     return _FTS5_AVAILABLE
 
 
+_OPEN_INDEXES = set()  # the indexes with a connection open: closed before a process leaves
+
+
 def _choose_backend():
     """'fts5' or 'python', from AGENTMEM_BACKEND (auto | fts5 | python)."""
     want = (os.environ.get("AGENTMEM_BACKEND") or _DEFAULT_BACKEND).strip().lower()
@@ -5974,9 +5977,13 @@ class _Index:
             except sqlite3.DatabaseError:  # a corrupt or foreign file: it is derived
                 self._remove_files()
                 self.db = self._open(sqlite3)
+            _OPEN_INDEXES.add(self)
         return self.db
 
     def close(self):
+        """Close the connection; the last one to the file folds SQLite's write-ahead log
+        into it, so the next process opens the file alone instead of replaying the log."""
+        _OPEN_INDEXES.discard(self)
         if self.db is not None:
             self.db.close()
             self.db = None
@@ -14147,8 +14154,13 @@ def main(argv=None):
 
 def _leave(code):
     """End agentmem's own process now: its output flushed, every file it wrote closed
-    already, without the interpreter's teardown (freeing each object of every module, a
-    third of what a silent prompt hook costs; there is nothing left for it to do)."""
+    already and its indexes too (_Index.close), without the interpreter's teardown (freeing
+    each object of every module, a third of what a silent prompt hook costs)."""
+    for index in list(_OPEN_INDEXES):
+        try:
+            index.close()
+        except Exception:  # the process ends anyway; SQLite replays its log next time
+            pass
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
