@@ -14154,11 +14154,12 @@ def main(argv=None):
 
 def _leave(code):
     """End agentmem's own process now: its output flushed, every file it wrote closed
-    already and its indexes too (_Index.close), without the interpreter's teardown (freeing
-    each object of every module, a third of what a silent prompt hook costs)."""
+    already, and each index it wrote to (_Index.close), without the interpreter's teardown
+    (freeing each object of every module, a third of what a silent prompt hook costs)."""
     for index in list(_OPEN_INDEXES):
         try:
-            index.close()
+            if index.db is not None and index.db.total_changes:  # a reader leaves no log
+                index.close()
         except Exception:  # the process ends anyway; SQLite replays its log next time
             pass
     for stream in (sys.stdout, sys.stderr):
