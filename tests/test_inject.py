@@ -225,6 +225,14 @@ AGENT_DRIVEN = [
 ]
 
 
+def remembered(*texts, type):
+    """The store holds these memories of one type (written, and closed)."""
+    s = agentmem.open_store()
+    for text in texts:
+        s.remember(text, type=type)
+    s.close()
+
+
 def prompt(text, **kw):
     return context("--prompt", stdin=json.dumps({"hook_event_name": "UserPromptSubmit",
                                                  "prompt": text, "cwd": "/nowhere"}), **kw)
@@ -304,16 +312,13 @@ def test_how_to_run_things_here_is_told_at_start(store):
 
 
 def test_a_natural_prompt_gets_what_it_needs_and_a_near_miss_of_the_same_project_gets_nothing(store):
-    s = agentmem.open_store()
-    for text in ("The MCP server speaks three transport protocols: stdio, HTTP and SSE; the session "
-                 "manager keeps per-session tools.",
-                 "The MCP server's built-in tools are system_info, file_operations and process_info.",
-                 "Render's proxy times out after 100 s, so the model loads from the disk at /models.",
-                 "Downgraded numpy to 1.26 (numpy<2 in requirements.txt): scipy 1.11 wheels break on numpy 2.x.",
-                 "The server logs every request with its latency through the metrics middleware.",
-                 "The MCP server reads its config from connix.yaml in the working folder."):
-        s.remember(text, type="fact")
-    s.close()
+    remembered("The MCP server speaks three transport protocols: stdio, HTTP and SSE; the session "
+               "manager keeps per-session tools.",
+               "The MCP server's built-in tools are system_info, file_operations and process_info.",
+               "Render's proxy times out after 100 s, so the model loads from the disk at /models.",
+               "Downgraded numpy to 1.26 (numpy<2 in requirements.txt): scipy 1.11 wheels break on numpy 2.x.",
+               "The server logs every request with its latency through the metrics middleware.",
+               "The MCP server reads its config from connix.yaml in the working folder.", type="fact")
     # a long natural prompt: its own words ("websocket", "transport") carry it, not "add" or "server"
     assert "stdio, HTTP and SSE" in prompt("Can you add a websocket transport to the MCP server so that "
                                            "clients can connect to it as well?")
@@ -389,12 +394,9 @@ def test_a_prompt_that_reports_a_problem_is_told_the_bug_that_fixed_it(store):
 
 
 def test_a_contraction_is_not_a_word_the_prompt_gate_weighs(store):
-    s = agentmem.open_store()
-    for text in ("A templ href takes templ.URL(...), never a plain string: the component does not compile.",
-                 "The nav bar lists the docs pages in the order of docs/index.yaml.",
-                 "Buttons use the shared Button component with its variant prop."):
-        s.remember(text, type="convention")
-    s.close()
+    remembered("A templ href takes templ.URL(...), never a plain string: the component does not compile.",
+               "The nav bar lists the docs pages in the order of docs/index.yaml.",
+               "Buttons use the shared Button component with its variant prop.", type="convention")
 
     # "won't" and "doesn't" leave stubs ("win", "doesn") that no memory holds: weighed, they
     # would outweigh the words the prompt is about
@@ -403,18 +405,15 @@ def test_a_contraction_is_not_a_word_the_prompt_gate_weighs(store):
 
 
 def test_an_error_the_prompt_quotes_is_what_it_is_about(store):
-    s = agentmem.open_store()
-    for text in ("`go` is not on the PATH here; it runs as `nix develop --command go build`.",
-                 "How to run the repo's checks: `make check`; it fails when a fixture is not found.",
-                 "Why the repo's deploy fails: the token was not found; run `fly secrets set` first.",
-                 "The repo's search fails when a file is not found; how to fix: run it from the root.",
-                 "How the release build works: run `make dist`, then upload the wheel.",
-                 "Ledger entries are kept in cents as integers, never floats.",
-                 *("The Go handler of the %s route returns JSON; the go test command of "
-                   "handlers/%s covers it." % (name, name) for name in
-                   ("orders", "users", "carts", "refunds", "invoices", "coupons", "reports"))):
-        s.remember(text, type="fact")
-    s.close()
+    remembered("`go` is not on the PATH here; it runs as `nix develop --command go build`.",
+               "How to run the repo's checks: `make check`; it fails when a fixture is not found.",
+               "Why the repo's deploy fails: the token was not found; run `fly secrets set` first.",
+               "The repo's search fails when a file is not found; how to fix: run it from the root.",
+               "How the release build works: run `make dist`, then upload the wheel.",
+               "Ledger entries are kept in cents as integers, never floats.",
+               *("The Go handler of the %s route returns JSON; the go test command of "
+                 "handlers/%s covers it." % (name, name) for name in
+                 ("orders", "users", "carts", "refunds", "invoices", "coupons", "reports")), type="fact")
     told = context("--prompt", stdin=json.dumps({
         "hook_event_name": "UserPromptSubmit",
         "prompt": "go build fails with 'go: command not found', how do I run go in this project?"}))
@@ -452,12 +451,9 @@ def test_common_words_come_from_the_standard_library_once_and_are_cached(tmp_pat
 
 
 def test_a_word_the_store_never_saw_but_everyday_english_uses_does_not_silence_a_prompt(store):
-    s = agentmem.open_store()
-    for text in ("The board analysis calls the Lichess cloud eval; on a 429 it backs off for 60 seconds.",
-                 "Captures are stored as FEN strings in the board history.",
-                 "The panel renders the best moves as SVG arrows."):
-        s.remember(text, type="fact")
-    s.close()
+    remembered("The board analysis calls the Lichess cloud eval; on a 429 it backs off for 60 seconds.",
+               "Captures are stored as FEN strings in the board history.",
+               "The panel renders the best moves as SVG arrows.", type="fact")
     # "people", "several" and "quickly" are new to this store, not what the prompt is about
     assert "60 seconds" in prompt("People get 429 errors when they capture several boards quickly")
     # a word neither the store nor general English knows is: nothing is told
