@@ -7751,15 +7751,10 @@ class Store:
 
         near = difflib.get_close_matches(mtype, list(_MEMORY_TYPES) + list(held), n=1, cutoff=0.6)
         own = sorted(set(held) - set(_MEMORY_TYPES))
-        raise AgentmemError(
-            "unknown type %r: %suse %s%s"
-            % (
-                mtype,
-                "did you mean %r? " % near[0] if near else "",
-                ", ".join(_MEMORY_TYPES),
-                " or one of this store's own: " + ", ".join(own) if own else "",
-            )
-        )
+        guess = "did you mean %r? " % near[0] if near else ""
+        theirs = " or one of this store's own: " + ", ".join(own) if own else ""
+        known = ", ".join(_MEMORY_TYPES)
+        raise AgentmemError("unknown type %r: %suse %s%s" % (mtype, guess, known, theirs))
 
     def set_type(self, ident, mtype):
         """Change a memory's type in its file (promote a convention to a rule)."""
@@ -9488,15 +9483,9 @@ class _Capture:
                     continue
                 try:
                     n = self.run_job(job, llm=llm)
-                    self.log(
-                        "job %s (%s %s): %d memories stored"
-                        % (
-                            os.path.basename(path),
-                            job.get("agent") or "agent",
-                            job.get("event") or "capture",
-                            n,
-                        )
-                    )
+                    agent, event = job.get("agent") or "agent", job.get("event") or "capture"
+                    name = os.path.basename(path)
+                    self.log("job %s (%s %s): %d memories stored" % (name, agent, event, n))
                     stored += n
                     os.unlink(path)
                     done += 1
@@ -11024,12 +11013,9 @@ def _page_overview(store, root):
     found += ["<li>%s cannot be read: %s</li>" % (_esc(rel), _esc(err)) for rel, err in bad[:10]]
     counts = store.review_counts()
     if counts:
+        why = ", ".join("%d %s" % (counts[r], r) for r in _REVIEW_REASONS if r in counts)
         found.append(
-            '<li><a href="/review">%s to review</a>: %s</li>'
-            % (
-                sum(counts.values()),
-                _esc(", ".join("%d %s" % (counts[r], r) for r in _REVIEW_REASONS if r in counts)),
-            )
+            '<li><a href="/review">%s to review</a>: %s</li>' % (sum(counts.values()), _esc(why))
         )
     return "Overview", (
         '<h1>Overview</h1><div class="grid">'
@@ -11373,16 +11359,9 @@ def _page_sessions(store, root, params):
         )
         for r in rows
     )
-    return "Sessions", (
-        "<h1>Sessions</h1>%s%s"
-        % (
-            body,
-            "<table><tr><th>day</th><th>session</th><th>agent</th>"
-            "<th>branch</th><th>memories</th></tr>%s</table>" % table
-            if rows
-            else "<p>No session captured yet.</p>",
-        )
-    )
+    head = "<tr><th>day</th><th>session</th><th>agent</th><th>branch</th><th>memories</th></tr>"
+    listed = "<table>%s%s</table>" % (head, table) if rows else "<p>No session captured yet.</p>"
+    return "Sessions", "<h1>Sessions</h1>" + body + listed
 
 
 def _page_next(store, root, params):
@@ -12299,16 +12278,10 @@ def _doctor(store, project):  # noqa: C901
                 or ("agentmem check: it says what to do with each" if kinds else ""),
             )
             waiting = len(store.review_queue())
-            add(
-                "ok",
-                "review: %s"
-                % (
-                    "%d memories wait for a person's review" % waiting
-                    if waiting
-                    else "nothing waits"
-                ),
-                "agentmem review" if waiting else "",
+            said = (
+                "%d memories wait for a person's review" % waiting if waiting else "nothing waits"
             )
+            add("ok", "review: " + said, "agentmem review" if waiting else "")
         except Exception as e:
             add("error", "the store cannot be checked: %s" % e, "agentmem reindex")
         if _FileLock(os.path.join(store.local, "lock")).is_held():
@@ -12322,17 +12295,11 @@ def _doctor(store, project):  # noqa: C901
         queued = len(cap.jobs())
         failing, failed = cap.troubles()
         last = cap.load_state().get("last_capture")
+        why = " (%d failing: %s: %s)" % ((len(failing),) + tuple(failing[0][:2])) if failing else ""
         add(
             "ok" if queued < 20 and not failing else "warn",
             "capture queue: %d waiting%s, %d failed; last capture %s"
-            % (
-                queued,
-                " (%d failing: %s: %s)" % (len(failing), failing[0][0], failing[0][1])
-                if failing
-                else "",
-                len(failed),
-                last or "never",
-            ),
+            % (queued, why, len(failed), last or "never"),
             "agentmem process" if queued else "",
         )
         if failed:
@@ -12421,12 +12388,8 @@ _REVIEW_AT_ONCE = 20  # review walks through this many at a time unless --limit
 
 def _describe(m, score=None, stale=(), full=False):
     """Two or three lines that show a memory in a terminal (all its text with `full`)."""
-    head = "%s  %s · %s · confidence %.2f" % (
-        m.id,
-        m.type,
-        (m.updated or m.created)[:10],
-        m.confidence,
-    )
+    when = (m.updated or m.created)[:10]
+    head = "%s  %s · %s · confidence %.2f" % (m.id, m.type, when, m.confidence)
     marks = [
         (score is not None, "score %.3f" % (score or 0)),
         (m.seen > 1, "seen %d×" % m.seen),
@@ -12543,16 +12506,9 @@ def _cmd_show(args):
     if _use_line(m):
         _out("    told: %s" % _use_line(m))
     for x in told:  # each session it was told to, and what the session shows of its use
-        _out(
-            "      %s %s (%s): %s%s"
-            % (
-                str(x.get("at"))[:10],
-                x.get("session"),
-                x.get("hook"),
-                x["outcome"],
-                ": " + str(x["evidence"]) if x.get("evidence") else "",
-            )
-        )
+        evidence = ": " + str(x["evidence"]) if x.get("evidence") else ""
+        at, session, hook = str(x.get("at"))[:10], x.get("session"), x.get("hook")
+        _out("      %s %s (%s): %s%s" % (at, session, hook, x["outcome"], evidence))
     _out("    in %s:%d" % (os.path.join(store.root, m.path), m.line))
     return 0
 
@@ -12576,19 +12532,12 @@ def _cmd_check(args):
         if args.redact and any(kind == "secret" for kind, _m, _d in findings):
             _out("masked the secrets above in place")
         waiting = len(store.review_queue()) if store.exists() else 0
-        _out(
-            "%s: %s%s"
-            % (
-                store.root,
-                "nothing that fails a check"
-                if not findings
-                else "%d to fix (%s)"
-                % (len(findings), ", ".join(sorted({k for k, _m, _d in findings}))),
-                "; %d memories wait for a person's review (agentmem review)" % waiting
-                if waiting
-                else "; nothing waits for review",
-            )
+        kinds = ", ".join(sorted({k for k, _m, _d in findings}))
+        fails = (
+            "%d to fix (%s)" % (len(findings), kinds) if findings else "nothing that fails a check"
         )
+        review = "%d memories wait for a person's review (agentmem review)" % waiting
+        _out("%s: %s; %s" % (store.root, fails, review if waiting else "nothing waits for review"))
     unresolved = [k for k, _m, _d in findings if not (k == "secret" and args.redact)]
     return 1 if unresolved else 0
 
@@ -12652,39 +12601,20 @@ def _cmd_stats(args):
         _json_out(s)
         return 0
     _out("store:    %s%s" % (s["store"], "" if s["exists"] else " (not created yet)"))
-    if s["exists"]:
-        _out("memories: %d in %d files, %d sessions" % (s["memories"], s["files"], s["sessions"]))
-        if s["types"]:
-            _out("types:    " + ", ".join("%s %d" % kv for kv in s["types"].items()))
-        _out(
-            "index:    %s backend, %.1f MB (%s)"
-            % (s["backend"], s["index_bytes"] / 1e6, s["index"])
-        )
-    if s["exists"]:
-        q = s["queue"]
-        _out(
-            "capture:  last %s; queue %d waiting, %d failed"
-            % (s["last_capture"] or "never", q["waiting"], q["failed"])
-        )
-        llm = s["llm"]
-        _out(
-            "llm:      %d tokens in %d requests today%s"
-            % (
-                llm["tokens"],
-                llm["requests"],
-                "; last error: " + llm["last_error"] if llm["last_error"] else "",
-            )
-        )
-        told, used = s["told_used_30d"].pop("all")
-        _out(
-            "used:     %s of the notes told in 30 days%s"
-            % (
-                "%d of %d (%d%%)" % (used, told, 100 * used // told) if told else "none",
-                "; " + ", ".join("%s %d/%d" % (k, u, t) for k, (t, u) in s["told_used_30d"].items())
-                if told
-                else "",
-            )
-        )
+    if not s["exists"]:
+        return 0
+    _out("memories: %d in %d files, %d sessions" % (s["memories"], s["files"], s["sessions"]))
+    if s["types"]:
+        _out("types:    " + ", ".join("%s %d" % kv for kv in s["types"].items()))
+    _out("index:    %s backend, %.1f MB (%s)" % (s["backend"], s["index_bytes"] / 1e6, s["index"]))
+    q, llm, last = s["queue"], s["llm"], s["last_capture"] or "never"
+    _out("capture:  last %s; queue %d waiting, %d failed" % (last, q["waiting"], q["failed"]))
+    error = "; last error: " + llm["last_error"] if llm["last_error"] else ""
+    _out("llm:      %d tokens in %d requests today%s" % (llm["tokens"], llm["requests"], error))
+    told, used = s["told_used_30d"].pop("all")
+    share = "%d of %d (%d%%)" % (used, told, 100 * used // told) if told else "none"
+    kinds = ", ".join("%s %d/%d" % (k, u, t) for k, (t, u) in s["told_used_30d"].items())
+    _out("used:     %s of the notes told in 30 days%s" % (share, "; " + kinds if told else ""))
     return 0
 
 
@@ -12709,15 +12639,8 @@ def _cmd_import(args):
     for n, msg in errors:
         same.setdefault(msg, []).append(n)
     for msg, where in list(same.items())[:20]:  # one line per kind of error
-        _err(
-            "%s:%s: %s"
-            % (
-                name,
-                ",".join(map(str, where[:5]))
-                + (" and %d more" % (len(where) - 5) if len(where) > 5 else ""),
-                msg,
-            )
-        )
+        more = " and %d more" % (len(where) - 5) if len(where) > 5 else ""
+        _err("%s:%s%s: %s" % (name, ",".join(map(str, where[:5])), more, msg))
     if args.json:
         _json_out(counts)
     else:
@@ -12876,17 +12799,8 @@ def _cmd_gc(args):
         )
         return 0
     verb = "would " if args.dry_run else ""
-    _out(
-        "%sarchive %d memories unused for %d days%s"
-        % (
-            verb,
-            len(archived),
-            args.days,
-            ""
-            if not args.purge
-            else "; %sdelete %d archived over a year ago" % (verb, len(purged)),
-        )
-    )
+    purge = "; %sdelete %d archived over a year ago" % (verb, len(purged)) if args.purge else ""
+    _out("%sarchive %d memories unused for %d days%s" % (verb, len(archived), args.days, purge))
     for m in archived[:20]:
         _out("  %s  %s · %s" % (m.id, m.type, _short(m.text, 80)))
     if len(archived) > 20:
@@ -13076,16 +12990,8 @@ def _cmd_install(args, remove=False):
         for path, old, new in changes:
             verb = "would " if args.dry_run else ""
             what = "remove" if not new else "create" if old is None else "update"
-            _out(
-                "%s: %s%s %s%s"
-                % (
-                    agent,
-                    verb,
-                    what,
-                    path,
-                    "" if old is None or args.dry_run else " (backup kept beside it)",
-                )
-            )
+            backup = "" if old is None or args.dry_run else " (backup kept beside it)"
+            _out("%s: %s%s %s%s" % (agent, verb, what, path, backup))
             if args.dry_run and new:
                 for line in new.splitlines()[:60]:
                     _out("    " + line)
@@ -13393,23 +13299,12 @@ def _cmd_process(args):
     if not args.quiet:
         left = len(cap.jobs())
         failing = cap.troubles()[0]
-        _out(
-            "processed %d jobs, stored %d memories%s%s"
-            % (
-                done,
-                stored,
-                "; %d failed: %s (log: %s)" % (len(errors), errors[0], cap.log_path)
-                if errors
-                else "",
-                "; %d still queued%s"
-                % (
-                    left,
-                    ", the last failure: %s: %s" % failing[-1] if failing and not errors else "",
-                )
-                if left
-                else "",
-            )
+        last = ", the last failure: %s: %s" % failing[-1] if failing and not errors else ""
+        said = (
+            "; %d failed: %s (log: %s)" % (len(errors), errors[0], cap.log_path) if errors else ""
         )
+        said += "; %d still queued%s" % (left, last) if left else ""
+        _out("processed %d jobs, stored %d memories%s" % (done, stored, said))
     return 1 if errors and not args.quiet else 0
 
 
