@@ -12214,6 +12214,14 @@ def _doctor_use(store, days=30, enough=20):
     return out
 
 
+# what doctor says of a store that passes `check`, and the fix it names for what fails
+_CHECK_CLEAN = "nothing stale, merged, repeated or secret"
+_CHECK_FIXES = (
+    ("stale", "agentmem review: confirm what still holds, forget the rest"),
+    ("secret", "agentmem check --redact"),
+)
+
+
 def _doctor(store, project):  # noqa: C901
     """[(level, what, fix)] with level ok / warn / error."""
     import sqlite3
@@ -12260,23 +12268,12 @@ def _doctor(store, project):  # noqa: C901
             )
         try:
             kinds = [k for k, _m, _d in store.check()]
-            add(
-                "ok" if not kinds else "warn",
-                "check: %s"
-                % (
-                    ", ".join("%d %s" % (kinds.count(k), k) for k in sorted(set(kinds)))
-                    or "nothing stale, merged, repeated or secret"
-                ),
-                "; ".join(
-                    fix
-                    for kind, fix in (
-                        ("stale", "agentmem review: confirm what still holds, forget the rest"),
-                        ("secret", "agentmem check --redact"),
-                    )
-                    if kind in kinds
-                )
-                or ("agentmem check: it says what to do with each" if kinds else ""),
+            found = ", ".join("%d %s" % (kinds.count(k), k) for k in sorted(set(kinds)))
+            fixes = [fix for kind, fix in _CHECK_FIXES if kind in kinds]
+            fix = "; ".join(fixes) or (
+                "agentmem check: it says what to do with each" if kinds else ""
             )
+            add("warn" if kinds else "ok", "check: " + (found or _CHECK_CLEAN), fix)
             waiting = len(store.review_queue())
             said = (
                 "%d memories wait for a person's review" % waiting if waiting else "nothing waits"
