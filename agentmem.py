@@ -12292,7 +12292,7 @@ def _doctor(store, project):  # noqa: C901
         queued = len(cap.jobs())
         failing, failed = cap.troubles()
         last = cap.load_state().get("last_capture")
-        why = " (%d failing: %s: %s)" % ((len(failing),) + tuple(failing[0][:2])) if failing else ""
+        why = " (%d failing: %s: %s)" % (len(failing), *failing[0][:2]) if failing else ""
         add(
             "ok" if queued < 20 and not failing else "warn",
             "capture queue: %d waiting%s, %d failed; last capture %s"
