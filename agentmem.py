@@ -13305,25 +13305,6 @@ def _cmd_process(args):
     return 1 if errors and not args.quiet else 0
 
 
-def _args_remember(p):
-    p.add_argument("text", help="the memory ('-' reads it from stdin)")
-    p.add_argument(
-        "--type",
-        default=_DEFAULT_TYPE,
-        help="decision, convention, bug, lesson, fact, dead-end, "
-        "todo, rule, ... (default: %(default)s)",
-    )
-    p.add_argument("--tags", action="append", metavar="A,B", help="comma-separated tags")
-    p.add_argument("--files", nargs="+", metavar="F", help="files the memory concerns")
-    p.add_argument(
-        "--confidence", type=float, metavar="X", help="0 to 1 (default: %s)" % _DEFAULT_CONFIDENCE
-    )
-    p.add_argument(
-        "--source", default="cli", help="where it comes from (any text, kept as is; default: cli)"
-    )
-    p.add_argument("--json", action="store_true", help="print the saved memory as JSON")
-
-
 def _at_least(low):
     """An argparse type: a whole number of at least `low` (else the command's usage and exit 2)."""
 
@@ -13344,224 +13325,6 @@ def _at_least(low):
     return parse
 
 
-def _args_recall(p):
-    p.add_argument("query", help="words to look for (typos are tolerated)")
-    p.add_argument(
-        "--limit",
-        "-n",
-        type=_at_least(1),
-        default=_DEFAULT_LIMIT,
-        metavar="N",
-        help="at most N results (default: %(default)s)",
-    )
-    p.add_argument(
-        "--type", action="append", metavar="T", help="only these types (comma-separated)"
-    )
-    p.add_argument(
-        "--files", nargs="+", metavar="F", help="only memories about these files or folders"
-    )
-    p.add_argument(
-        "--min-confidence", type=float, metavar="X", help="only memories at least this sure"
-    )
-    p.add_argument(
-        "--archived", action="store_true", help="search archived memories too (see agentmem gc)"
-    )
-    p.add_argument("--json", action="store_true", help="print a JSON array")
-
-
-def _args_id(p):
-    p.add_argument("id", help="memory id (or its first 4+ characters)")
-    p.add_argument("--json", action="store_true", help="print JSON")
-
-
-def _args_edit(p):
-    _args_id(p)
-    p.add_argument("--text", metavar="TEXT", help="the new text ('-' reads it from stdin)")
-    p.add_argument("--type", metavar="TYPE", help="the new type (decision, convention, bug ...)")
-    p.add_argument("--tags", metavar="A,B", help="the new tags, comma-separated ('' for none)")
-
-
-def _args_list(p):
-    p.add_argument(
-        "--type", action="append", metavar="T", help="only these types (comma-separated)"
-    )
-    p.add_argument("--limit", type=_at_least(1), metavar="N", help="only the newest N")
-    p.add_argument("--json", action="store_true", help="print a JSON array")
-
-
-def _args_json(p):
-    p.add_argument("--json", action="store_true", help="print JSON")
-
-
-def _args_check(p):
-    _args_json(p)
-    p.add_argument(
-        "--redact",
-        action="store_true",
-        help="mask the secrets found in place (the other findings stay for you)",
-    )
-
-
-def _args_import(p):
-    p.add_argument("file", help="JSONL file ('-' for stdin)")
-    p.add_argument("--json", action="store_true", help="print the counts as JSON")
-
-
-def _args_capture(p):
-    p.add_argument("--transcript", metavar="PATH", help="capture this transcript file now")
-    p.add_argument(
-        "--format",
-        choices=("auto",) + _TRANSCRIPT_FORMATS,
-        default="auto",
-        help="transcript format (default: detected)",
-    )
-    p.add_argument("--session", help="session id for --transcript (default: the file name)")
-    p.add_argument("--agent", help="agent name recorded as the source (default: from the format)")
-    p.add_argument("--cwd", help="project folder of --transcript (default: the current one)")
-    p.add_argument(
-        "--sync", action="store_true", help="in hook mode, do all the work before returning"
-    )
-    p.add_argument("--no-llm", action="store_true", help="use the heuristic compressor only")
-
-
-def _args_process(p):
-    p.add_argument(
-        "--quiet", action="store_true", help="print nothing (used by the background worker)"
-    )
-    p.add_argument(
-        "--retry",
-        action="store_true",
-        help="put the jobs that failed repeatedly back into the queue first",
-    )
-    p.add_argument("--no-llm", action="store_true", help="use the heuristic compressor only")
-
-
-def _args_inject(p):
-    p.add_argument(
-        "--format",
-        choices=("json", "text", "cursor"),
-        default="json",
-        help="json: Claude Code / Codex / Gemini hook JSON (default); text: plain markdown; "
-        "cursor: Cursor's sessionStart JSON",
-    )
-    p.add_argument(
-        "--budget",
-        type=_at_least(_MIN_BUDGET_TOKENS),
-        default=None,
-        metavar="TOKENS",
-        help="at most this many tokens, about 4 characters each (default: %d at "
-        "session start, %d for a prompt)" % (_DEFAULT_BUDGET_TOKENS, _PROMPT_BUDGET_TOKENS),
-    )
-    p.add_argument("--query", help="also include memories about this")
-    p.add_argument(
-        "--prompt",
-        action="store_true",
-        help="UserPromptSubmit mode: read the prompt, add only clearly relevant memories",
-    )
-
-
-def _args_install(p):
-    p.add_argument(
-        "agents",
-        nargs="+",
-        choices=_AGENTS + ("all",),
-        metavar="AGENT",
-        help="claude-code, codex, gemini, cursor or all",
-    )
-    p.add_argument(
-        "--global",
-        dest="global_",
-        action="store_true",
-        help="your user settings, not the project's",
-    )
-    p.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
-    p.add_argument(
-        "--project", metavar="DIR", help="the project (default: the git root of the current folder)"
-    )
-    p.add_argument(
-        "--stop", action="store_true", help="also capture after every turn (Stop / AfterAgent)"
-    )
-    p.add_argument(
-        "--prompt-hook",
-        action="store_true",
-        help="Cursor: also capture each prompt (other agents get notes for each prompt anyway)",
-    )
-    p.add_argument(
-        "--no-prompt-hook",
-        action="store_true",
-        help="no notes at each prompt (UserPromptSubmit / BeforeAgent), only at session start",
-    )
-
-
-def _args_doctor(p):
-    p.add_argument(
-        "--project", metavar="DIR", help="the project (default: the git root of the current folder)"
-    )
-    p.add_argument("--json", action="store_true", help="print the checks as JSON")
-
-
-def _args_review(p):
-    p.add_argument(
-        "--limit",
-        "-n",
-        type=_at_least(1),
-        default=None,
-        metavar="N",
-        help="at most N memories this time (default: %d; --json: all)" % _REVIEW_AT_ONCE,
-    )
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help="print what needs review as JSON and ask nothing (for tools)",
-    )
-
-
-def _args_gc(p):
-    p.add_argument(
-        "--days",
-        type=int,
-        default=_ARCHIVE_AFTER_DAYS,
-        metavar="N",
-        help="archive memories unused for N days (default: %(default)s)",
-    )
-    p.add_argument(
-        "--purge", action="store_true", help="also delete memories archived more than a year ago"
-    )
-    p.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")
-    _args_json(p)
-
-
-def _args_relate(p):
-    p.add_argument("a", help="the memory that holds the link (id or its first 4+ characters)")
-    p.add_argument("b", help="the memory it points to")
-    p.add_argument(
-        "--as", dest="kind", required=True, choices=_LINK_KINDS, help="how a stands to b"
-    )
-    _args_json(p)
-
-
-def _args_scan(p):
-    p.add_argument("--project", help="the repository to scan (default: this one)")
-    _args_json(p)
-
-
-def _args_rules(p):
-    p.add_argument(
-        "action",
-        nargs="?",
-        choices=("list", "promote", "drop"),
-        default="list",
-        help="list (default), promote ID, or drop ID",
-    )
-    p.add_argument("id", nargs="?", help="memory id for promote or drop")
-    _args_json(p)
-
-
-def _args_promote(p):
-    p.add_argument("id", help="memory id (or its first 4+ characters)")
-    p.add_argument("--type", default="rule", help="the new type (default: rule)")
-
-
 def _port(text):
     """A TCP port number for argparse: 0 (any free one) to 65535."""
     import argparse
@@ -13575,93 +13338,92 @@ def _port(text):
     return n
 
 
-def _args_serve(p):
-    p.add_argument(
-        "--port",
-        type=_port,
-        default=_DASHBOARD_PORT,
-        help="the port (default %d; 0 picks a free one)" % _DASHBOARD_PORT,
-    )
-    p.add_argument(
-        "--host",
-        default="127.0.0.1",
-        help="the address to listen on (default 127.0.0.1, this machine only)",
-    )
-    p.add_argument(
-        "--allow-remote",
-        action="store_true",
-        help="allow a --host other machines can reach (a warning is printed)",
-    )
-    p.add_argument("--no-open", action="store_true", help="do not open a browser")
-    p.add_argument(
-        "--demo",
-        action="store_true",
-        help="serve a throw-away store holding the bundled demo session",
-    )
+def _arg(*names, **options):
+    """One argument of a command: (names, options), as argparse's add_argument takes them."""
+    return names, options
 
 
-def _args_demo(p):
-    p.add_argument(
-        "--keep", action="store_true", help="keep the temporary store and print where it is"
-    )
-
-
-# name -> (function, what adds its arguments, help, description, examples)
+# name -> (function, arguments, help, description, examples); each command is one entry of the
+# table below, in the order `agentmem --help` lists them
 _COMMANDS = {}
 
 
-def _command(name, func, arguments, help, examples, description=""):
-    """Register a command: what runs it, what adds its arguments, and the text its --help shows."""
+def _command(name, func, help, examples, description="", *arguments):
+    """Register a command: what runs it, the text its --help shows, and its arguments."""
     _COMMANDS[name] = (func, arguments, help, description or help, examples)
 
 
+# fmt: off
+_FLAG = "store_true"
+_JSON = _arg("--json", action=_FLAG, help="print JSON")
+_JSON_ARRAY = _arg("--json", action=_FLAG, help="print a JSON array")
+_ID = _arg("id", help="memory id (or its first 4+ characters)")
+_TYPES = _arg("--type", action="append", metavar="T", help="only these types (comma-separated)")
+_PROJECT = _arg("--project", metavar="DIR",
+                help="the project (default: the git root of the current folder)")
+_NO_LLM = _arg("--no-llm", action=_FLAG, help="use the heuristic compressor only")
+_INSTALL = (
+    _arg("agents", nargs="+", choices=_AGENTS + ("all",), metavar="AGENT",
+         help="claude-code, codex, gemini, cursor or all"),
+    _arg("--global", dest="global_", action=_FLAG, help="your user settings, not the project's"),
+    _arg("--dry-run", action=_FLAG, help="show what would change, change nothing"),
+    _PROJECT,
+    _arg("--stop", action=_FLAG, help="also capture after every turn (Stop / AfterAgent)"),
+    _arg("--prompt-hook", action=_FLAG,
+         help="Cursor: also capture each prompt (other agents get notes for each prompt anyway)"),
+    _arg("--no-prompt-hook", action=_FLAG,
+         help="no notes at each prompt (UserPromptSubmit / BeforeAgent), only at session start"),
+)
+
 _command(
-    "demo",
-    _cmd_demo,
-    _args_demo,
-    "see the main job on a bundled example session, in a throw-away store",
+    "demo", _cmd_demo, "see the main job on a bundled example session, in a throw-away store",
     ["agentmem demo", "agentmem demo --keep"],
     "Capture a small bundled Claude Code session into a temporary store, then show what was "
     "remembered, a few recalls, and what the next session would be told.",
+    _arg("--keep", action=_FLAG, help="keep the temporary store and print where it is"),
 )
 _command(
-    "remember",
-    _cmd_remember,
-    _args_remember,
-    "save a memory by hand",
-    [
-        "agentmem remember 'Use FTS5 for search; pure-Python BM25 when it is missing' --type "
-        "decision --tags search --files agentmem.py",
-        "echo 'Never commit .env files' | agentmem remember - --type rule",
-    ],
+    "remember", _cmd_remember, "save a memory by hand",
+    ["agentmem remember 'Use FTS5 for search; pure-Python BM25 when it is missing' --type "
+     "decision --tags search --files agentmem.py",
+     "echo 'Never commit .env files' | agentmem remember - --type rule"],
     "Save one memory in .agentmem/memories/<day>.md. A near-duplicate of an existing memory of "
     "the same type is merged into it instead of added. Secrets and <private> spans are removed "
     "first.",
+    _arg("text", help="the memory ('-' reads it from stdin)"),
+    _arg("--type", default=_DEFAULT_TYPE, help="decision, convention, bug, lesson, fact, "
+         "dead-end, todo, rule, ... (default: %(default)s)"),
+    _arg("--tags", action="append", metavar="A,B", help="comma-separated tags"),
+    _arg("--files", nargs="+", metavar="F", help="files the memory concerns"),
+    _arg("--confidence", type=float, metavar="X",
+         help="0 to 1 (default: %s)" % _DEFAULT_CONFIDENCE),
+    _arg("--source", default="cli",
+         help="where it comes from (any text, kept as is; default: cli)"),
+    _arg("--json", action=_FLAG, help="print the saved memory as JSON"),
 )
 _command(
-    "recall",
-    _cmd_recall,
-    _args_recall,
-    "search memories",
-    [
-        "agentmem recall 'docker networking'",
-        "agentmem recall 'why is the orders page slow' --type bug,lesson --limit 3 --json",
-        "agentmem recall 'metrics' --files internal/middleware/metrics.go",
-    ],
+    "recall", _cmd_recall, "search memories",
+    ["agentmem recall 'docker networking'",
+     "agentmem recall 'why is the orders page slow' --type bug,lesson --limit 3 --json",
+     "agentmem recall 'metrics' --files internal/middleware/metrics.go"],
     "Find the memories that answer a query: BM25 over memories, passages and sessions, typo "
     "tolerant, weighted by confidence and recency (docs/ranking.md).",
+    _arg("query", help="words to look for (typos are tolerated)"),
+    _arg("--limit", "-n", type=_at_least(1), default=_DEFAULT_LIMIT, metavar="N",
+         help="at most N results (default: %(default)s)"),
+    _TYPES,
+    _arg("--files", nargs="+", metavar="F", help="only memories about these files or folders"),
+    _arg("--min-confidence", type=float, metavar="X", help="only memories at least this sure"),
+    _arg("--archived", action=_FLAG, help="search archived memories too (see agentmem gc)"),
+    _JSON_ARRAY,
 )
 _command(
-    "show",
-    _cmd_show,
-    _args_id,
-    "print one memory with all its metadata",
-    ["agentmem show 4k2m9xqa", "agentmem show 4k2m --json"],
+    "show", _cmd_show, "print one memory with all its metadata",
+    ["agentmem show 4k2m9xqa", "agentmem show 4k2m --json"], "",
+    _ID, _JSON,
 )
 _command(
-    "check",
-    _cmd_check,
-    _args_check,
+    "check", _cmd_check,
     "list what needs review: stale memories, merged versions, repeated ids, old secrets",
     ["agentmem check", "agentmem check --json", "agentmem check --redact"],
     "Read every memory and report, with its file and line: a memory whose files changed, "
@@ -13671,24 +13433,24 @@ _command(
     '"conflict" from its metadata), an id used by two blocks, and a secret stored before '
     "the redaction rules knew its shape (--redact masks those in place). Exits 1 when there is "
     "something to review, so CI can run it.",
+    _JSON,
+    _arg("--redact", action=_FLAG,
+         help="mask the secrets found in place (the other findings stay for you)"),
 )
 _command(
-    "edit",
-    _cmd_edit,
-    _args_edit,
-    "correct a memory's text, type or tags in place",
-    [
-        "agentmem edit 4k2m9xqa --text 'Amounts are integer cents, never floats.'",
-        "agentmem edit 4k2m9xqa --type rule --tags payments,money",
-    ],
+    "edit", _cmd_edit, "correct a memory's text, type or tags in place",
+    ["agentmem edit 4k2m9xqa --text 'Amounts are integer cents, never floats.'",
+     "agentmem edit 4k2m9xqa --type rule --tags payments,money"],
     "Rewrite the memory's block in its file as a person would by hand, with the same lock, "
     "atomic write and secret masking as every other change; the memory is marked reviewed. "
     "The dashboard (agentmem serve) edits through the same function.",
+    _ID, _JSON,
+    _arg("--text", metavar="TEXT", help="the new text ('-' reads it from stdin)"),
+    _arg("--type", metavar="TYPE", help="the new type (decision, convention, bug ...)"),
+    _arg("--tags", metavar="A,B", help="the new tags, comma-separated ('' for none)"),
 )
 _command(
-    "serve",
-    _cmd_serve,
-    _args_serve,
+    "serve", _cmd_serve,
     "a local dashboard: see, search, review and correct the memory in a browser",
     ["agentmem serve", "agentmem serve --port 0 --no-open", "agentmem serve --demo"],
     "Serve the store on http://127.0.0.1:37737 (standard library only; nothing is fetched "
@@ -13697,176 +13459,171 @@ _command(
     "filters), a memory (provenance, files, links, git history; confirm, edit, forget, "
     "promote, relate), the review queue, sessions, and what the next session is told. "
     "Every change goes through the same functions as the command line. docs/dashboard.md.",
+    _arg("--port", type=_port, default=_DASHBOARD_PORT,
+         help="the port (default %d; 0 picks a free one)" % _DASHBOARD_PORT),
+    _arg("--host", default="127.0.0.1",
+         help="the address to listen on (default 127.0.0.1, this machine only)"),
+    _arg("--allow-remote", action=_FLAG,
+         help="allow a --host other machines can reach (a warning is printed)"),
+    _arg("--no-open", action=_FLAG, help="do not open a browser"),
+    _arg("--demo", action=_FLAG, help="serve a throw-away store holding the bundled demo session"),
 )
 _command(
-    "confirm",
-    _cmd_confirm,
-    _args_id,
-    "say a memory is still true: fresh again, surer, reviewed",
+    "confirm", _cmd_confirm, "say a memory is still true: fresh again, surer, reviewed",
     ["agentmem confirm 4k2m9xqa"],
     "After checking a memory against the code: its files' hashes are taken again (it is no "
     "longer stale), its confidence goes up by 0.1 and it is marked reviewed with the day.",
+    _ID, _JSON,
 )
 _command(
-    "forget",
-    _cmd_forget,
-    _args_id,
-    "delete a memory",
-    ["agentmem forget 4k2m9xqa"],
+    "forget", _cmd_forget, "delete a memory", ["agentmem forget 4k2m9xqa"],
     "Delete one memory from its markdown file (the rest of the file is untouched).",
+    _ID, _JSON,
 )
 _command(
-    "list",
-    _cmd_list,
-    _args_list,
-    "list memories, oldest first",
-    ["agentmem list", "agentmem list --type todo,decision --limit 20", "agentmem list --json"],
+    "list", _cmd_list, "list memories, oldest first",
+    ["agentmem list", "agentmem list --type todo,decision --limit 20", "agentmem list --json"], "",
+    _TYPES,
+    _arg("--limit", type=_at_least(1), metavar="N", help="only the newest N"),
+    _JSON_ARRAY,
 )
+_command("stats", _cmd_stats, "summarise the store", ["agentmem stats", "agentmem stats --json"],
+         "", _JSON)
 _command(
-    "stats",
-    _cmd_stats,
-    _args_json,
-    "summarise the store",
-    ["agentmem stats", "agentmem stats --json"],
-)
-_command(
-    "import",
-    _cmd_import,
-    _args_import,
-    "import memories from JSONL",
+    "import", _cmd_import, "import memories from JSONL",
     ["agentmem import memories.jsonl", "agentmem export | agentmem --store /tmp/copy import -"],
     "Import one memory per line: a JSON object with 'text' and optionally type, tags, files, "
     "confidence, created, source, session. Bad lines are reported with their line number; the "
     "good ones are imported. Re-importing the same file adds nothing.",
+    _arg("file", help="JSONL file ('-' for stdin)"),
+    _arg("--json", action=_FLAG, help="print the counts as JSON"),
 )
+_command("export", _cmd_export, "print every memory as JSONL", ["agentmem export > memories.jsonl"])
 _command(
-    "export", _cmd_export, None, "print every memory as JSONL", ["agentmem export > memories.jsonl"]
-)
-_command(
-    "capture",
-    _cmd_capture,
-    _args_capture,
-    "record what a session learned (a hook command, or --transcript FILE)",
-    [
-        "agentmem capture        # as a SessionEnd/Stop/PreCompact hook: hook JSON on stdin",
-        "agentmem capture --transcript ~/.claude/projects/-home-me-app/5f2c.jsonl",
-        "agentmem capture --transcript chat.md --format text --session design-review",
-    ],
+    "capture", _cmd_capture, "record what a session learned (a hook command, or --transcript FILE)",
+    ["agentmem capture        # as a SessionEnd/Stop/PreCompact hook: hook JSON on stdin",
+     "agentmem capture --transcript ~/.claude/projects/-home-me-app/5f2c.jsonl",
+     "agentmem capture --transcript chat.md --format text --session design-review"],
     "As a hook, read the hook's JSON on stdin, queue the transcript and return at once; a "
     "detached worker compresses it into memories. Prints nothing and always exits 0, so it never "
     "blocks the agent. With --transcript, capture a file now (Claude Code, Codex or Gemini CLI "
     "logs, or a plain chat) and say what was stored. AGENTMEM_DISABLE=1 turns every hook into a "
     "no-op.",
+    _arg("--transcript", metavar="PATH", help="capture this transcript file now"),
+    _arg("--format", choices=("auto",) + _TRANSCRIPT_FORMATS, default="auto",
+         help="transcript format (default: detected)"),
+    _arg("--session", help="session id for --transcript (default: the file name)"),
+    _arg("--agent", help="agent name recorded as the source (default: from the format)"),
+    _arg("--cwd", help="project folder of --transcript (default: the current one)"),
+    _arg("--sync", action=_FLAG, help="in hook mode, do all the work before returning"),
+    _NO_LLM,
 )
 _command(
-    "process",
-    _cmd_process,
-    _args_process,
-    "compress queued captures now (the worker does this by itself)",
+    "process", _cmd_process, "compress queued captures now (the worker does this by itself)",
     ["agentmem process", "agentmem process --retry   # after fixing what made jobs fail"],
     "Drain the capture queue in the foreground: each queued transcript chunk is compressed and "
     "stored; a failed one stays queued and is retried later, and after 6 failures waits in "
     "queue/failed/ (agentmem doctor says why) until --retry.",
+    _arg("--quiet", action=_FLAG, help="print nothing (used by the background worker)"),
+    _arg("--retry", action=_FLAG,
+         help="put the jobs that failed repeatedly back into the queue first"),
+    _NO_LLM,
 )
 _command(
-    "inject",
-    _cmd_inject,
-    _args_inject,
-    "print notes for the start of a session (a SessionStart hook command)",
-    [
-        "agentmem inject         # SessionStart hook: JSON on stdin, Claude/Codex/Gemini JSON out",
-        "agentmem inject --format text --query 'payments refactor'",
-        "agentmem inject --prompt   # UserPromptSubmit hook: notes only when clearly relevant",
-    ],
+    "inject", _cmd_inject, "print notes for the start of a session (a SessionStart hook command)",
+    ["agentmem inject         # SessionStart hook: JSON on stdin, Claude/Codex/Gemini JSON out",
+     "agentmem inject --format text --query 'payments refactor'",
+     "agentmem inject --prompt   # UserPromptSubmit hook: notes only when clearly relevant"],
     "Print the project's rules, conventions and decisions, how to run things here, open todos, the "
     "last session's digest and memories related to the branch and changed files, within a token "
     "budget, as quoted notes (data, not instructions). With --prompt, the few passages the prompt "
     "clearly needs, or nothing. Prints nothing and exits 0 when it cannot help.",
+    _arg("--format", choices=("json", "text", "cursor"), default="json",
+         help="json: Claude Code / Codex / Gemini hook JSON (default); text: plain markdown; "
+         "cursor: Cursor's sessionStart JSON"),
+    _arg("--budget", type=_at_least(_MIN_BUDGET_TOKENS), default=None, metavar="TOKENS",
+         help="at most this many tokens, about 4 characters each (default: %d at session start, "
+         "%d for a prompt)" % (_DEFAULT_BUDGET_TOKENS, _PROMPT_BUDGET_TOKENS)),
+    _arg("--query", help="also include memories about this"),
+    _arg("--prompt", action=_FLAG,
+         help="UserPromptSubmit mode: read the prompt, add only clearly relevant memories"),
 )
 _command(
-    "mcp",
-    _cmd_mcp,
-    None,
+    "mcp", _cmd_mcp,
     "run the MCP server on stdin/stdout (tools: recall, remember, forget, context)",
     ["agentmem mcp", "claude mcp add agentmem -- python3 /abs/path/agentmem.py mcp"],
     "A stdio MCP server (newline-delimited JSON-RPC 2.0; protocol 2024-11-05 to 2025-11-25) so "
     "an agent can recall and remember on demand. Logs go to stderr.",
 )
 _command(
-    "install",
-    _cmd_install,
-    _args_install,
-    "add agentmem's hooks and MCP server to an agent's settings",
-    [
-        "agentmem install claude-code",
-        "agentmem install codex --global --dry-run",
-        "agentmem install all --stop",
-    ],
+    "install", _cmd_install, "add agentmem's hooks and MCP server to an agent's settings",
+    ["agentmem install claude-code", "agentmem install codex --global --dry-run",
+     "agentmem install all --stop"],
     "Merge agentmem's hooks (session start: inject; session end and compaction: capture) and its "
     "MCP server into the settings of claude-code, codex, gemini or cursor, keeping every other "
     "entry. Running it twice changes nothing; each changed file is backed up beside itself. The "
     "hooks call this agentmem.py by absolute path, so a vendored copy works.",
+    *_INSTALL,
 )
 _command(
-    "uninstall",
-    _cmd_uninstall,
-    _args_install,
-    "remove agentmem's hooks and MCP server from an agent's settings",
-    ["agentmem uninstall claude-code", "agentmem uninstall all --global"],
+    "uninstall", _cmd_uninstall, "remove agentmem's hooks and MCP server from an agent's settings",
+    ["agentmem uninstall claude-code", "agentmem uninstall all --global"], "",
+    *_INSTALL,
 )
 _command(
-    "doctor",
-    _cmd_doctor,
-    _args_doctor,
+    "doctor", _cmd_doctor,
     "check the interpreter, the store, the capture queue and each agent's wiring",
     ["agentmem doctor", "agentmem doctor --json"],
     "Say in plain words what is wrong and the command that fixes it; exit 1 when something is "
     "broken.",
+    _PROJECT,
+    _arg("--json", action=_FLAG, help="print the checks as JSON"),
 )
 _command(
-    "promote",
-    _cmd_promote,
-    _args_promote,
-    "make a memory a rule (injected first, always)",
-    ["agentmem promote 4k2m9xqa", "agentmem promote 4k2m9xqa --type convention"],
+    "promote", _cmd_promote, "make a memory a rule (injected first, always)",
+    ["agentmem promote 4k2m9xqa", "agentmem promote 4k2m9xqa --type convention"], "",
+    _ID,
+    _arg("--type", default="rule", help="the new type (default: rule)"),
 )
 _command(
-    "review",
-    _cmd_review,
-    _args_review,
-    "walk through memories that need a person: stale, unsure, unreviewed",
+    "review", _cmd_review, "walk through memories that need a person: stale, unsure, unreviewed",
     ["agentmem review", "agentmem review --limit 5", "agentmem review --json"],
     "One memory at a time, most urgent first (two versions a git merge joined, stale, "
     "unsure, then automatic memories nobody reviewed): answer c to confirm it (fresh, "
     "surer, reviewed), f to forget it, s to skip, q to stop. --json lists the same queue "
     "for a tool, which then calls `agentmem confirm` or `agentmem forget`.",
+    _arg("--limit", "-n", type=_at_least(1), default=None, metavar="N",
+         help="at most N memories this time (default: %d; --json: all)" % _REVIEW_AT_ONCE),
+    _arg("--json", action=_FLAG,
+         help="print what needs review as JSON and ask nothing (for tools)"),
 )
 _command(
-    "gc",
-    _cmd_gc,
-    _args_gc,
-    "archive memories nobody used for 180 days (--purge deletes old archived ones)",
+    "gc", _cmd_gc, "archive memories nobody used for 180 days (--purge deletes old archived ones)",
     ["agentmem gc --dry-run", "agentmem gc", "agentmem gc --days 365 --purge"],
     "A memory not created, changed, confirmed or recalled for --days is archived: it stays "
     'in its file (and in git) with "archived" in its metadata, leaves recall and inject, '
     "and `recall --archived` still finds it. Rules, memories a person wrote and scanned ones "
     "are never archived. Nothing is deleted without --purge, which removes memories "
     "archived more than a year ago.",
+    _arg("--days", type=int, default=_ARCHIVE_AFTER_DAYS, metavar="N",
+         help="archive memories unused for N days (default: %(default)s)"),
+    _arg("--purge", action=_FLAG, help="also delete memories archived more than a year ago"),
+    _arg("--dry-run", action=_FLAG, help="say what would change, change nothing"),
+    _JSON,
 )
 _command(
-    "relate",
-    _cmd_relate,
-    _args_relate,
-    "link two memories: supersedes, caused-by, fixes or context",
+    "relate", _cmd_relate, "link two memories: supersedes, caused-by, fixes or context",
     ["agentmem relate 4k2m9xqa 7g1kwghg --as fixes", "agentmem relate 9pq2 3xk1 --as supersedes"],
     "Record in the first memory's metadata how it stands to the second. recall then brings "
     "a hit's linked memories along (one hop, at half its score); `supersedes` also marks "
     "the second memory superseded, so it is no longer injected.",
+    _arg("a", help="the memory that holds the link (id or its first 4+ characters)"),
+    _arg("b", help="the memory it points to"),
+    _arg("--as", dest="kind", required=True, choices=_LINK_KINDS, help="how a stands to b"),
+    _JSON,
 )
 _command(
-    "scan",
-    _cmd_scan,
-    _args_scan,
+    "scan", _cmd_scan,
     "index the repository's ADRs, CLAUDE.md, AGENTS.md and similar as read-only memories",
     ["agentmem scan", "agentmem scan --json"],
     "Read decision records (docs/adr, docs/decisions, doc/architecture/decisions), "
@@ -13874,31 +13631,28 @@ _command(
     ".github/copilot-instructions.md and memory-bank/ into .agentmem/scanned/, one memory "
     "per decision record or section, ranked as written by a person. Run it again after "
     "they change: changed sections update, removed ones go.",
+    _arg("--project", help="the repository to scan (default: this one)"),
+    _JSON,
 )
 _command(
-    "rules",
-    _cmd_rules,
-    _args_rules,
-    "list active and proposed rules; promote or drop a proposal",
-    [
-        "agentmem rules",
-        "agentmem rules promote 4k2m9xqa",
-        "agentmem rules drop 4k2m9xqa",
-        "agentmem rules --json",
-    ],
+    "rules", _cmd_rules, "list active and proposed rules; promote or drop a proposal",
+    ["agentmem rules", "agentmem rules promote 4k2m9xqa", "agentmem rules drop 4k2m9xqa",
+     "agentmem rules --json"],
     "Active rules lead every inject. A convention is proposed as a rule once the person "
     "corrected the same habit 3 times across sessions, or said it as an always/never rule; "
     "promote makes it a rule, drop keeps it a convention and stops proposing it. "
     "AGENTMEM_AUTO_RULES=1 promotes proposals without asking.",
+    _arg("action", nargs="?", choices=("list", "promote", "drop"), default="list",
+         help="list (default), promote ID, or drop ID"),
+    _arg("id", nargs="?", help="memory id for promote or drop"),
+    _JSON,
 )
 _command(
-    "reindex",
-    _cmd_reindex,
-    None,
-    "rebuild the search index from the markdown files",
+    "reindex", _cmd_reindex, "rebuild the search index from the markdown files",
     ["agentmem reindex"],
     "The index updates itself when files change; this rebuilds it from scratch.",
 )
+# fmt: on
 
 
 def _command_in(argv):
@@ -13917,27 +13671,6 @@ def _command_in(argv):
 _HOOK_COMMANDS = ("inject", "capture")  # run at every session start and end: no argparse when bare
 
 
-class _Defaults:
-    """Stands in for an argparse parser to read a command's defaults, its switches and its
-    options with a fixed set of choices (see _hook_args)."""
-
-    def __init__(self):
-        self.values, self.switches, self.choices = {}, {}, {}
-
-    def add_argument(self, *names, **kw):
-        dest = kw.get("dest") or names[-1].lstrip("-").replace("-", "_")
-        self.values[dest] = (
-            kw["default"]
-            if "default" in kw
-            else (False if kw.get("action") == "store_true" else None)
-        )
-        for name in names:
-            if kw.get("action") == "store_true":
-                self.switches[name] = dest
-            elif kw.get("choices"):
-                self.choices[name] = (dest, tuple(kw["choices"]))
-
-
 class _Namespace:
     """The parsed arguments, like argparse.Namespace."""
 
@@ -13950,23 +13683,31 @@ def _hook_args(argv):
 
     Hooks run at every session start and end; argparse costs about a tenth of
     the interpreter's start there. The defaults come from the command's own
-    argument function, so they cannot drift from what argparse would give.
+    arguments in _COMMANDS, so they cannot drift from what argparse would give.
     """
     if not argv or argv[0] not in _HOOK_COMMANDS:
         return None
     func, arguments = _COMMANDS[argv[0]][:2]
-    defaults = _Defaults()
-    arguments(defaults)
+    values, switches, choices = {}, {}, {}
+    for names, kw in arguments:
+        dest = kw.get("dest") or names[0].lstrip("-").replace("-", "_")
+        switch = kw.get("action") == _FLAG
+        values[dest] = kw.get("default", False if switch else None)
+        for name in names:
+            if switch:
+                switches[name] = dest
+            elif kw.get("choices"):
+                choices[name] = (dest, tuple(kw["choices"]))
     rest = list(argv[1:])
     while rest:  # what installed hooks pass: `inject --prompt`, `inject --format cursor`
         name = rest.pop(0)
-        if name in defaults.switches:
-            defaults.values[defaults.switches[name]] = True
-        elif name in defaults.choices and rest and rest[0] in defaults.choices[name][1]:
-            defaults.values[defaults.choices[name][0]] = rest.pop(0)
+        if name in switches:
+            values[switches[name]] = True
+        elif name in choices and rest and rest[0] in choices[name][1]:
+            values[choices[name][0]] = rest.pop(0)
         else:
             return None  # anything else is argparse's to read, and to explain
-    return _Namespace(command=argv[0], func=func, store=None, **defaults.values)
+    return _Namespace(command=argv[0], func=func, store=None, **values)
 
 
 _STORE_HELP = "the store folder (default: $AGENTMEM_DIR, else .agentmem/ at the git root)"
@@ -14006,8 +13747,8 @@ def _build_parser(only=None):
         )
         p.set_defaults(func=fn)
         parser.commands[name] = p
-        if arguments:
-            arguments(p)
+        for names, options in arguments:
+            p.add_argument(*names, **options)
     return parser
 
 
