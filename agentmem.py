@@ -10798,26 +10798,12 @@ def _svg_bars(rows, width=520, over=None, of=""):
         y = i * (bar + gap)
         w = max(1, int(room * n / top)) if n else 0
         cls = "over" if over is not None and n > over else "bar"
+        said = _esc("%s of %s %s" % (n, over, of) if of and over is not None else n)
         parts.append(
-            '<text x="0" y="%d">%s</text><rect class="track" x="%d" y="%d" width="%d" '
-            'height="%d"/><rect class="%s" x="%d" y="%d" width="%d" height="%d"/>'
-            '<text x="%d" y="%d">%s</text>'
-            % (
-                y + 15,
-                _esc(_short(str(label), 22)),
-                left,
-                y,
-                room,
-                bar,
-                cls,
-                left,
-                y,
-                w,
-                bar,
-                left + room + 6,
-                y + 15,
-                _esc("%s of %s %s" % (n, over, of) if of and over is not None else n),
-            )
+            f'<text x="0" y="{y + 15}">{_esc(_short(str(label), 22))}</text>'
+            f'<rect class="track" x="{left}" y="{y}" width="{room}" height="{bar}"/>'
+            f'<rect class="{cls}" x="{left}" y="{y}" width="{w}" height="{bar}"/>'
+            f'<text x="{left + room + 6}" y="{y + 15}">{said}</text>'
         )
     if over is not None:
         x = left + int(room * over / top)
@@ -10871,22 +10857,12 @@ def _memory_item(store, m, root, score=None, note="", after=""):
         where.append("evidence: " + (_evidence(m) or str(m.extra["by"])))
     if score is not None:
         where.append("score %.3f" % score)
+    ident, mtype, marks = _esc(m.id), _esc(m.type), _mark_html(_marks(store, m, root))
     return (
-        '<li><a href="/m/%s"><code>%s</code></a> <span class="type t-%s">%s</span> '
-        '<span class="muted small">%s</span>%s%s<div class="text">%s</div>'
-        '<div class="muted small">%s</div>%s</li>'
-        % (
-            _esc(m.id),
-            _esc(m.id),
-            _esc(m.type),
-            _esc(m.type),
-            _esc((m.updated or m.created)[:10]),
-            _mark_html(_marks(store, m, root)),
-            note,
-            _esc(text),
-            _esc(" · ".join(where)),
-            after,
-        )
+        f'<li><a href="/m/{ident}"><code>{ident}</code></a> <span class="type t-{mtype}">{mtype}'
+        f'</span> <span class="muted small">{_esc((m.updated or m.created)[:10])}</span>{marks}'
+        f'{note}<div class="text">{_esc(text)}</div>'
+        f'<div class="muted small">{_esc(" · ".join(where))}</div>{after}</li>'
     )
 
 
@@ -10962,6 +10938,9 @@ def _session_list(store):
 # -- the pages ------------------------------------------------------------------------------
 
 
+_NOTHING_FOUND = "<p>Nothing to review: no two-version or stale memory, no unreadable file.</p>"
+
+
 def _page_overview(store, root):
     """Counts by type and by week, sessions by agent, sizes, LLM use, and what check found."""
     s = store.stats()
@@ -11017,42 +10996,26 @@ def _page_overview(store, root):
         found.append(
             '<li><a href="/review">%s to review</a>: %s</li>' % (sum(counts.values()), _esc(why))
         )
+    q, types = s["queue"], _svg_bars(list(s["types"].items()))
+    agents = _svg_bars(sorted(agents.items(), key=lambda kv: -kv[1]))
+    found = "<ul>%s</ul>" % "".join(found) if found else _NOTHING_FOUND
     return "Overview", (
         '<h1>Overview</h1><div class="grid">'
-        '<div class="card"><h2>Memories by type</h2>%s</div>'
-        '<div class="card"><h2>New memories per week</h2>%s</div>'
-        '<div class="card"><h2>Sessions by agent</h2>%s</div>'
+        f'<div class="card"><h2>Memories by type</h2>{types}</div>'
+        f'<div class="card"><h2>New memories per week</h2>{_svg_bars(by_week)}</div>'
+        f'<div class="card"><h2>Sessions by agent</h2>{agents}</div>'
         '<div class="card"><h2>Store</h2><table>'
-        "<tr><th>memories</th><td>%d in %d files, %d sessions</td></tr>"
-        "<tr><th>markdown</th><td>%.1f KB in %s</td></tr>"
-        "<tr><th>index</th><td>%s backend, %.1f MB</td></tr>"
-        "<tr><th>capture</th><td>last %s; queue %d waiting, %d failed</td></tr>"
-        "</table></div>"
-        '<div class="card"><h2>LLM</h2><p>%s</p></div>'
-        '<div class="card"><h2>Told notes used (30 days)</h2>%s</div>'
-        '<div class="card"><h2>Check</h2>%s<p class="small"><a href="/check">run the '
+        f"<tr><th>memories</th><td>{s['memories']} in {s['files']} files, {s['sessions']} "
+        f"sessions</td></tr><tr><th>markdown</th><td>{md_bytes / 1024.0:.1f} KB in "
+        f"{_esc(store.root)}</td></tr><tr><th>index</th><td>{_esc(s['backend'])} backend, "
+        f"{s['index_bytes'] / 1e6:.1f} MB</td></tr><tr><th>capture</th><td>last "
+        f"{_esc(s['last_capture'] or 'never')}; queue {q['waiting']} waiting, {q['failed']} "
+        "failed</td></tr></table></div>"
+        f'<div class="card"><h2>LLM</h2><p>{llm_html}</p></div>'
+        f'<div class="card"><h2>Told notes used (30 days)</h2>{_use_html(store)}</div>'
+        f'<div class="card"><h2>Check</h2>{found}<p class="small"><a href="/check">run the '
         "whole check</a> (stale files, secrets stored before a rule knew them, ids twice)"
         "</p></div></div>"
-        % (
-            _svg_bars(list(s["types"].items())),
-            _svg_bars(by_week),
-            _svg_bars(sorted(agents.items(), key=lambda kv: -kv[1])),
-            s["memories"],
-            s["files"],
-            s["sessions"],
-            md_bytes / 1024.0,
-            _esc(store.root),
-            _esc(s["backend"]),
-            s["index_bytes"] / 1e6,
-            _esc(s["last_capture"] or "never"),
-            s["queue"]["waiting"],
-            s["queue"]["failed"],
-            llm_html,
-            _use_html(store),
-            "<ul>%s</ul>" % "".join(found)
-            if found
-            else "<p>Nothing to review: no two-version or stale memory, no unreadable file.</p>",
-        )
     )
 
 
@@ -11149,22 +11112,17 @@ def _page_search(store, root, params):
         % (k, " checked" if params.get(k) == "1" else "", k)
         for k in ("stale", "superseded", "archived", "unreviewed")
     )
+    q, file, tag, session = (_esc(params.get(k, "")) for k in ("q", "file", "tag", "session"))
+    selects = _select("type", types, params.get("type")) + _select(
+        "origin", origins, params.get("origin")
+    )
     form = (
-        '<form class="search" method="get" action="/search">'
-        '<input type="search" name="q" value="%s" placeholder="what do you want to know?" '
-        'data-live autofocus>%s%s<input name="file" value="%s" placeholder="file" size="12">'
-        '<input name="tag" value="%s" placeholder="tag" size="8">'
-        '<input name="session" value="%s" placeholder="session" size="10">%s'
+        '<form class="search" method="get" action="/search"><input type="search" name="q" '
+        f'value="{q}" placeholder="what do you want to know?" data-live autofocus>{selects}'
+        f'<input name="file" value="{file}" placeholder="file" size="12">'
+        f'<input name="tag" value="{tag}" placeholder="tag" size="8">'
+        f'<input name="session" value="{session}" placeholder="session" size="10">{boxes}'
         '<button class="go">Search</button></form>'
-        % (
-            _esc(params.get("q", "")),
-            _select("type", types, params.get("type")),
-            _select("origin", origins, params.get("origin")),
-            _esc(params.get("file", "")),
-            _esc(params.get("tag", "")),
-            _esc(params.get("session", "")),
-            boxes,
-        )
     )
     return "Search", '<h1>Search</h1>%s<div id="results">%s</div>' % (form, results)
 
@@ -11188,6 +11146,16 @@ def _action(ident, what, label, csrf, cls="", fields="", back=""):
         '<button class="%s">%s</button></form>'
         % (_esc(ident), what, _esc(csrf), _esc(back), fields, cls, _esc(label))
     )
+
+
+_NOT_TOLD = (
+    '<p class="muted">not told to a session yet, or told on another machine (what was told '
+    "and used is kept in local/)</p>"
+)
+_NO_HISTORY = (
+    '<p class="muted">no git history (the store is not in a repository, or the file is not '
+    "committed)</p>"
+)
 
 
 def _page_memory(store, root, ident, csrf):
@@ -11250,57 +11218,29 @@ def _page_memory(store, root, ident, csrf):
         _action(m.id, "promote", "Promote to rule", csrf) if m.type != "rule" else "",
         _action(m.id, "forget", "Forget", csrf, "danger"),
     )
+    # the types a memory may have: agentmem's own, and this store's
+    own = [t for t in _MEMORY_TYPES if t not in ("summary", "episode")]
+    own += sorted(store.index().stats().get("types", {})) + [m.type]
+    ident, csrf, mtype, text = _esc(m.id), _esc(csrf), _esc(m.type), _esc(m.text)
+    hidden = f'<input type="hidden" name="csrf" value="{csrf}">'
     forms = (
-        '<h2>Edit</h2><form method="post" action="/m/%s/edit"><input type="hidden" '
-        'name="csrf" value="%s"><textarea name="text">%s</textarea><p>type %s'
-        ' tags <input name="tags" value="%s" size="30"> '
+        f'<h2>Edit</h2><form method="post" action="/m/{ident}/edit">{hidden}<textarea '
+        f'name="text">{text}</textarea><p>type {_select("type", _dedupe(own), m.type, False)}'
+        f' tags <input name="tags" value="{_esc(", ".join(m.tags))}" size="30"> '
         '<button class="go">Save</button></p></form>'
-        '<h2>Relate</h2><form method="post" action="/m/%s/relate"><input type="hidden" '
-        'name="csrf" value="%s">this memory <select name="kind">%s</select> memory '
+        f'<h2>Relate</h2><form method="post" action="/m/{ident}/relate">{hidden}this memory '
+        f'<select name="kind">{kinds}</select> memory '
         '<input name="other" size="10" placeholder="id"> <button>Link</button></form>'
-        % (
-            _esc(m.id),
-            _esc(csrf),
-            _esc(m.text),
-            _select(  # the types a memory may have: agentmem's own, and this store's
-                "type",
-                _dedupe(
-                    [t for t in _MEMORY_TYPES if t not in ("summary", "episode")]
-                    + sorted(store.index().stats().get("types", {}))
-                    + [m.type]
-                ),
-                m.type,
-                anything=False,
-            ),
-            _esc(", ".join(m.tags)),
-            _esc(m.id),
-            _esc(csrf),
-            kinds,
-        )
     )
+    none = '<p class="muted">none</p>'
+    files = "<table>%s</table>" % files if files else none
+    link_html = "<ul>%s</ul>" % link_html if link_html else none
+    hist = "<table>%s</table>" % hist if hist else _NO_HISTORY
     return "Memory %s" % m.id, (
-        '<h1><code>%s</code> <span class="type t-%s">%s</span>%s</h1>'
-        "<pre>%s</pre>%s<table>%s</table>"
-        "<h2>Told to sessions</h2>%s<h2>Files</h2>%s<h2>Links</h2>%s<h2>History</h2>%s%s"
-        % (
-            _esc(m.id),
-            _esc(m.type),
-            _esc(m.type),
-            _mark_html(_marks(store, m, root)),
-            _esc(m.text),
-            buttons,
-            rows,
-            told
-            or '<p class="muted">not told to a session yet, or told on another machine (what '
-            "was told and used is kept in local/)</p>",
-            "<table>%s</table>" % files if files else '<p class="muted">none</p>',
-            "<ul>%s</ul>" % link_html if link_html else '<p class="muted">none</p>',
-            "<table>%s</table>" % hist
-            if hist
-            else '<p class="muted">no git history (the store is not in a repository, or the '
-            "file is not committed)</p>",
-            forms,
-        )
+        f'<h1><code>{ident}</code> <span class="type t-{mtype}">{mtype}</span>'
+        f"{_mark_html(_marks(store, m, root))}</h1><pre>{text}</pre>{buttons}<table>{rows}"
+        f"</table><h2>Told to sessions</h2>{told or _NOT_TOLD}<h2>Files</h2>{files}"
+        f"<h2>Links</h2>{link_html}<h2>History</h2>{hist}{forms}"
     )
 
 
@@ -11348,15 +11288,9 @@ def _page_sessions(store, root, params):
             or "<li>no memory of this session is stored</li>",
         )
     table = "".join(
-        '<tr><td>%s</td><td><a href="%s">%s</a></td><td>%s</td><td>%s</td><td>%d</td></tr>'
-        % (
-            _esc(r["day"]),
-            _href("/sessions", s=r["session"]),
-            _esc(r["title"]),
-            _esc(r["agent"]),
-            _esc(r["branch"]),
-            r["count"],
-        )
+        f'<tr><td>{_esc(r["day"])}</td><td><a href="{_href("/sessions", s=r["session"])}">'
+        f"{_esc(r['title'])}</a></td><td>{_esc(r['agent'])}</td><td>{_esc(r['branch'])}</td>"
+        f"<td>{r['count']}</td></tr>"
         for r in rows
     )
     head = "<tr><th>day</th><th>session</th><th>agent</th><th>branch</th><th>memories</th></tr>"
@@ -11382,19 +11316,12 @@ def _page_next(store, root, params):
         'value="%s" placeholder="type a prompt to see what it would carry"><button class="go">'
         "Show</button></form>" % _esc(prompt)
     )
+    bars = _svg_bars([("told", used)], over=budget, of="tokens")
+    told = "<pre>%s</pre>" % _esc(context) if context else "<p>Nothing: no note is told.</p>"
     return "Next session", (
-        "<h1>What the next session is told</h1>%s<p>For %s: %d characters, about %d of %d "
-        'tokens.</p>%s%s<p class="small muted">Correct it at the source: edit, forget or '
-        "confirm the memories it names.</p>"
-        % (
-            form,
-            _esc(what),
-            len(context),
-            used,
-            budget,
-            _svg_bars([("told", used)], over=budget, of="tokens"),
-            "<pre>%s</pre>" % _esc(context) if context else "<p>Nothing: no note is told.</p>",
-        )
+        f"<h1>What the next session is told</h1>{form}<p>For {_esc(what)}: {len(context)} "
+        f'characters, about {used} of {budget} tokens.</p>{bars}{told}<p class="small muted">'
+        "Correct it at the source: edit, forget or confirm the memories it names.</p>"
     )
 
 
