@@ -12120,24 +12120,15 @@ def _doctor_use(store, days=30, enough=20):
     for hook in sorted(told):
         name = "the SessionStart hook" if hook == "start" else "the %s hook" % hook
         if told[hook] >= enough and not used[hook]:
-            out.append(
-                (
-                    "warn",
-                    "%s told %d notes in %d days and the sessions used none"
-                    % (name, told[hook], days),
-                    "agentmem stats and agentmem show ID say what was told; review or forget what "
-                    'nobody needs, or set "inject": false in config.json',
-                )
+            what = "%s told %d notes in %d days and the sessions used none" % (
+                name,
+                told[hook],
+                days,
             )
+            out.append(("warn", what, _UNUSED_NOTES_FIX))
         else:
-            out.append(
-                (
-                    "ok",
-                    "%s: %d of %d notes told in %d days used"
-                    % (name, used[hook], told[hook], days),
-                    "",
-                )
-            )
+            what = "%s: %d of %d notes told in %d days used" % (name, used[hook], told[hook], days)
+            out.append(("ok", what, ""))
     return out
 
 
@@ -12147,140 +12138,131 @@ _CHECK_FIXES = (
     ("stale", "agentmem review: confirm what still holds, forget the rest"),
     ("secret", "agentmem check --redact"),
 )
+_UNUSED_NOTES_FIX = (
+    "agentmem stats and agentmem show ID say what was told; review or forget what nobody needs, "
+    'or set "inject": false in config.json'
+)
+_SHARED_INSTALL_FIX = (
+    "vendor agentmem.py into the repository (e.g. tools/agentmem.py), run `python3 "
+    "tools/agentmem.py install %s` once and commit: every clone then runs it (docs/hooks.md, "
+    "Sharing the install with your team)"
+)
 
 
-def _doctor(store, project):  # noqa: C901
-    """[(level, what, fix)] with level ok / warn / error."""
+def _doctor(store, project):
+    """[(level, what, fix)] with level ok / warn / error: the interpreter, the store, the
+    compressor and each agent's wiring."""
     import sqlite3
 
-    checks = []
-    add = lambda level, what, fix="": checks.append((level, what, fix))  # noqa: E731
-    v = sys.version_info
-    add(
-        "ok" if v >= (3, 9) else "error",
-        "python %d.%d.%d at %s" % (v[0], v[1], v[2], sys.executable),
-        "" if v >= (3, 9) else "use Python 3.9 or newer",
-    )
+    v, lite = sys.version_info, sqlite3.sqlite_version
+    what = "python %d.%d.%d at %s" % (v[0], v[1], v[2], sys.executable)
+    checks = [("ok", what, "") if v >= (3, 9) else ("error", what, "use Python 3.9 or newer")]
     if _fts5_available():
-        add("ok", "SQLite %s with FTS5 (fast search backend)" % sqlite3.sqlite_version)
+        checks.append(("ok", "SQLite %s with FTS5 (fast search backend)" % lite, ""))
     else:
-        add(
-            "warn",
-            "SQLite %s has no FTS5: the pure-Python backend is used" % sqlite3.sqlite_version,
-            "a Python built with FTS5 searches large stores faster",
-        )
-    if not store.exists():
-        add(
-            "warn",
-            "no store yet at %s" % store.root,
-            "agentmem remember '...' or capture a session creates it",
-        )
+        what = "SQLite %s has no FTS5: the pure-Python backend is used" % lite
+        checks.append(("warn", what, "a Python built with FTS5 searches large stores faster"))
+    if store.exists():
+        checks += _doctor_store(store) + _doctor_use(store) + _doctor_capture(store)
     else:
-        try:
-            s = store.stats()
-            add(
-                "ok",
-                "store %s: %d memories in %d files (%s backend)"
-                % (store.root, s["memories"], s["files"], s["backend"]),
-            )
-        except Exception as e:
-            add("error", "store %s cannot be read: %s" % (store.root, e), "agentmem reindex")
-        try:
-            store.config()
-        except AgentmemError as e:
-            add(
-                "error",
-                "%s: the hooks still tell the store, but captures and writes refuse" % e,
-                "make config.json a regular file of the store holding a JSON object, or remove it",
-            )
-        try:
-            kinds = [k for k, _m, _d in store.check()]
-            found = ", ".join("%d %s" % (kinds.count(k), k) for k in sorted(set(kinds)))
-            fixes = [fix for kind, fix in _CHECK_FIXES if kind in kinds]
-            fix = "; ".join(fixes) or (
-                "agentmem check: it says what to do with each" if kinds else ""
-            )
-            add("warn" if kinds else "ok", "check: " + (found or _CHECK_CLEAN), fix)
-            waiting = len(store.review_queue())
-            said = (
-                "%d memories wait for a person's review" % waiting if waiting else "nothing waits"
-            )
-            add("ok", "review: " + said, "agentmem review" if waiting else "")
-        except Exception as e:
-            add("error", "the store cannot be checked: %s" % e, "agentmem reindex")
-        if _FileLock(os.path.join(store.local, "lock")).is_held():
-            add(
-                "warn",
-                "the store lock is held by another process right now",
-                "wait, or delete %s if no agentmem runs" % os.path.join(store.local, "lock"),
-            )
-        checks += _doctor_use(store)
-        cap = _Capture(store)
-        queued = len(cap.jobs())
-        failing, failed = cap.troubles()
-        last = cap.load_state().get("last_capture")
-        why = " (%d failing: %s: %s)" % (len(failing), *failing[0][:2]) if failing else ""
-        add(
-            "ok" if queued < 20 and not failing else "warn",
-            "capture queue: %d waiting%s, %d failed; last capture %s"
-            % (queued, why, len(failed), last or "never"),
-            "agentmem process" if queued else "",
-        )
-        if failed:
-            gone = all("does not exist" in str(err) for _t, err in failed)
-            add(
-                "warn",
-                "%d capture jobs failed%s, the last: %s: %s"
-                % (len(failed), "" if gone else " repeatedly", failed[-1][0], failed[-1][1]),
-                "nothing to retry: their transcripts are gone; delete %s to clear this"
-                % os.path.join(cap.queue, "failed")
-                if gone
-                else "fix the cause, then agentmem process --retry (log: %s)" % cap.log_path,
-            )
+        fix = "agentmem remember '...' or capture a session creates it"
+        checks.append(("warn", "no store yet at %s" % store.root, fix))
+    return checks + _doctor_llm(store) + _doctor_agents(project)
+
+
+def _doctor_store(store):
+    """Doctor's items on a store: readable, its config, what check finds, its lock."""
+    out = []
+    try:
+        s = store.stats()
+        what = "store %s: %d memories in %d files (%s backend)"
+        out.append(("ok", what % (store.root, s["memories"], s["files"], s["backend"]), ""))
+    except Exception as e:
+        out.append(("error", "store %s cannot be read: %s" % (store.root, e), "agentmem reindex"))
+    try:
+        store.config()
+    except AgentmemError as e:
+        what = "%s: the hooks still tell the store, but captures and writes refuse" % e
+        fix = "make config.json a regular file of the store holding a JSON object, or remove it"
+        out.append(("error", what, fix))
+    try:
+        kinds = [k for k, _m, _d in store.check()]
+        found = ", ".join("%d %s" % (kinds.count(k), k) for k in sorted(set(kinds)))
+        fix = "; ".join(fix for kind, fix in _CHECK_FIXES if kind in kinds)
+        fix = fix or ("agentmem check: it says what to do with each" if kinds else "")
+        out.append(("warn" if kinds else "ok", "check: " + (found or _CHECK_CLEAN), fix))
+        waiting = len(store.review_queue())
+        said = "%d memories wait for a person's review" % waiting if waiting else "nothing waits"
+        out.append(("ok", "review: " + said, "agentmem review" if waiting else ""))
+    except Exception as e:
+        out.append(("error", "the store cannot be checked: %s" % e, "agentmem reindex"))
+    lock = os.path.join(store.local, "lock")
+    if _FileLock(lock).is_held():
+        what = "the store lock is held by another process right now"
+        out.append(("warn", what, "wait, or delete %s if no agentmem runs" % lock))
+    return out
+
+
+def _doctor_capture(store):
+    """Doctor's items on the capture queue: waiting, failing and failed jobs."""
+    cap = _Capture(store)
+    queued = len(cap.jobs())
+    failing, failed = cap.troubles()
+    last = cap.load_state().get("last_capture") or "never"
+    why = " (%d failing: %s: %s)" % (len(failing), *failing[0][:2]) if failing else ""
+    what = "capture queue: %d waiting%s, %d failed; last capture %s"
+    level = "ok" if queued < 20 and not failing else "warn"
+    out = [(level, what % (queued, why, len(failed), last), "agentmem process" if queued else "")]
+    if failed:
+        gone = all("does not exist" in str(err) for _t, err in failed)
+        what = "%d capture jobs failed%s, the last: %s: %s"
+        what %= (len(failed), "" if gone else " repeatedly", failed[-1][0], failed[-1][1])
+        fix = "fix the cause, then agentmem process --retry (log: %s)" % cap.log_path
+        if gone:
+            fix = "nothing to retry: their transcripts are gone; delete %s to clear this"
+            fix %= os.path.join(cap.queue, "failed")
+        out.append(("warn", what, fix))
+    return out
+
+
+def _doctor_llm(store):
+    """Doctor's item on the compressor: the heuristic one, or the LLM and its credentials."""
+    heuristic = ("ok", "compressor: heuristic (set AGENTMEM_LLM_PROVIDER for an LLM)", "")
     try:
         cfg = _llm_settings()
-    except AgentmemError as e:
-        cfg = None
-        add("error", str(e), "unset AGENTMEM_LLM_PROVIDER or set it to anthropic or openai")
-    if cfg:
-        usage = _LLMUsage(store) if store.exists() else None
-        bits = "%s %s at %s" % (cfg["provider"], cfg["model"], cfg["url"])
-        if usage and usage.data.get("auth_failed") == cfg["fingerprint"]:
-            add(
-                "error",
-                "LLM credentials were rejected (%s)" % bits,
-                "fix %s or unset AGENTMEM_LLM_PROVIDER" % cfg["key_var"],
-            )
-        else:
-            add(
-                "ok",
-                "LLM compressor: %s; %d of %d tokens used today"
-                % (bits, usage.data.get("tokens", 0) if usage else 0, cfg["budget"]),
-            )
-    else:
-        add("ok", "compressor: heuristic (set AGENTMEM_LLM_PROVIDER for an LLM)")
+    except AgentmemError as e:  # captures go on without it
+        fix = "unset AGENTMEM_LLM_PROVIDER or set it to anthropic or openai"
+        return [("error", str(e), fix), heuristic]
+    if not cfg:
+        return [heuristic]
+    usage = _LLMUsage(store) if store.exists() else None
+    bits = "%s %s at %s" % (cfg["provider"], cfg["model"], cfg["url"])
+    if usage and usage.data.get("auth_failed") == cfg["fingerprint"]:
+        fix = "fix %s or unset AGENTMEM_LLM_PROVIDER" % cfg["key_var"]
+        return [("error", "LLM credentials were rejected (%s)" % bits, fix)]
+    tokens = usage.data.get("tokens", 0) if usage else 0
+    what = "LLM compressor: %s; %d of %d tokens used today" % (bits, tokens, cfg["budget"])
+    return [("ok", what, "")]
+
+
+def _doctor_agents(project):
+    """Doctor's items on each agent: not installed, installed, or installed wrong (and how to
+    mend it)."""
+    out = []
     for agent in _AGENTS:
         states = _installed_state(agent, project)
         if not states:
-            add("ok", "%s: not installed" % agent, "agentmem install %s" % agent)
+            out.append(("ok", "%s: not installed" % agent, "agentmem install %s" % agent))
         for scope, problem in states:
+            what = "%s (%s): %s" % (agent, scope, problem)
             if "another machine's paths" in problem:
-                add(
-                    "error",
-                    "%s (%s): %s" % (agent, scope, problem),
-                    "vendor agentmem.py into the repository (e.g. tools/agentmem.py), run "
-                    "`python3 tools/agentmem.py install %s` once and commit: every clone then "
-                    "runs it (docs/hooks.md, Sharing the install with your team)" % agent,
-                )
+                out.append(("error", what, _SHARED_INSTALL_FIX % agent))
             elif problem:
-                add(
-                    "error",
-                    "%s (%s): %s" % (agent, scope, problem),
-                    "agentmem install %s%s" % (agent, " --global" if scope == "user" else ""),
-                )
+                where = " --global" if scope == "user" else ""
+                out.append(("error", what, "agentmem install %s%s" % (agent, where)))
             else:
-                add("ok", "%s: hooks installed (%s)" % (agent, scope))
-    return checks
+                out.append(("ok", "%s: hooks installed (%s)" % (agent, scope), ""))
+    return out
 
 
 ########################################################################
