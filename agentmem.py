@@ -11744,18 +11744,48 @@ def _strip_ours(hooks):
     return out
 
 
-def _hook_plan(agent, stop=False, prompt=False, rel=None):  # noqa: C901
+# The hooks install writes for each agent but Cursor: (event, what runs, timeout in seconds,
+# matcher, Gemini's name for it, when): "stop" only with --stop, "prompt" unless
+# --no-prompt-hook.
+# Gemini CLI compares lifecycle matchers as exact strings (no matcher fires for every start);
+# Codex's Stop fires each turn and its SessionEnd, capped at 3 s, ends it.
+_EVERY_START = "startup|resume|clear|compact"
+# fmt: off
+_HOOK_EVENTS = {
+    "claude-code": (
+        ("SessionStart", "inject", 15, _EVERY_START, None, ""),
+        ("SessionEnd", "capture", 30, None, None, ""),
+        ("PreCompact", "capture", 30, "manual|auto", None, ""),
+        ("Stop", "capture", 30, None, None, "stop"),
+        ("UserPromptSubmit", "inject --prompt", 15, None, None, "prompt"),
+    ),
+    "codex": (
+        ("SessionStart", "inject", 15, _EVERY_START, None, ""),
+        ("Stop", "capture", 30, None, None, ""),
+        ("SessionEnd", "capture", 3, None, None, ""),
+        ("PreCompact", "capture", 30, "manual|auto", None, ""),
+        ("UserPromptSubmit", "inject --prompt", 15, None, None, "prompt"),
+    ),
+    "gemini": (
+        ("SessionStart", "inject", 15, None, "agentmem-inject", ""),
+        ("SessionEnd", "capture", 30, None, "agentmem-capture", ""),
+        ("PreCompress", "capture", 30, None, "agentmem-capture", ""),
+        ("AfterAgent", "capture", 30, None, "agentmem-capture", "stop"),
+        ("BeforeAgent", "inject --prompt", 15, None, "agentmem-prompt", "prompt"),
+    ),
+}
+# fmt: on
+
+
+def _hook_plan(agent, stop=False, prompt=False, rel=None):
     """{event: [matcher group or flat entry]} agentmem adds for an agent (`rel`: the
     project's own agentmem.py, a command every clone can run)."""
     shell = _hook_shell(agent)
-    inject = _agentmem_command("inject", shell, rel, agent)
     capture = _agentmem_command("capture", shell, rel, agent)
-    prompt_inject = _agentmem_command("inject --prompt", shell, rel, agent)
     if agent == "cursor":
+        inject = _agentmem_command("inject --format cursor", shell, rel, agent)
         plan = {
-            "sessionStart": [
-                {"command": _agentmem_command("inject --format cursor", shell, rel, agent)}
-            ],
+            "sessionStart": [{"command": inject}],
             "afterAgentResponse": [{"command": capture}],
             "stop": [{"command": capture}],
         }
@@ -11763,40 +11793,19 @@ def _hook_plan(agent, stop=False, prompt=False, rel=None):  # noqa: C901
             plan["beforeSubmitPrompt"] = [{"command": capture}]
         return plan
     ms = 1000 if agent == "gemini" else 1  # Gemini counts hook timeouts in milliseconds
-
-    def group(cmd, timeout, matcher=None, name=None):
+    plan = {}
+    for event, sub, timeout, matcher, name, when in _HOOK_EVENTS[agent]:
+        if when and not {"stop": stop, "prompt": prompt}[when]:
+            continue
+        cmd = _agentmem_command(sub, shell, rel, agent)
         h = {"type": "command", "command": cmd, "timeout": timeout * ms}
-        if name and agent == "gemini":
+        if name:  # Gemini CLI's hooks have names
             h["name"] = name
         if shell == "powershell" and agent == "claude-code":
             h["shell"] = "powershell"  # not Git Bash: and PowerShell starts with no window
         if shell == "cmd":
             h["commandWindows"] = cmd  # Codex's field for the Windows command
-        return dict({"matcher": matcher} if matcher else {}, hooks=[h])
-
-    # Gemini CLI compares lifecycle matchers as exact strings: no matcher fires for every start
-    start = None if agent == "gemini" else "startup|resume|clear|compact"
-    plan = {"SessionStart": [group(inject, 15, start, "agentmem-inject")]}
-    if agent == "claude-code":
-        plan["SessionEnd"] = [group(capture, 30, None, "agentmem-capture")]
-        plan["PreCompact"] = [group(capture, 30, "manual|auto")]
-        if stop:
-            plan["Stop"] = [group(capture, 30)]
-        if prompt:
-            plan["UserPromptSubmit"] = [group(prompt_inject, 15)]
-    elif agent == "codex":
-        plan["Stop"] = [group(capture, 30)]  # per turn; SessionEnd (capped at 3 s) ends it
-        plan["SessionEnd"] = [group(capture, 3)]
-        plan["PreCompact"] = [group(capture, 30, "manual|auto")]
-        if prompt:
-            plan["UserPromptSubmit"] = [group(prompt_inject, 15)]
-    else:
-        plan["SessionEnd"] = [group(capture, 30, None, "agentmem-capture")]
-        plan["PreCompress"] = [group(capture, 30, None, "agentmem-capture")]
-        if stop:
-            plan["AfterAgent"] = [group(capture, 30, None, "agentmem-capture")]
-        if prompt:
-            plan["BeforeAgent"] = [group(prompt_inject, 15, None, "agentmem-prompt")]
+        plan[event] = [dict({"matcher": matcher} if matcher else {}, hooks=[h])]
     return plan
 
 
