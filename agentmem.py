@@ -11848,26 +11848,24 @@ def _agent_files(agent, project, global_, team=True):
             "hooks": os.path.join(project, ".claude", "settings.json"),
             "mcp": os.path.join(project, ".mcp.json"),
         }
-    folder = (
-        {
+    if global_:
+        folder = {
             "codex": os.environ.get("CODEX_HOME") or os.path.join(home, ".codex"),
             "gemini": os.path.join(home, ".gemini"),
             "cursor": os.path.join(home, ".cursor"),
         }[agent]
-        if global_
-        else os.path.join(project, "." + agent)
-    )
-    if agent == "codex":
-        return {
-            "hooks": os.path.join(folder, "hooks.json"),
-            "mcp": os.path.join(folder, "config.toml"),
-        }
-    if agent == "gemini":
-        return {
-            "hooks": os.path.join(folder, "settings.json"),
-            "mcp": os.path.join(folder, "settings.json"),
-        }
-    return {"hooks": os.path.join(folder, "hooks.json"), "mcp": os.path.join(folder, "mcp.json")}
+    else:
+        folder = os.path.join(project, "." + agent)
+    hooks, mcp = _AGENT_FILES[agent]
+    return {"hooks": os.path.join(folder, hooks), "mcp": os.path.join(folder, mcp)}
+
+
+# the files in its folder where each agent but Claude Code reads its hooks, and its MCP servers
+_AGENT_FILES = {
+    "codex": ("hooks.json", "config.toml"),
+    "gemini": ("settings.json", "settings.json"),
+    "cursor": ("hooks.json", "mcp.json"),
+}
 
 
 def _team_path(project):
