@@ -8027,15 +8027,9 @@ class Store:
             if m.extra.get("conflict"):
                 findings.append(("conflict", m, str(m.extra["conflict"])))
             if m.type == "rule" and _unreviewed(m.source, _review_flags(m)):
-                findings.append(
-                    (
-                        "unreviewed-rule",
-                        m,
-                        "a rule no person reviewed (source %s): it is not told "
-                        "as a rule until `agentmem confirm %s` or `agentmem promote %s`"
-                        % (m.source or "?", m.id, m.id),
-                    )
-                )
+                why = "a rule no person reviewed (source %s): it is not told as a rule until "
+                fix = "`agentmem confirm %s` or `agentmem promote %s`" % (m.id, m.id)
+                findings.append(("unreviewed-rule", m, why % (m.source or "?") + fix))
             if not redacts:
                 continue
             stored = m.to_dict()
@@ -8047,14 +8041,11 @@ class Store:
                 leaky.append(clean)
             stale = self.stale(m)
             if stale:
-                findings.append(
-                    (
-                        "stale",
-                        m,
-                        "%s; if it still holds: agentmem confirm %s"
-                        % (self._what_changed(stale), m.id),
-                    )
+                why = "%s; if it still holds: agentmem confirm %s" % (
+                    self._what_changed(stale),
+                    m.id,
                 )
+                findings.append(("stale", m, why))
         self._hash_cache().save()
         for rel, error in self.index().bad():
             m = Memory("(the whole file)", type="file", id="-", path=rel, line=1)
@@ -8064,23 +8055,12 @@ class Store:
             findings.append(("skipped", m, why))
         for rel in self._committed_local():
             m = Memory("(committed)", type="file", id="-", path=rel, line=1)
-            findings.append(
-                (
-                    "committed",
-                    m,
-                    "local/ is derived and per machine, never shared: a committed "
-                    "file there is input from someone else's clone; `git rm --cached %s`" % rel,
-                )
-            )
+            why = "local/ is derived and per machine, never shared: a committed file there is "
+            why += "input from someone else's clone; `git rm --cached %s`" % rel
+            findings.append(("committed", m, why))
         for ident, same in by_id.items():
-            for m in same[1:]:
-                findings.append(
-                    (
-                        "duplicate-id",
-                        m,
-                        "id %s is also at %s:%d" % (ident, same[0].path, same[0].line),
-                    )
-                )
+            why = "id %s is also at %s:%d" % (ident, same[0].path, same[0].line)
+            findings += [("duplicate-id", m, why) for m in same[1:]]
         if fix_secrets and leaky:
             self.update(*leaky)
         return findings
