@@ -2556,16 +2556,8 @@ def _parse_text(text, info):
 
 # line types only Claude Code writes ("user" Gemini CLI writes too)
 _CLAUDE_ONLY_TYPES = frozenset(
-    (
-        "assistant",
-        "summary",
-        "system",
-        "progress",
-        "file-history-snapshot",
-        "queue-operation",
-        "attachment",
-        "last-prompt",
-    )
+    "assistant summary system progress file-history-snapshot queue-operation attachment "
+    "last-prompt".split()
 )
 
 
@@ -2756,23 +2748,9 @@ class Memory:
     `path` and `line` say where the memory lives in the store.
     """
 
-    __slots__ = (
-        "id",
-        "type",
-        "text",
-        "tags",
-        "files",
-        "confidence",
-        "created",
-        "updated",
-        "source",
-        "sources",
-        "session",
-        "seen",
-        "extra",
-        "path",
-        "line",
-        "end",
+    __slots__ = tuple(
+        "id type text tags files confidence created updated source sources session seen extra "
+        "path line end".split()
     )
 
     def __init__(
@@ -11023,17 +11001,7 @@ def _page_check(store, root):
     )
 
 
-_SEARCH_FILTERS = (
-    "type",
-    "file",
-    "tag",
-    "session",
-    "origin",
-    "stale",
-    "superseded",
-    "archived",
-    "unreviewed",
-)
+_SEARCH_FILTERS = tuple("type file tag session origin stale superseded archived unreviewed".split())
 
 
 def _search_hits(store, root, params):
