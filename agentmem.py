@@ -12939,7 +12939,7 @@ _DEMO_SESSION = [    # (role, text) or ("tool", name, input, output): a short Cl
 def _demo_transcript(session="demo-refunds"):
     """_DEMO_SESSION as the JSONL lines Claude Code writes."""
     lines, t = [], 1795165200
-    for n, step in enumerate(_DEMO_SESSION):
+    for n, (role, *step) in enumerate(_DEMO_SESSION):
         base = {
             "sessionId": session,
             "cwd": "/home/you/payments",
@@ -12948,56 +12948,18 @@ def _demo_transcript(session="demo-refunds"):
             "timestamp": _now_iso(t + 40 * n),
             "isSidechain": False,
         }
-        if step[0] == "user":
-            lines.append(dict(base, type="user", message={"role": "user", "content": step[1]}))
-        elif step[0] == "assistant":
-            lines.append(
-                dict(
-                    base,
-                    type="assistant",
-                    message={
-                        "id": "msg-%d" % n,
-                        "role": "assistant",
-                        "content": [{"type": "text", "text": step[1]}],
-                    },
-                )
-            )
-        else:
-            lines.append(
-                dict(
-                    base,
-                    type="assistant",
-                    message={
-                        "id": "msg-%d" % n,
-                        "role": "assistant",
-                        "content": [
-                            {
-                                "type": "tool_use",
-                                "id": "tool-%d" % n,
-                                "name": step[1],
-                                "input": step[2],
-                            }
-                        ],
-                    },
-                )
-            )
-            lines.append(
-                dict(
-                    base,
-                    type="user",
-                    uuid="demo-r%d" % n,
-                    message={
-                        "role": "user",
-                        "content": [
-                            {
-                                "type": "tool_result",
-                                "tool_use_id": "tool-%d" % n,
-                                "content": step[3],
-                            }
-                        ],
-                    },
-                )
-            )
+        if role == "user":
+            lines.append(dict(base, type="user", message={"role": "user", "content": step[0]}))
+            continue
+        said = {"type": "text", "text": step[0]}
+        if role == "tool":
+            said = {"type": "tool_use", "id": "tool-%d" % n, "name": step[0], "input": step[1]}
+        message = {"id": "msg-%d" % n, "role": "assistant", "content": [said]}
+        lines.append(dict(base, type="assistant", message=message))
+        if role == "tool":
+            result = {"type": "tool_result", "tool_use_id": "tool-%d" % n, "content": step[2]}
+            message = {"role": "user", "content": [result]}
+            lines.append(dict(base, type="user", uuid="demo-r%d" % n, message=message))
     return "".join(json.dumps(x) + "\n" for x in lines)
 
 
@@ -13008,17 +12970,8 @@ def _demo_capture(store, work):
     with open(path, "w", encoding="utf-8") as f:
         f.write(_demo_transcript())
     cap = _Capture(store)
-    job = cap.enqueue(
-        {
-            "session": "demo-refunds",
-            "transcript": path,
-            "cwd": work,
-            "event": "manual",
-            "agent": "claude-code",
-            "last_message": "",
-        },
-        final=True,
-    )
+    hook = {"session": "demo-refunds", "transcript": path, "cwd": work, "event": "manual"}
+    job = cap.enqueue(dict(hook, agent="claude-code", last_message=""), final=True)
     _done, stored, errors = cap.process(only=job, llm=False)
     if errors:
         raise AgentmemError("the demo capture failed: %s" % errors[0])
