@@ -9095,36 +9095,30 @@ def _hook_fields(d):
     transcript = transcript or d.get("transcript_path") or ""
     if isinstance(transcript, str) and transcript.startswith("~"):
         transcript = os.path.expanduser(transcript)
-    agent = "cursor" if "conversation_id" in d else ""
-    for marker, name in _AGENT_BY_PATH:
-        if marker in str(transcript).replace("\\", "/"):
-            agent = name
-    if not agent:
-        agent = (
-            "gemini"
-            if "prompt_response" in d or os.environ.get("GEMINI_SESSION_ID")
-            else "codex"
-            if "turn_id" in d
-            else "claude-code"
-            if os.environ.get("CLAUDE_PROJECT_DIR")
-            else ""
-        )
+    by_path = [name for mark, name in _AGENT_BY_PATH if mark in str(transcript).replace("\\", "/")]
+    if by_path:
+        agent = by_path[-1]
+    elif "conversation_id" in d:
+        agent = "cursor"
+    elif "prompt_response" in d or os.environ.get("GEMINI_SESSION_ID"):
+        agent = "gemini"
+    elif "turn_id" in d:
+        agent = "codex"
+    else:
+        agent = "claude-code" if os.environ.get("CLAUDE_PROJECT_DIR") else ""
+
+    def said(*keys):  # the first of these fields the agent gave
+        return str(next((d[k] for k in keys if d.get(k)), ""))
+
     return {
-        "session": str(
-            d.get("session_id")
-            or d.get("conversation_id")
-            or d.get("sessionId")
-            or os.environ.get("CLAUDE_CODE_SESSION_ID")
-            or ""
-        ),
+        "session": said("session_id", "conversation_id", "sessionId")
+        or os.environ.get("CLAUDE_CODE_SESSION_ID", ""),
         "transcript": transcript if isinstance(transcript, str) else "",
         "cwd": cwd if isinstance(cwd, str) else os.getcwd(),
-        "event": str(d.get("hook_event_name") or ""),
-        "last_message": str(
-            d.get("last_assistant_message") or d.get("prompt_response") or d.get("text") or ""
-        )[:20000],
-        "source": str(d.get("source") or d.get("trigger") or ""),
-        "prompt": str(d.get("prompt") or "")[:_MAX_QUERY_CHARS],
+        "event": said("hook_event_name"),
+        "last_message": said("last_assistant_message", "prompt_response", "text")[:20000],
+        "source": said("source", "trigger"),
+        "prompt": said("prompt")[:_MAX_QUERY_CHARS],
         "agent": agent,
     }
 
