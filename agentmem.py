@@ -9124,6 +9124,8 @@ def _hook_fields(d):
 
 
 _QUEUE_DIRNAME = "queue"
+# the agent that writes each transcript format (a plain chat: a person's)
+_AGENT_OF_FORMAT = {"claude": "claude-code", "codex": "codex", "gemini": "gemini", "text": "chat"}
 _MAX_JOB_ATTEMPTS = 6
 _SEEN_KEYS_KEPT = 5000
 _PRECOMPRESS_GROWTH = 64 * 1024  # bytes a transcript grows before Gemini's PreCompress recaptures
@@ -9603,12 +9605,7 @@ class _Capture:
         """Redact, stamp (session, source, git, file hashes) and write memories to the session."""
         cwd = info.get("cwd") or job.get("cwd") or ""
         session = self.store.clean(session) or "session"  # it names a file and heads it
-        agent = job.get("agent") or {
-            "claude": "claude-code",
-            "codex": "codex",
-            "gemini": "gemini",
-            "text": "chat",
-        }.get(info.get("format"), "agent")
+        agent = job.get("agent") or _AGENT_OF_FORMAT.get(info.get("format"), "agent")
         git = _git_info(cwd) if cwd else {}
         branch = info.get("branch") or git.get("branch", "")
         commit = info.get("commit") or git.get("commit", "")
@@ -9647,28 +9644,15 @@ class _Capture:
             if not path:
                 path.append(self.store._session_path(session, day))
             if local and m.extra.get("by") == "words":
-                return "%s/%s/%s" % (
-                    _LOCAL_DIRNAME,
-                    _LOCAL_WORDS_DIRNAME,
-                    os.path.basename(path[0]),
-                )
+                return "/".join((_LOCAL_DIRNAME, _LOCAL_WORDS_DIRNAME, os.path.basename(path[0])))
             return path[0]
 
         def header(rel):
-            shared = {
-                "session": session,
-                "source": "%s:%s" % (agent, session),
-                "branch": branch,
-                "commit": commit[:12],
-                "stored": _now_iso(),
-            }
-            shared = _json_text({k: v for k, v in shared.items() if v})
-            return "# Session %s · %s\n\n<!-- %s -->\n%s\n\n" % (
-                session,
-                day,
-                shared.replace(">", "\\u003e"),
-                _FILE_HELP,
-            )
+            source, stored = "%s:%s" % (agent, session), _now_iso()
+            shared = dict(session=session, source=source, branch=branch, commit=commit[:12])
+            shared = _json_text({k: v for k, v in dict(shared, stored=stored).items() if v})
+            shared = shared.replace(">", "\\u003e")
+            return "# Session %s · %s\n\n<!-- %s -->\n%s\n\n" % (session, day, shared, _FILE_HELP)
 
         results = self.store.add(
             items, route, header=header, replace={m.id for m in items if m.id in replaced}
@@ -12763,9 +12747,7 @@ def _cmd_capture(args):
             "event": "manual",
             "last_message": "",
             "agent": args.agent
-            or {"codex": "codex", "gemini": "gemini", "text": "chat"}.get(
-                info.get("format") or args.format, "claude-code"
-            ),
+            or _AGENT_OF_FORMAT.get(info.get("format") or args.format, "claude-code"),
         }
         cap = _Capture(store)
         job = cap.enqueue(fields, fmt=args.format, final=True)
