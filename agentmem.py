@@ -6508,21 +6508,19 @@ class _Index:
         }
 
     def _fuzzy(self, unknown):
-        """{unknown term: [close known terms]}: typos by difflib, Russian jargon by transliteration.
+        """{unknown term: [close known terms]}: typos by difflib, in either alphabet.
 
         Candidates share the first letter and are within two letters in length
         (the cheap test first, as difflib.get_close_matches does), so a typo
         costs a short scan of one slice of the vocabulary. A Cyrillic word is
-        first transliterated ('пуш' -> 'push', 'деплой' -> 'deploy').
+        tried as it is, then transliterated ('деплоя' -> 'deploya' -> 'deploy'); one the
+        store holds exactly in Latin letters is no typo (search reads it as that word).
         """
         out = {}
         for t in unknown:
             if not t.isalpha():
                 continue
             latin = _transliterate(t)
-            if latin != t and len(latin) >= 3 and self._df("mem", [latin]):
-                out[t] = [latin]
-                continue
             for word in (t, latin) if latin != t else (t,):
                 close = self._close_terms(word)
                 if close:
@@ -6575,6 +6573,10 @@ class _Index:
         if not self.stats_of("mem")[0]:
             return []
         df = self._df("mem", terms)
+        # a word the store has only in Latin letters ("пуш": push) is that word, not a guess
+        latin = {t: _transliterate(t) for t in terms if t not in df and t.isalpha()}
+        df.update(self._df("mem", [x for t, x in latin.items() if x != t and len(x) >= 3]))
+        terms = [latin[t] if latin.get(t) in df else t for t in terms]
         known = [t for t in terms if t in df]
         unknown = [t for t in terms if t not in df][:8]
         if len(known) > _MAX_QUERY_TERMS:  # a pasted prompt: keep the rarest terms

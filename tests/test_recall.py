@@ -167,3 +167,20 @@ def test_a_memory_about_a_changed_file_ranks_lower(tmp_path, monkeypatch):
     (project / "src" / "db.py").write_text("POOL = 50\n")
     hits = s.recall("pool size setting")
     assert [h.memory.files[0] for h in hits][0] == "src/cache.py" and hits[1].ranks.get("stale") == 1
+
+
+
+def test_a_russian_loanword_finds_the_latin_word_as_surely_as_the_word_itself(store):
+    """"пуш" is "push" written in Cyrillic: the store's own Latin word, not a typo's guess that
+    weighs less than the words spelled right ("сервис" is a guess: "service")."""
+    s = agentmem.open_store()
+    fcm = s.remember("Договорились: уведомления шлём через Firebase Cloud Messaging (push через "
+                     "FCM), от OneSignal отказались из-за цены.", type="decision")[0]
+    for text in ("All business logic lives in internal/service.", "Handlers decode, call the "
+                 "service, encode.", "Every service logs as JSON.",
+                 "Коммиты пишем по Conventional Commits, например fix(push): ..."):
+        s.remember(text, type="convention")
+    ranked = {q: [(h.memory.id, round(h.score, 6)) for h in s.recall(q, limit=5)]
+              for q in ("какой сервис пушей используем", "какой сервис push используем")}
+    assert ranked["какой сервис пушей используем"] == ranked["какой сервис push используем"]
+    assert fcm.id in [i for i, _score in ranked["какой сервис пушей используем"][:2]]
