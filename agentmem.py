@@ -1252,6 +1252,18 @@ def _transliterate(word):
     return "".join(_RU_LATIN.get(c, c) for c in word)
 
 
+def _latin_term(term):
+    """The search term of a Russian word spelled in Latin letters, as the Latin word is indexed
+    ("редис": "redi", the term of "Redis"), or the term itself.
+
+    >>> _latin_term("редис"), _latin_term("пуш"), _latin_term("docker")
+    ('redi', 'push', 'docker')
+    """
+    latin = _transliterate(term)
+    said = tokenize(latin) if latin != term else [term]
+    return said[0] if len(said) == 1 else latin
+
+
 def tokenize(text, forms=None):
     """Search tokens of a text: words stemmed, stop words dropped, identifiers kept whole and split.
 
@@ -6513,7 +6525,7 @@ class _Index:
         Candidates share the first letter and are within two letters in length
         (the cheap test first, as difflib.get_close_matches does), so a typo
         costs a short scan of one slice of the vocabulary. A Cyrillic word is
-        tried as it is, then transliterated ('деплоя' -> 'deploya' -> 'deploy'); one the
+        tried as it is, then transliterated ('деплоя' -> 'deplo' -> 'deploy'); one the
         store holds exactly in Latin letters is no typo (search reads it as that word).
         """
         out = {}
@@ -6574,7 +6586,7 @@ class _Index:
             return []
         df = self._df("mem", terms)
         # a word the store has only in Latin letters ("пуш": push) is that word, not a guess
-        latin = {t: _transliterate(t) for t in terms if t not in df and t.isalpha()}
+        latin = {t: _latin_term(t) for t in terms if t not in df and t.isalpha()}
         df.update(self._df("mem", [x for t, x in latin.items() if x != t and len(x) >= 3]))
         terms = [latin[t] if latin.get(t) in df else t for t in terms]
         known = [t for t in terms if t in df]
@@ -10069,10 +10081,13 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
     n = max(1, idx.stats_of("mem")[0])
     unseen = math.log(1.0 + (n + 0.5) / 0.5)
     once = math.log(1.0 + (n - 0.5) / 1.5)  # the IDF of a word one memory holds
-    idf = idx.idf("mem", terms)
+    latin = {t: _latin_term(t) for t in terms}
+    idf = idx.idf("mem", _dedupe(list(terms) + list(latin.values())))
     quoted = set(tokenize(" ".join(_PROMPT_QUOTE_REGEX.findall(prompt))))
     out = []
-    for _word, (whole, *rest) in words or _prompt_words(prompt, terms):
+    for _word, (said, *rest) in words or _prompt_words(prompt, terms):
+        # "пуш" is the store's "push" (as recall reads it)
+        whole = latin[said] if said not in idf and latin.get(said, said) in idf else said
         joined = re.sub(r"[./_:-]", "", whole)
         # the word says itself whole, joined ("ratelimit") or by a path's tail ("push.ts");
         # else by all of its parts together, never by one part ("js" of "Next.js")
@@ -10238,9 +10253,9 @@ def _names_enough(passage, weights):
 
 
 def _taken_up(told, hits, weights):
-    """The passages of the sessions' words that take up what a told one said: later in its
-    session, saying the prompt's own words it says (two of them, or its one). The session's
-    final word is told with the claim it may overturn, never the claim alone."""
+    """The passages of the sessions' words that take up what a told one said: later (in its
+    session or a later one), saying the prompt's own words it says (two of them, or its one).
+    The sessions' final word is told with the claim it may overturn, never the claim alone."""
     out = []
     for _share, m, passage in told:
         words = set(_own_words_said(passage, weights))
@@ -10250,7 +10265,6 @@ def _taken_up(told, hits, weights):
             later = h.memory
             if (
                 later.extra.get("by") == "words"
-                and later.session == m.session
                 and later.created > m.created
                 and not any(later is x for _s, x, _p in told + out)
             ):
@@ -10288,8 +10302,8 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
     little). A passage is told when that share reaches _PROMPT_MIN_SHARE:
     calibrated so that prompts about work the store knows nothing of get
     nothing (docs/capture.md). A guess said mid-session is never quoted. A
-    passage of the words is told with what its session said later on the same
-    words (_taken_up), in the order said: the final word last.
+    passage of the words is told with what its session, or a later one, said
+    later on the same words (_taken_up), in the order said: the final word last.
     """
     said = _CLITIC_REGEX.sub(" ", prompt or "")  # its words: "won't" is no word of its own
     terms = _query_terms(said)
@@ -10311,7 +10325,7 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
     found = sorted(found, key=lambda x: -x[0])[:_PROMPT_PASSAGES]
     later = _taken_up(found, hits, weights)[: _PROMPT_PASSAGES - 1]  # in the weakest's place
     found = found[: _PROMPT_PASSAGES - len(later)] + later
-    found.sort(key=lambda x: (x[1].session, x[1].created))  # a session's final word last
+    found.sort(key=lambda x: x[1].created)  # in the order said: the final word last
     limit, lines = max(200, int(budget) * _CHARS_PER_TOKEN), []
     for _share, m, passage in found:
         bits = [m.id, m.type, (m.updated or m.created)[:10], _evidence(m, passage)]

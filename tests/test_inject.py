@@ -114,6 +114,20 @@ def test_prompt_mode_adds_only_what_is_clearly_relevant(mixed):
     assert ask("") == ""
 
 
+def test_a_tool_named_in_cyrillic_is_told_what_the_store_says_of_it_in_latin_letters(store):
+    """"редис" is Redis: a prompt that names it so weighs it as the store's word, and is told."""
+    s = agentmem.open_store()
+    s.remember("Redis падал по памяти: maxmemory не был задан. Исправили: maxmemory 2gb и "
+               "allkeys-lru.", type="bug")
+    for text in ("Коммиты пишем по Conventional Commits.", "Миграции должны быть обратимыми.",
+                 "Тесты гоняем через pytest -x.", "Логи пишем в stdout, не в файлы."):
+        s.remember(text, type="convention")
+    told = {prompt: agentmem._prompt_context(s, prompt)
+            for prompt in ("редис снова падает", "Redis снова падает")}
+    assert "maxmemory" in told["Redis снова падает"]
+    assert "maxmemory" in told["редис снова падает"]
+
+
 def test_nothing_to_say_prints_nothing(store):
     assert inject().stdout == ""                     # no store
     agentmem.open_store().remember("x y z notes", type="fact")
@@ -273,6 +287,26 @@ def test_a_passage_the_session_took_back_is_told_with_its_later_word_after_it(st
     claim = next(i for i, n in enumerate(notes) if "counts pages from zero" in n)
     assert any("footer template raised" in n for n in notes[claim + 1:])  # then the session's final word
     assert len(notes) <= agentmem._PROMPT_PASSAGES
+
+
+def test_a_claim_a_later_session_took_back_is_told_with_that_session_s_word_after_it(store,
+                                                                                   tmp_path):
+    first, later = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text(render_claude([
+        ("user", "The invoice export drops the last page of long invoices."),
+        ("assistant", "The invoice export drops the last page because the paginator in "
+                      "`export/pages.py` counts pages from zero.")], "sess-zz-first", cwd="/nowhere"))
+    later.write_text(render_claude([
+        ("user", "Long invoices still lose their last page."),
+        ("assistant", "The paginator was fine after all: the last page was lost because the footer "
+                      "template raised on a missing tax line.")], "sess-aa-later", cwd="/nowhere")
+                     .replace("2026-11-20", "2026-11-21"))
+    for name, path in (("sess-zz-first", first), ("sess-aa-later", later)):
+        am("capture", "--sync", input=hook_json(name, path), check=0)
+    notes = [ln for ln in prompt("Make the paginator count pages from one").splitlines()
+             if ln.startswith("- [")]
+    claim = next(i for i, n in enumerate(notes) if "counts pages from zero" in n)
+    assert any("footer template raised" in n for n in notes[claim + 1:])  # the later word, after
 
 
 @pytest.mark.parametrize("unrelated", [
