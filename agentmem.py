@@ -3572,10 +3572,6 @@ _OBSERVER_PHRASES = {
         ("heading", "en", r"(the )?fix(es)? ; solution ; resolution ; changes ; what (i )?changed"),
         ("heading", "ru", r"исправлени* ; решение"),
     ),
-    "findings-heading": (
-        ("heading", "en", r"(key )?(findings|what to know|notes|root cause|what i found|answers)"),
-        ("heading", "ru", r"выводы ; итог*"),
-    ),
     # text that tries to give the next session orders: never kept
     "injection": (
         ("word", "en", r"(ignore|disregard|forget) (all |any |the )?(previous|prior|earlier)"),
@@ -3735,13 +3731,12 @@ _OBSERVED_CONFIDENCE = {
     "user-decision": 0.9, "user-convention": 0.9, "user-correction": 0.9, "user-dead-end": 0.9,
     "user-fact": 0.85, "user-todo": 0.75, "user-kept": 0.9,
     "assistant-bug": 0.8, "assistant-dead-end": 0.75, "assistant-decision": 0.7,
-    "assistant-todo": 0.7, "assistant-fact": 0.6, "open-problem": 0.5, "summary": 0.8,
+    "assistant-todo": 0.7, "open-problem": 0.5, "summary": 0.8,
     "todo-list": 0.8, "workaround": 0.8, "episode": 0.6, "record": 0.8,
     "compaction": 0.8,
 }
 # fmt: on
 _MAX_MEMORY_CHARS = 700
-_MAX_FACTS_PER_CHUNK = 12
 # an agent's line whose words are mostly in a kept memory of its type adds nothing
 _RESTATED_SHARE = 0.6
 # two claims are about one subject when they share this many words and this share of the
@@ -4197,7 +4192,6 @@ class _Observer:
         self.turn_user = []  # candidates from the last message of the person
         self.turn_files = []  # files edited since the person last spoke
         self.problem = self.context.get("problem") or ""
-        self.facts_left = _MAX_FACTS_PER_CHUNK
         self.said = 0  # messages of the agent so far
         self.unsettled = []  # [(candidate, message)] the agent made since the person spoke
         self.objection = None  # (words, ts) of the person's last message, until the agent answers
@@ -4458,8 +4452,8 @@ class _Observer:
         person's question, narration or a suggestion is bookkeeping only; a confirmation of
         what the person just said joins their memory; a part of a bug story (cause, fix, a
         change while a problem is open) joins the turn's bug; else a dead end, decision or
-        todo (_AGENT_RULES) or a finding under a findings heading; else it waits, as it may
-        explain a fix that follows."""
+        todo (_AGENT_RULES); else it waits, as it may explain a fix that follows (what the
+        agent found is in its words, searched as passages: no typed fact is made of it)."""
         bare = _agent_bare(s)
         if bare is None:
             return
@@ -4484,7 +4478,7 @@ class _Observer:
         built = _says("built", _PATH_LEAD_REGEX.sub("", s[item.end() :] if item else s))
         if self._bug_part(turn, s, plain, heading, diagnosis, built, item):
             return
-        made = self._agent_claim(turn, s, plain, heading, said, continues, built, ts)
+        made = self._agent_claim(turn, s, plain, said, continues, ts)
         turn.last = made or turn.last
 
     def _agent_asks(self, s, narration, idle):
@@ -4520,10 +4514,9 @@ class _Observer:
         )
         return True
 
-    def _agent_claim(self, turn, s, plain, heading, said, continues, built, ts):
-        """A dead end, decision or todo of the agent (_AGENT_RULES), or a finding under a
-        findings heading, as a candidate; None when the sentence waits (it may explain a fix
-        that follows) or joins the dead end before it."""
+    def _agent_claim(self, turn, s, plain, said, continues, ts):
+        """A dead end, decision or todo of the agent (_AGENT_RULES), as a candidate; None when
+        the sentence waits (it may explain a fix that follows) or joins the dead end before it."""
         rule = _first_rule(_AGENT_RULES, plain)
         dead_end = rule is not None and rule[0] == "dead-end"
         if dead_end and turn.last is not None and turn.last.type == "dead-end":
@@ -4533,10 +4526,6 @@ class _Observer:
             s = said + " " + s  # "That is a dead end." judges what came before
         if rule:
             return self.add(rule[1], rule[0], s, () if rule[0] == "todo" else self.turn_files, ts)
-        if self.facts_left > 0 and _says("findings-heading", heading) and not built:
-            made = self.add("assistant-fact", "fact", _capitalized(s), (), ts)
-            self.facts_left -= 1 if made else 0
-            return made
         turn.pending = s  # nothing yet: it may explain a fix that follows
         return None
 
