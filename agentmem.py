@@ -12630,17 +12630,12 @@ def _cmd_gc(args):
     store = _store(args)
     if args.days < 1:
         raise AgentmemError("--days must be 1 or more, not %d" % args.days)
-    archived, purged = (
-        store.gc(args.days, purge=args.purge, dry_run=args.dry_run) if store.exists() else ([], [])
-    )
+    archived, purged = ([], [])
+    if store.exists():
+        archived, purged = store.gc(args.days, purge=args.purge, dry_run=args.dry_run)
     if args.json:
-        _json_out(
-            {
-                "archived": [m.id for m in archived],
-                "purged": [m.id for m in purged],
-                "dry_run": args.dry_run,
-            }
-        )
+        ids = {"archived": [m.id for m in archived], "purged": [m.id for m in purged]}
+        _json_out(dict(ids, dry_run=args.dry_run))
         return 0
     verb = "would " if args.dry_run else ""
     purge = "; %sdelete %d archived over a year ago" % (verb, len(purged)) if args.purge else ""
@@ -12669,10 +12664,8 @@ def _cmd_scan(args):
     if args.json:
         _json_out(counts)
     else:
-        _out(
-            "scanned %d files under %s: %d sections added, %d updated, %d removed"
-            % (counts["sources"], root, counts["added"], counts["updated"], counts["removed"])
-        )
+        done = (counts["sources"], root, counts["added"], counts["updated"], counts["removed"])
+        _out("scanned %d files under %s: %d sections added, %d updated, %d removed" % done)
     return 0
 
 
@@ -12681,15 +12674,10 @@ def _cmd_rules(args):
     if args.action in ("promote", "drop"):
         if not args.id:
             raise AgentmemError("rules %s needs a memory id (see `agentmem rules`)" % args.action)
-        m = (
-            store.set_type(args.id, "rule")
-            if args.action == "promote"
-            else store.drop_rule(args.id)
-        )
-        _out(
-            "%s %s: %s"
-            % ("promoted" if args.action == "promote" else "dropped", m.id, _short(m.text, 70))
-        )
+        promote = args.action == "promote"
+        m = store.set_type(args.id, "rule") if promote else store.drop_rule(args.id)
+        done = "promoted" if promote else "dropped"
+        _out("%s %s: %s" % (done, m.id, _short(m.text, 70)))
         return 0
     active, proposed = store.rules() if store.exists() else ([], [])
     if args.json:
@@ -12700,16 +12688,12 @@ def _cmd_rules(args):
     _out("active rules (lead every inject): %d" % len(active))
     for m in active:
         _out("  %s  %s" % (m.id, _short(m.text, 90)))
-    _out(
-        "proposed: %d%s"
-        % (len(proposed), "  (agentmem rules promote ID, or drop ID)" if proposed else "")
-    )
+    how = "  (agentmem rules promote ID, or drop ID)" if proposed else ""
+    _out("proposed: %d%s" % (len(proposed), how))
     for m in proposed:
-        why = (
-            "corrected %d times" % m.extra["corrections"]
-            if m.extra.get("corrections", 0) >= _PROMOTE_SEEN
-            else "said as always/never"
-        )
+        why = "said as always/never"
+        if m.extra.get("corrections", 0) >= _PROMOTE_SEEN:
+            why = "corrected %d times" % m.extra["corrections"]
         _out("  %s  %s  (%s)" % (m.id, _short(m.text, 80), why))
     return 0
 
