@@ -12798,20 +12798,12 @@ def _cmd_install(args, remove=False):
         prompt = getattr(args, "prompt_hook", False) or (
             agent != "cursor" and not getattr(args, "no_prompt_hook", False)
         )
-        changes = _plan_install(
-            agent,
-            project,
-            args.global_,
-            stop=getattr(args, "stop", False),
-            prompt=prompt,
-            remove=remove,
-        )
+        stop = getattr(args, "stop", False)
+        changes = _plan_install(agent, project, args.global_, stop, prompt, remove)
         scope = "your user settings" if args.global_ else project
         if not changes:
-            _out(
-                "%s: %s in %s; nothing to change"
-                % (agent, "not installed" if remove else "already installed", scope)
-            )
+            state = "not installed" if remove else "already installed"
+            _out("%s: %s in %s; nothing to change" % (agent, state, scope))
             continue
         for path, old, new in changes:
             verb = "would " if args.dry_run else ""
@@ -12838,10 +12830,8 @@ def _commit_advice(agent, project, global_, changes):
     shown = ", ".join(os.path.relpath(p, project) for p in inside) or "nothing in the project"
     rel = _team_path(project)
     if rel:
-        return "safe to commit: %s (they run %s with python3 from any clone, whatever its path)" % (
-            shown,
-            rel,
-        )
+        how = "they run %s with python3 from any clone, whatever its path" % rel
+        return "safe to commit: %s (%s)" % (shown, how)
     if agent == "claude-code":
         return (
             "nothing to commit: the hooks went to .claude/settings.local.json and the MCP server "
