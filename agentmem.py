@@ -11880,7 +11880,7 @@ def _toml_string(s):
     return '"%s"' % s.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _plan_install(agent, project, global_=False, stop=False, prompt=False, remove=False):  # noqa: C901
+def _plan_install(agent, project, global_=False, stop=False, prompt=False, remove=False):
     """[(path, old text or None, new text)] for installing (or removing) agentmem for an agent.
     A project install whose agentmem.py lies inside the project writes commands every clone
     can run (_team_path); else this machine's paths, where the agent keeps them per user."""
@@ -11888,7 +11888,7 @@ def _plan_install(agent, project, global_=False, stop=False, prompt=False, remov
     files = _agent_files(agent, project, global_, team=rel is not None)
     changes = {}
 
-    def current(path):
+    def current(path):  # [the file's text now, or None; what it becomes]
         if path not in changes:
             try:
                 with open(path, encoding="utf-8") as f:
@@ -11897,61 +11897,58 @@ def _plan_install(agent, project, global_=False, stop=False, prompt=False, remov
                 changes[path] = [None, None]
         return changes[path]
 
-    # hooks
-    path = files["hooks"]
-    data = _read_json(path)
+    data = _read_json(files["hooks"])
     hooks = _strip_ours(data.get("hooks"))
-    if not remove:
-        for event, entries in _hook_plan(agent, stop, prompt, rel).items():
-            hooks[event] = hooks.get(event, []) + entries
-    if hooks:
-        data["hooks"] = hooks
-    else:
-        data.pop("hooks", None)
+    for event, entries in () if remove else _hook_plan(agent, stop, prompt, rel).items():
+        hooks[event] = hooks.get(event, []) + entries
+    data["hooks"] = hooks
+    if not hooks:
+        data.pop("hooks")
     if agent == "cursor":
         data["version"] = data.get("version", 1)
     launcher = _LAUNCHER_NAME in json.dumps(data) and not remove
     if agent == "gemini" and not remove:
         data["hooksConfig"] = dict(data.get("hooksConfig") or {}, enabled=True)
-    current(path)[1] = json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else ""
-    # MCP server
-    path = files["mcp"]
-    if agent == "codex":
-        text = current(path)[1] if current(path)[1] is not None else (current(path)[0] or "")
-        text = _toml_without_agentmem(text)
-        if not remove:
-            e = _mcp_entry(agent, rel)
-            text = (
-                text + "\n" if text else ""
-            ) + "[mcp_servers.agentmem]\ncommand = %s\nargs = [%s]\n" % (
-                _toml_string(e["command"]),
-                ", ".join(_toml_string(a) for a in e["args"]),
-            )
-        current(path)[1] = text
-    else:
-        base = current(path)[1]
-        data = json.loads(base) if base else _read_json(path) if base is None else {}
-        holder = data  # ~/.claude.json keeps a project's own servers under projects[path]
-        if files.get("mcp_project"):
-            holder = data.setdefault("projects", {}).setdefault(files["mcp_project"], {})
-        servers = dict(holder.get("mcpServers") or {})
-        if remove:
-            if "agentmem" in str(servers.get("agentmem", {}).get("args", "")):
-                servers.pop("agentmem", None)
-        else:
-            servers["agentmem"] = _mcp_entry(agent, rel)
-        if servers:
-            holder["mcpServers"] = servers
-        else:
-            holder.pop("mcpServers", None)
-        current(path)[1] = json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else ""
+    current(files["hooks"])[1] = (
+        json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else ""
+    )
+    _plan_mcp(agent, files, current(files["mcp"]), rel, remove)
     if launcher:  # what the committed hooks run, beside agentmem.py (left there on removal)
         current(os.path.join(project, os.path.dirname(rel), _LAUNCHER_NAME))[1] = _LAUNCHER_TEXT
-    out = []
-    for p, (old, new) in changes.items():
-        if (old or "") != (new or ""):
-            out.append((p, old, new))
-    return out
+    return [(p, old, new) for p, (old, new) in changes.items() if (old or "") != (new or "")]
+
+
+def _plan_mcp(agent, files, change, rel, remove):
+    """Set `change[1]`, the text the agent's MCP settings file becomes (its text now, or what
+    the hooks made of it: Gemini keeps both in one file), with agentmem's server or without."""
+    if agent == "codex":
+        text = _toml_without_agentmem((change[1] if change[1] is not None else change[0]) or "")
+        if not remove:
+            e = _mcp_entry(agent, rel)
+            args = ", ".join(_toml_string(a) for a in e["args"])
+            entry = "[mcp_servers.agentmem]\ncommand = %s\nargs = [%s]\n"
+            text += ("\n" if text else "") + entry % (_toml_string(e["command"]), args)
+        change[1] = text
+        return
+    data = (
+        json.loads(change[1])
+        if change[1]
+        else _read_json(files["mcp"])
+        if change[1] is None
+        else {}
+    )
+    holder = data  # ~/.claude.json keeps a project's own servers under projects[path]
+    if files.get("mcp_project"):
+        holder = data.setdefault("projects", {}).setdefault(files["mcp_project"], {})
+    servers = dict(holder.get("mcpServers") or {})
+    if not remove:
+        servers["agentmem"] = _mcp_entry(agent, rel)
+    elif "agentmem" in str(servers.get("agentmem", {}).get("args", "")):
+        servers.pop("agentmem", None)
+    holder["mcpServers"] = servers
+    if not servers:
+        holder.pop("mcpServers")
+    change[1] = json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else ""
 
 
 # fmt: off
