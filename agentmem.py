@@ -7986,7 +7986,7 @@ class Store:
                 said.append("%s %s" % (f, "moved or deleted" if gone else "changed"))
         return "since it was captured: " + ", ".join(said)
 
-    def check(self, fix_secrets=False):  # noqa: C901
+    def check(self, fix_secrets=False):
         """What in the store needs a person's eye: [(kind, Memory, detail)], kind one of
         `conflict` (a git merge joined two versions of a memory, or left its conflict markers),
         `duplicate-id` (one id in two blocks), `secret` (stored before the redaction rules
@@ -8005,28 +8005,9 @@ class Store:
             findings.append(("config", Memory("(config.json)", id="-", path="config.json"), str(e)))
         for m in self.memories():
             by_id.setdefault(m.id, []).append(m)
-            if m.extra.get("conflict"):
-                findings.append(("conflict", m, str(m.extra["conflict"])))
-            if m.type == "rule" and _unreviewed(m.source, _review_flags(m)):
-                why = "a rule no person reviewed (source %s): it is not told as a rule until "
-                fix = "`agentmem confirm %s` or `agentmem promote %s`" % (m.id, m.id)
-                findings.append(("unreviewed-rule", m, why % (m.source or "?") + fix))
-            if not redacts:
-                continue
-            stored = m.to_dict()
-            clean = self._clean_fields(_memory_from_dict(stored))
-            clean.path, clean.line = m.path, m.line
-            fields = [k for k, v in clean.to_dict().items() if v != stored.get(k)]
-            if fields:
-                findings.append(("secret", m, "a secret in its %s" % ", ".join(fields)))
-                leaky.append(clean)
-            stale = self.stale(m)
-            if stale:
-                why = "%s; if it still holds: agentmem confirm %s" % (
-                    self._what_changed(stale),
-                    m.id,
-                )
-                findings.append(("stale", m, why))
+            found, clean = self._check_one(m, redacts)
+            findings += found
+            leaky += [clean] if clean else []
         self._hash_cache().save()
         for rel, error in self.index().bad():
             m = Memory("(the whole file)", type="file", id="-", path=rel, line=1)
@@ -8045,6 +8026,31 @@ class Store:
         if fix_secrets and leaky:
             self.update(*leaky)
         return findings
+
+    def _check_one(self, m, redacts=True):
+        """([(kind, m, detail)], its text with the secrets masked or None): what `check`
+        finds in one memory (with `redacts`: the redaction rules could run)."""
+        found, clean = [], None
+        if m.extra.get("conflict"):
+            found.append(("conflict", m, str(m.extra["conflict"])))
+        if m.type == "rule" and _unreviewed(m.source, _review_flags(m)):
+            why = "a rule no person reviewed (source %s): it is not told as a rule until "
+            fix = "`agentmem confirm %s` or `agentmem promote %s`" % (m.id, m.id)
+            found.append(("unreviewed-rule", m, why % (m.source or "?") + fix))
+        if not redacts:
+            return found, None
+        stored = m.to_dict()
+        masked = self._clean_fields(_memory_from_dict(stored))
+        masked.path, masked.line = m.path, m.line
+        fields = [k for k, v in masked.to_dict().items() if v != stored.get(k)]
+        if fields:
+            found.append(("secret", m, "a secret in its %s" % ", ".join(fields)))
+            clean = masked
+        stale = self.stale(m)
+        if stale:
+            why = "%s; if it still holds: agentmem confirm %s" % (self._what_changed(stale), m.id)
+            found.append(("stale", m, why))
+        return found, clean
 
     # -- import and export ---------------------------------------------------
 
