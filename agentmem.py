@@ -3070,7 +3070,37 @@ _CONFLICT_MARKS = ("<" * 7, "=" * 7, ">" * 7, "|" * 7)
 _MARK_REGEX = _LazyRegex(r"^(<{7}|={7}|>{7}|\|{7})(?:\s|$)")
 
 
-def _parse_memories(text, path=""):  # noqa: C901
+# what a memory a git merge left as two versions is marked with (`check` lists them)
+_TWO_VERSIONS = "a git merge joined two versions: "
+_UNRESOLVED_MERGE = (
+    "git conflict markers (<<<<<<< ... >>>>>>>) in its block: the merge of this file was never "
+    "resolved"
+)
+
+
+def _block_meta(line):
+    """(metadata, whether the line is a whole metadata comment) of the comment line under a
+    memory's heading; a hand edit that broke its JSON keeps the fields that still read."""
+    whole = _META_REGEX.match(line.strip())
+    raw = whole.group(1) if whole else line
+    try:
+        meta = json.loads(raw)
+        if not isinstance(meta, dict):
+            return {}, bool(whole)
+        if "\\u" in raw and re.search(r"\\u[dD][89a-fA-F]", raw):  # \ud800 escapes
+            meta = json.loads(_json_text(meta).encode("utf-8", "replace").decode("utf-8"))
+        return meta, bool(whole)
+    except (ValueError, RecursionError):
+        meta = {}
+        for key, val in _LOOSE_FIELD_REGEX.findall(raw[:100000]):
+            try:
+                meta[key] = json.loads(val)
+            except (ValueError, RecursionError):
+                pass
+        return meta, bool(whole)
+
+
+def _parse_memories(text, path=""):
     """Memories of one markdown file, in order, with their line spans.
 
     A memory starts at a '## type · id' heading; the '<!-- {...} -->' line under
@@ -3094,22 +3124,8 @@ def _parse_memories(text, path=""):  # noqa: C901
         body_lines = lines[start + 1 : stop]
         meta = {}
         if body_lines and body_lines[0].lstrip().startswith("<!--"):
-            mm = _META_REGEX.match(body_lines[0].strip())
-            raw = mm.group(1) if mm else body_lines[0]
-            try:
-                meta = json.loads(raw)
-                if not isinstance(meta, dict):
-                    meta = {}
-                elif "\\u" in raw and re.search(r"\\u[dD][89a-fA-F]", raw):  # \ud800 escapes
-                    meta = json.loads(_json_text(meta).encode("utf-8", "replace").decode("utf-8"))
-            except (ValueError, RecursionError):  # a hand edit broke the JSON: keep what reads
-                meta = {}
-                for key, val in _LOOSE_FIELD_REGEX.findall(raw[:100000]):
-                    try:
-                        meta[key] = json.loads(val)
-                    except (ValueError, RecursionError):
-                        pass
-            if mm or meta:
+            meta, whole = _block_meta(body_lines[0])
+            if whole or meta:
                 body_lines = body_lines[1:]
         written_sum = meta.pop("sum", "") if isinstance(meta.get("sum"), str) else ""
         extra_meta = [ln for ln in body_lines if "<!--" in ln and _META_REGEX.match(ln.strip())]
@@ -3133,7 +3149,7 @@ def _parse_memories(text, path=""):  # noqa: C901
             said = [ln for ln in body_lines if ln.strip()]
             damage = _merge_damage(said, written_sum) if len(said) <= _MERGE_CHECK_LINES else ""
             if damage:
-                meta["conflict"] = "a git merge joined two versions: " + damage
+                meta["conflict"] = _TWO_VERSIONS + damage
             elif 1 < len(said) <= _MERGE_CHECK_LINES:
                 suspects.append((len(out), said))
         body = "\n".join(body_lines).strip()
@@ -3150,27 +3166,27 @@ def _parse_memories(text, path=""):  # noqa: C901
         fields.update(meta)
         fields.update(text=body, type=mtype, id=ident, path=path, line=start + 1, end=stop + 1)
         out.append(_memory_from_dict(fields))
-    for k, body_lines in suspects:  # a merge may move a line of one memory into its neighbour
-        m, lines_sh = out[k], [_shingles(ln) for ln in body_lines]
-        for other in out[max(0, k - 2) : k + 3]:  # union merges mix adjacent hunks only
+    _merge_conflicts(lines, out, suspects)
+    return out
+
+
+def _merge_conflicts(lines, mems, suspects):
+    """Mark the memories of a file that a git merge left as two versions: a hand-changed text
+    (`suspects`: [(index, its lines)]) holding a line of a neighbour's (a union merge mixes
+    adjacent hunks only), and every memory between unresolved conflict markers."""
+    for k, said in suspects:
+        m, lines_sh = mems[k], [_shingles(ln) for ln in said]
+        for other in mems[max(0, k - 2) : k + 3]:
             other_sh = _shingles(other.text)
             if other is not m and any(_jaccard(sh, other_sh) >= 0.5 for sh in lines_sh):
-                m.extra["conflict"] = (
-                    "a git merge joined two versions: its text holds a version of %s" % other.id
-                )
+                m.extra["conflict"] = _TWO_VERSIONS + "its text holds a version of %s" % other.id
                 break
     marks = [
         i + 1 for i, ln in enumerate(lines) if ln[:7] in _CONFLICT_MARKS and _MARK_REGEX.match(ln)
     ]
-    if marks:  # an unresolved `git merge`: every memory between its markers is two versions
-        first, last = marks[0], marks[-1]
-        for m in out:
-            if m.line <= last and m.end > first:
-                m.extra["conflict"] = (
-                    "git conflict markers (<<<<<<< ... >>>>>>>) in its block: "
-                    "the merge of this file was never resolved"
-                )
-    return out
+    for m in mems if marks else ():
+        if m.line <= marks[-1] and m.end > marks[0]:
+            m.extra["conflict"] = _UNRESOLVED_MERGE
 
 
 ########################################################################
