@@ -8977,16 +8977,9 @@ def _judge_session(store, sessions, events, state):
             _count(m, was[0], outcome, why)
             judged[ident], changed[ident] = [outcome, why], m
             counts[outcome] = counts.get(outcome, 0) + 1
+            line = dict(at=_now_iso(), session=session, id=ident, type=m.type)
             lines.append(
-                {
-                    "at": _now_iso(),
-                    "session": session,
-                    "id": ident,
-                    "type": m.type,
-                    "hook": tell.get("hook"),
-                    "outcome": outcome,
-                    "evidence": store.clean(why),
-                }
+                dict(line, hook=tell.get("hook"), outcome=outcome, evidence=store.clean(why))
             )
     if changed:
         store.update_metadata(*changed.values())
@@ -9041,11 +9034,8 @@ def _use_line(m):
     ev = m.extra.get("use")
     if not isinstance(ev, dict) or not ev.get("told"):
         return ""
-    line = "told to %s sessions, used in %s, contradicted in %s" % (
-        ev.get("told"),
-        ev.get("used", 0),
-        ev.get("contradicted", 0),
-    )
+    counts = (ev.get("told"), ev.get("used", 0), ev.get("contradicted", 0))
+    line = "told to %s sessions, used in %s, contradicted in %s" % counts
     if _never_used(m):
         line += " (ranks lower: told to %d or more sessions and never used)" % _NEVER_USED_TOLD
     if m.extra.get("disputed"):
