@@ -12343,10 +12343,8 @@ def _cmd_show(args):
         _json_out(d)
         return 0
     _out(_describe(m, stale=stale, full=True))
-    _out(
-        "    created: %s%s"
-        % (m.created or "-", " (when it was said in the session)" if m.session else "")
-    )
+    when = " (when it was said in the session)" if m.session else ""
+    _out("    created: %s%s" % (m.created or "-", when))
     if m.updated and m.updated != m.created:
         _out("    updated: %s" % m.updated)
     _out("    source: %s" % (", ".join(m.sources) or "-"))
@@ -12497,10 +12495,10 @@ def _cmd_import(args):
     if args.json:
         _json_out(counts)
     else:
+        said = (counts["added"], name, counts["merged"], counts["unchanged"], counts["errors"])
         _out(
             "imported %d new memories from %s (%d merged into near-duplicates, %d already known, "
-            "%d bad lines)"
-            % (counts["added"], name, counts["merged"], counts["unchanged"], counts["errors"])
+            "%d bad lines)" % said
         )
     return 1 if errors else 0
 
@@ -12628,10 +12626,7 @@ def _cmd_review(args):
             done["forgotten"] += 1
         else:
             done["skipped"] += 1
-    _out(
-        "\n%d confirmed, %d forgotten, %d skipped"
-        % (done["confirmed"], done["forgotten"], done["skipped"])
-    )
+    _out("\n%(confirmed)d confirmed, %(forgotten)d forgotten, %(skipped)d skipped" % done)
     return 0
 
 
@@ -12753,10 +12748,8 @@ def _cmd_capture(args):
         if errors:
             raise AgentmemError("capture failed (kept in the queue for a retry): %s" % errors[0])
         skipped = info.get("skipped")
-        _out(
-            "captured %d memories from %s into %s%s"
-            % (stored, args.transcript, store.root, _skipped_lines(skipped))
-        )
+        said = (stored, args.transcript, store.root, _skipped_lines(skipped))
+        _out("captured %d memories from %s into %s%s" % said)
         return 0
     return _capture_hook(args)
 
