@@ -7577,18 +7577,9 @@ class Store:
     ):
         """Save one memory by hand; returns (Memory, 'added' | 'merged' | 'unchanged'). `by`
         says who wrote it ("agent" for MCP: never told as the person's, never a rule)."""
-        m = self.prepare(
-            Memory(
-                text,
-                type=self.check_type(type),
-                tags=tags,
-                files=files,
-                confidence=_DEFAULT_CONFIDENCE if confidence is None else confidence,
-                source=source,
-                session=session,
-                created=created,
-            )
-        )
+        sure = _DEFAULT_CONFIDENCE if confidence is None else confidence
+        said = dict(tags=tags, files=files, source=source, session=session, created=created)
+        m = self.prepare(Memory(text, type=self.check_type(type), confidence=sure, **said))
         if by:
             m.extra["by"] = by
         root = self.project_root()
@@ -7628,16 +7619,9 @@ class Store:
                 keys, sig = _fingerprint(m.text)
                 target = _batch_duplicate(m, sig, keys, pending, shingled)
                 if target is None and stored_before:
-                    target = next(
-                        (
-                            cand
-                            for cand in (
-                                loaded.setdefault((n.path, n.id), n) for n in idx.near(keys, m.type)
-                            )
-                            if _near_duplicate(m, sig, cand, shingled=shingled)
-                        ),
-                        None,
-                    )
+                    near = (loaded.setdefault((n.path, n.id), n) for n in idx.near(keys, m.type))
+                    alike = (c for c in near if _near_duplicate(m, sig, c, shingled=shingled))
+                    target = next(alike, None)
                 if target is not None:
                     status = _merge_into(target, m)
                     if status == "merged" and target.line:  # an existing memory in a file
