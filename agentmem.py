@@ -4586,14 +4586,8 @@ class _Observer:
         for c in self.out:
             if c.kind == "assistant-todo" and not (final and c.turn == self.turns):
                 continue  # "next steps" of a turn the session went on past: the episode has them
-            m = Memory(
-                c.text,
-                type=c.type,
-                files=c.files,
-                tags=c.tags,
-                created=c.ts,
-                confidence=_OBSERVED_CONFIDENCE.get(c.kind, 0.6),
-            )
+            sure = _OBSERVED_CONFIDENCE.get(c.kind, 0.6)
+            m = Memory(c.text, c.type, files=c.files, tags=c.tags, created=c.ts, confidence=sure)
             m.extra["by"] = "person" if c.kind.startswith(("user", "open")) else "final"
             memories.append(m)
         return memories
@@ -4840,16 +4834,12 @@ class _Records:
             )
             self.found[(path, "=" + heading)] = ("fact", _clip(said, 2 * _RECORD_CHARS), ts)
         for title, question, decision, why in _decision_records(text) if "ecision" in text else ():
-            said = " ".join(
-                x
-                for x in (
-                    title + ":" if title else "",
-                    question,
-                    "Decision: " + decision.rstrip(".") + ".",
-                    "Rationale: " + why if why else "",
-                )
-                if x
-            )
+            said = [
+                title + ":" if title else "",
+                question,
+                "Decision: " + decision.rstrip(".") + ".",
+            ]
+            said = " ".join(x for x in said + ["Rationale: " + why if why else ""] if x)
             key = (path, title or question or decision)
             self.found[key] = ("decision", _clip(said, _RECORD_CHARS), ts)
 
@@ -5449,14 +5439,8 @@ class _Commands:
                     )
             for program, command in self.state["missing"].items():
                 shown = " && ".join(_command_shown(w) for w, _p in _command_segments(command))
-                found.append(
-                    (
-                        "setup",
-                        "`%s` is not installed here: `%s` said `%s: command not found`."
-                        % (program, shown or program, program),
-                        "",
-                    )
-                )
+                said = "`%s` is not installed here: `%s` said `%s: command not found`."
+                found.append(("setup", said % (program, shown or program, program), ""))
             refused = {
                 _same_line(v[1]) for v in self.state["lines"].values() if v[0] >= _SAME_REFUSAL_RUNS
             }
@@ -5467,14 +5451,9 @@ class _Commands:
                 )
                 parts = {_command_kind(k) for k in failure.get("parts", [])} - {"", "run"}
                 if parts and not said and not failure.get("claimed"):
-                    found.append(
-                        (
-                            "open",
-                            "Still failing when the session ended: `%s`: %s."
-                            % (failure["shown"], failure["last"].rstrip(".")),
-                            failure.get("ts", ""),
-                        )
-                    )
+                    said = "Still failing when the session ended: `%s`: %s."
+                    said %= (failure["shown"], failure["last"].rstrip("."))
+                    found.append(("open", said, failure.get("ts", "")))
             self.state["failing"], self.state["missing"] = {}, {}
         mems = []
         for kind, text, ts in found:
@@ -6628,14 +6607,8 @@ class _Index:
                 srows.sort(key=lambda r: (-r[2], names[r[0]]))
                 session_rank = {names[r[0]]: i for i, r in enumerate(srows)}
         asked_in = _script_of(query)
-        return self._fuse(
-            rankings,
-            session_rank,
-            limit,
-            _query_intent(query),
-            asked_in if asked_in != "latin" else "",
-            used,
-        )
+        script = asked_in if asked_in != "latin" else ""
+        return self._fuse(rankings, session_rank, limit, _query_intent(query), script, used)
 
     def _filter(self, types, files, min_confidence, archived=False):
         clauses, params = [], []
@@ -7251,15 +7224,8 @@ class Store:
             if not _query_terms(query or ""):
                 raise AgentmemError("the query has no words to search for: %r" % (query or "")[:80])
             return []
-        hits = self.index(refresh).search(
-            query,
-            limit=max(1, limit) * 3,
-            types=types,
-            files=files,
-            min_confidence=min_confidence,
-            archived=archived,
-            used=self._used_times(),
-        )
+        used, n = self._used_times(), max(1, limit) * 3
+        hits = self.index(refresh).search(query, n, types, files, min_confidence, archived, used)
         return self._linked(self._weighed(hits, limit), types)
 
     def _weighed(self, hits, limit):
@@ -9572,16 +9538,8 @@ class _Capture:
             if e.role in ("user", "assistant", "summary")
         ]
         if keep:
-            path = self.enqueue(
-                {
-                    "session": session,
-                    "cwd": job.get("cwd", ""),
-                    "agent": job.get("agent", ""),
-                    "event": "llm",
-                    "transcript": "",
-                },
-                final=False,
-            )
+            said = dict(session=session, cwd=job.get("cwd", ""), agent=job.get("agent", ""))
+            path = self.enqueue(dict(said, event="llm", transcript=""), final=False)
             with _open_local(path) as f:
                 d = json.load(f)
             d.update(kind="llm", events=keep, not_before=time.time() + 300)
@@ -11180,15 +11138,8 @@ def _page_review(store, root, csrf):
             _action(m.id, "confirm", "Confirm", csrf, "go", back="/review"),
             _action(m.id, "forget", "Forget", csrf, "danger", back="/review"),
         )
-        items.append(
-            _memory_item(
-                store,
-                m,
-                root,
-                note=" <strong>%s</strong>: %s" % (_esc(reason), _esc(detail)),
-                after=buttons,
-            )
-        )
+        note = " <strong>%s</strong>: %s" % (_esc(reason), _esc(detail))
+        items.append(_memory_item(store, m, root, note=note, after=buttons))
     return "Review", '<h1>Review</h1><p class="muted">%s</p>%s' % (
         "more than %d to look at; the first %d shown (agentmem review --json lists them all)"
         % (_DASHBOARD_LIST, _DASHBOARD_LIST)
@@ -12292,14 +12243,8 @@ def _cmd_recall(args):
             % (len(args.query), _MAX_QUERY_CHARS)
         )
     types = _known_types(store, _split_csv(args.type)) or None
-    hits = store.recall(
-        args.query,
-        limit=limit,
-        types=types,
-        files=args.files or None,
-        min_confidence=args.min_confidence,
-        archived=args.archived,
-    )
+    files, sure = args.files or None, args.min_confidence
+    hits = store.recall(args.query, limit, types, files, sure, archived=args.archived)
     if args.json:
         _json_out([h.to_dict() for h in hits])
         return 0
