@@ -8221,14 +8221,8 @@ def _scan_file(root, rel, kind):
             n += 1
             ident = _derived_id("scan", rel, heading, str(n))
         ids.add(ident)
-        m = Memory(
-            body[:_SCAN_MAX_CHARS],
-            type=mtype,
-            confidence=0.95,
-            files=[rel],
-            source="scan:%s" % rel,
-            id=ident,
-        )
+        said = dict(confidence=0.95, files=[rel], source="scan:%s" % rel, id=ident)
+        m = Memory(body[:_SCAN_MAX_CHARS], mtype, **said)
         m.extra.update(by="scan", scanned=rel, section=heading)
         if digest:
             m.extra["hashes"] = {rel: digest}
@@ -9209,21 +9203,13 @@ class _Capture:
         """Write one job file atomically; returns its path."""
         self.store.ensure()
         os.makedirs(self.queue, exist_ok=True)
-        job = dict(
-            fields,
-            format=fmt,
-            created=_now_iso(),
-            attempts=0,
-            final=bool(fields.get("event") in _FINAL_EVENTS if final is None else final),
-            transcript=os.path.abspath(fields["transcript"]) if fields.get("transcript") else "",
-        )
+        final = bool(fields.get("event") in _FINAL_EVENTS if final is None else final)
+        read = os.path.abspath(fields["transcript"]) if fields.get("transcript") else ""
+        job = dict(fields, format=fmt, created=_now_iso(), attempts=0, final=final, transcript=read)
         if job.get("last_message"):  # the hook's text reaches disk redacted
             job["last_message"] = self.store.clean(str(job["last_message"]))
-        name = "%d-%s-%s.json" % (
-            int(time.time() * 1000),
-            _slug(job.get("session") or "session", 12),
-            _new_id(),
-        )
+        session = _slug(job.get("session") or "session", 12)
+        name = "%d-%s-%s.json" % (int(time.time() * 1000), session, _new_id())
         path = os.path.join(self.queue, name)
         _atomic_write(path, _json_text(job))
         return path
@@ -10489,20 +10475,13 @@ class _MCPServer:
         # an agent writes evidence, never a rule: a page it read could plant one. A "rule" is
         # kept as a convention proposed as a rule, for a person to promote (agentmem rules)
         asked_rule = store.check_type(mtype) == "rule"
-        m, status = store.remember(
-            text,
-            type="convention" if asked_rule else mtype,
-            tags=[str(t) for t in tags],
-            files=[str(f) for f in files],
-            source="mcp",
-            by="agent",
-        )
+        tags, files = [str(t) for t in tags], [str(f) for f in files]
+        mtype = "convention" if asked_rule else mtype
+        m, status = store.remember(text, mtype, tags, files, source="mcp", by="agent")
         if asked_rule and status == "added":
             m.extra["asked_rule"] = True
             store.update(m)
-        verb = {"added": "Saved", "merged": "Merged into", "unchanged": "Already known as"}.get(
-            status, "Saved"
-        )
+        verb = {"merged": "Merged into", "unchanged": "Already known as"}.get(status, "Saved")
         said = "%s %s %s." % (verb, m.type, m.id)
         if asked_rule:
             said += (
@@ -12208,14 +12187,8 @@ def _describe(m, score=None, stale=(), full=False):
 def _cmd_remember(args):
     store = _store(args)
     text = args.text if args.text != "-" else _stdin_text()
-    m, status = store.remember(
-        text,
-        type=args.type,
-        tags=_split_csv(args.tags),
-        files=args.files or [],
-        confidence=args.confidence,
-        source=args.source,
-    )
+    tags, files, sure = _split_csv(args.tags), args.files or [], args.confidence
+    m, status = store.remember(text, args.type, tags, files, sure, source=args.source)
     if args.json:
         d = m.to_dict()
         d["status"] = status
