@@ -6094,15 +6094,10 @@ class _Index:
                 db.execute("DELETE FROM bad WHERE path=?", (p,))
             for p in changed:
                 if disk[p][1] > _MAX_FILE_BYTES:  # not parsed for a minute: named, and skipped
-                    db.execute(
-                        "INSERT OR REPLACE INTO bad VALUES (?, ?)",
-                        (
-                            p,
-                            "the file is %.1f MB; a memory file holds at most %d MB, and agentmem "
-                            "reads no part of a bigger one: split it"
-                            % (disk[p][1] / 1e6, _MAX_FILE_BYTES >> 20),
-                        ),
-                    )
+                    why = "the file is %.1f MB; a memory file holds at most %d MB, and agentmem "
+                    why += "reads no part of a bigger one: split it"
+                    why %= (disk[p][1] / 1e6, _MAX_FILE_BYTES >> 20)
+                    db.execute("INSERT OR REPLACE INTO bad VALUES (?, ?)", (p, why))
                     db.execute("INSERT INTO files VALUES (?, ?, ?, ?)", (p,) + disk[p])
                     continue
                 try:
@@ -10962,11 +10957,9 @@ def _page_search(store, root, params):
     if not store.exists():
         return "Search", "<h1>Search</h1><p>The store is empty.</p>"
     hits = _search_hits(store, root, params)
-    results = '<p class="muted">%s</p><ul class="mems">%s</ul>' % (
-        "%d shown%s"
-        % (len(hits), " (the first %d)" % _DASHBOARD_LIST if len(hits) >= _DASHBOARD_LIST else ""),
-        "".join(_memory_item(store, m, root, score) for m, score in hits),
-    )
+    first = " (the first %d)" % _DASHBOARD_LIST if len(hits) >= _DASHBOARD_LIST else ""
+    items = "".join(_memory_item(store, m, root, score) for m, score in hits)
+    results = f'<p class="muted">{len(hits)} shown{first}</p><ul class="mems">{items}</ul>'
     if params.get("part") == "results":
         return None, results
     types = sorted(store.stats()["types"])
@@ -11108,6 +11101,9 @@ def _page_memory(store, root, ident, csrf):
     )
 
 
+_NOTHING_TO_REVIEW = "<p>Nothing to review: every memory is fresh, sure and looked at.</p>"
+
+
 def _page_review(store, root, csrf):
     """The queue `agentmem review` walks through, each with its one-click actions."""
     queue = store.review_queue(limit=_DASHBOARD_LIST + 1)
@@ -11119,15 +11115,13 @@ def _page_review(store, root, csrf):
         )
         note = " <strong>%s</strong>: %s" % (_esc(reason), _esc(detail))
         items.append(_memory_item(store, m, root, note=note, after=buttons))
-    return "Review", '<h1>Review</h1><p class="muted">%s</p>%s' % (
-        "more than %d to look at; the first %d shown (agentmem review --json lists them all)"
-        % (_DASHBOARD_LIST, _DASHBOARD_LIST)
-        if len(queue) > _DASHBOARD_LIST
-        else "%d to look at" % len(queue),
-        '<ul class="mems">%s</ul>' % "".join(items)
-        if items
-        else "<p>Nothing to review: every memory is fresh, sure and looked at.</p>",
-    )
+    n, most = len(queue), _DASHBOARD_LIST
+    said = "%d to look at" % n
+    if n > most:
+        said = "more than %d to look at; the first %d shown (agentmem review --json lists them all)"
+        said %= (most, most)
+    items = '<ul class="mems">%s</ul>' % "".join(items) if items else _NOTHING_TO_REVIEW
+    return "Review", f'<h1>Review</h1><p class="muted">{said}</p>{items}'
 
 
 def _page_sessions(store, root, params):
