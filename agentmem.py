@@ -3752,6 +3752,16 @@ _OBSERVED_CONFIDENCE = {
     "compaction": 0.8,
 }
 # fmt: on
+
+
+def _observed(text, mtype, kind, by="", **fields):
+    """A Memory capture observed: as sure as its `kind` is (_OBSERVED_CONFIDENCE), and `by`
+    what it rests on (the kind itself unless said)."""
+    m = Memory(text, type=mtype, confidence=_OBSERVED_CONFIDENCE.get(kind, 0.6), **fields)
+    m.extra["by"] = by or kind
+    return m
+
+
 _MAX_MEMORY_CHARS = 700
 # an agent's line whose words are mostly in a kept memory of its type adds nothing
 _RESTATED_SHARE = 0.6
@@ -4586,10 +4596,9 @@ class _Observer:
         for c in self.out:
             if c.kind == "assistant-todo" and not (final and c.turn == self.turns):
                 continue  # "next steps" of a turn the session went on past: the episode has them
-            sure = _OBSERVED_CONFIDENCE.get(c.kind, 0.6)
-            m = Memory(c.text, c.type, files=c.files, tags=c.tags, created=c.ts, confidence=sure)
-            m.extra["by"] = "person" if c.kind.startswith(("user", "open")) else "final"
-            memories.append(m)
+            by = "person" if c.kind.startswith(("user", "open")) else "final"
+            fields = dict(files=c.files, tags=c.tags, created=c.ts)
+            memories.append(_observed(c.text, c.type, c.kind, by, **fields))
         return memories
 
 
@@ -4851,15 +4860,7 @@ class _Records:
                 continue
             self.state["told"] = (self.state["told"] + [said])[-200:]
             by = "record" if path else "compaction"
-            m = Memory(
-                text,
-                type=mtype,
-                confidence=_OBSERVED_CONFIDENCE[by],
-                files=[path] if path else [],
-                created=ts,
-            )
-            m.extra["by"] = by
-            out.append(m)
+            out.append(_observed(text, mtype, by, files=[path] if path else [], created=ts))
         return out
 
 
@@ -5458,17 +5459,11 @@ class _Commands:
         mems = []
         for kind, text, ts in found:
             mtype = {"fixed": "bug", "open": "todo"}.get(kind, "fact")
-            m = Memory(text, type=mtype, confidence=_OBSERVED_CONFIDENCE["workaround"], created=ts)
-            m.extra["by"] = "tools"
-            mems.append(m)
+            mems.append(_observed(text, mtype, "workaround", "tools", created=ts))
         passed = self.state["passed"]
         if passed:
             lines = ["%s `%s`" % (k, passed[k][0]) for k in _KIND_ORDER if k in passed]
-            m = Memory(
-                "Commands that passed here: %s." % "; ".join(lines),
-                type="fact",
-                confidence=_OBSERVED_CONFIDENCE["workaround"],
-            )
+            m = _observed("Commands that passed here: %s." % "; ".join(lines), "fact", "workaround")
             m.extra.update(by="tools", slot="setup")
             mems.append(m)
         return mems
@@ -5617,10 +5612,8 @@ class _Words:
         out = []
         for _rank, _i, text, (who, ts, turn, asked) in sorted(kept, key=lambda m: -m[1]):
             for part in _paragraphs(text):
-                m = Memory(
-                    part, type="episode", confidence=_OBSERVED_CONFIDENCE["episode"], created=ts
-                )
-                m.extra.update(by="words", who=who, turn=int(turn))
+                m = _observed(part, "episode", "episode", "words", created=ts)
+                m.extra.update(who=who, turn=int(turn))
                 if asked:
                     m.extra["asked"] = asked
                 out.append(m)
@@ -5720,13 +5713,8 @@ class _Episode:
             i.rstrip(".") for st, i in self.todos if st != "completed" and not _looks_like_noise(i)
         ]
         if final and left:  # the to-do list as it was left: one memory, in its order
-            m = Memory(
-                _clip("Left to do when the session ended: %s." % "; ".join(left)),
-                type="todo",
-                confidence=_OBSERVED_CONFIDENCE["todo-list"],
-            )
-            m.extra["by"] = "todo-list"
-            mems.append(m)
+            left = _clip("Left to do when the session ended: %s." % "; ".join(left))
+            mems.append(_observed(left, "todo", "todo-list"))
         return mems + self.words.memories()
 
 
@@ -9551,13 +9539,7 @@ class _Capture:
         items, replaced = [], set()
         summary = _session_summary(memories, context, info) if events else None
         if summary:
-            s = Memory(
-                summary,
-                type="summary",
-                confidence=_OBSERVED_CONFIDENCE["summary"],
-                id=_derived_id("summary", session),
-            )
-            s.extra["by"] = "summary"
+            s = _observed(summary, "summary", "summary", id=_derived_id("summary", session))
             memories = memories + [s]
         for m in memories:
             slot = m.extra.get("slot")  # one memory a session keeps up to date
