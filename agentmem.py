@@ -5886,6 +5886,9 @@ _LEVEL_WEIGHTS = {"mem": _FIELD_WEIGHTS + (_FORM_WEIGHT,),
 _FTS5_TOKENIZE = "ascii tokenchars '._/-'"
 
 
+_DATA_OF_ROWS = "SELECT rowid, data FROM memories WHERE rowid IN (%s)"
+
+
 def _not_a_memory_file(entry):
     """Why an entry named like a memory file (x.md) is not read, or '' when it is read."""
     if entry.is_dir(follow_symlinks=False):
@@ -6341,18 +6344,15 @@ class _Index:
 
     def _df(self, level, terms):
         """{term: number of documents of `level` holding it} for the terms that occur."""
-        out = {}
         table = "%s_vocab" % level if self.backend == "fts5" else "%s_df" % level
         col = "doc" if self.backend == "fts5" else "df"
-        for chunk in _chunks(terms):
-            out.update(
-                self.db.execute(
-                    "SELECT term, %s FROM %s WHERE term IN (%s)"
-                    % (col, table, ",".join("?" * len(chunk))),
-                    chunk,
-                ).fetchall()
-            )
-        return {t: n for t, n in out.items() if n > 0}
+        sql = "SELECT term, %s FROM %s WHERE term IN (%%s)" % (col, table)
+        return {t: n for t, n in self._rows_in(sql, terms) if n > 0}
+
+    def _rows_in(self, sql, values):
+        """The rows of `sql`, its one "IN (%s)" holding `values`, read 500 values at a time."""
+        for chunk in _chunks(values):
+            yield from self.db.execute(sql % ",".join("?" * len(chunk)), chunk)
 
     def idf(self, level, terms):
         """{term: IDF} of the terms a level holds: Lucene's log(1 + (N - df + 0.5) / (df + 0.5))."""
@@ -6465,15 +6465,8 @@ class _Index:
             rows = db.execute(sql, params + [match, -1]).fetchall()  # the filter left too few
         hits = [(doc, mem) for doc, mem, passes in rows if passes][:_FTS5_POOL]
         table = {"mem": "memories", "psg": "passages", "ses": "sessions"}[level]
-        toks = {}
-        for chunk in _chunks([h[0] for h in hits]):
-            toks.update(
-                db.execute(
-                    "SELECT rowid, toks FROM %s WHERE rowid IN (%s)"
-                    % (table, ",".join("?" * len(chunk))),
-                    chunk,
-                ).fetchall()
-            )
+        sql = "SELECT rowid, toks FROM %s WHERE rowid IN (%%s)" % table
+        toks = dict(self._rows_in(sql, [h[0] for h in hits]))
         needles = [(t, " %s " % t) for t in list(terms) + list(forms)]
         return [
             (doc, owner) + _field_counts(toks[doc], _LEVEL_WEIGHTS[level], needles)
@@ -6579,13 +6572,8 @@ class _Index:
             sterms = known + [c for cs in fixes.values() for c in cs]
             srows = self._rank("ses", sterms, groups=groups)
             if srows:
-                names = dict(
-                    self.db.execute(
-                        "SELECT rowid, session FROM sessions WHERE rowid IN (%s)"
-                        % ",".join("?" * len(srows)),
-                        [r[0] for r in srows],
-                    ).fetchall()
-                )
+                sql = "SELECT rowid, session FROM sessions WHERE rowid IN (%s)"
+                names = dict(self._rows_in(sql, [r[0] for r in srows]))
                 # ties by name: stable across rebuilds
                 srows.sort(key=lambda r: (-r[2], names[r[0]]))
                 session_rank = {names[r[0]]: i for i, r in enumerate(srows)}
@@ -6624,29 +6612,22 @@ class _Index:
                 strength[mem] = strength.get(mem, 0.0) + _RANKER_WEIGHTS[name] * s / best
         now, used = time.time(), used or {}
         scored = []
-        for chunk in _chunks(ranks):
-            for rowid, ident, conf, ts, session, mtype, script in self.db.execute(
-                "SELECT rowid, id, confidence, ts, session, type, script FROM memories "
-                "WHERE rowid IN (%s)" % ",".join("?" * len(chunk)),
-                chunk,
-            ):
-                r = dict(ranks[rowid])
-                if session and session in session_rank:
-                    r["session"] = session_rank[session]
-                affinity = intent.get(mtype, _TYPE_AFFINITY.get(mtype, 1.0)) * (
-                    _SAME_SCRIPT_AFFINITY if script == asked_in else 1.0
-                )
-                last = max(ts, used.get(ident, 0))  # used lately: young again
-                scored.append((_fused_score(r, conf, last, now, affinity), ident, rowid, r))
+        sql = "SELECT rowid, id, confidence, ts, session, type, script FROM memories "
+        for rowid, ident, conf, ts, session, mtype, script in self._rows_in(
+            sql + "WHERE rowid IN (%s)", ranks
+        ):
+            r = dict(ranks[rowid])
+            if session and session in session_rank:
+                r["session"] = session_rank[session]
+            affinity = intent.get(mtype, _TYPE_AFFINITY.get(mtype, 1.0)) * (
+                _SAME_SCRIPT_AFFINITY if script == asked_in else 1.0
+            )
+            last = max(ts, used.get(ident, 0))  # used lately: young again
+            scored.append((_fused_score(r, conf, last, now, affinity), ident, rowid, r))
 
         scored.sort(key=lambda x: _hit_order(x[0], strength[x[2]], x[1]))
         top = scored[: max(1, limit)]
-        data = dict(
-            self.db.execute(
-                "SELECT rowid, data FROM memories WHERE rowid IN (%s)" % ",".join("?" * len(top)),
-                [x[2] for x in top],
-            ).fetchall()
-        )
+        data = dict(self._rows_in(_DATA_OF_ROWS, [x[2] for x in top]))
         return [
             Hit(_memory_from_index(data[rowid]), fused, r, strength=strength[rowid])
             for fused, _ident, rowid, r in top
@@ -6747,15 +6728,7 @@ class _Index:
 
     def by_rowid(self, rowids):
         """The memories of these index rows, in that order."""
-        found = {}
-        for chunk in _chunks(list(rowids)):
-            found.update(
-                self.db.execute(
-                    "SELECT rowid, data FROM memories WHERE rowid IN (%s)"
-                    % ",".join("?" * len(chunk)),
-                    chunk,
-                ).fetchall()
-            )
+        found = dict(self._rows_in(_DATA_OF_ROWS, list(rowids)))
         return [_memory_from_index(found[r]) if r in found else None for r in rowids]
 
     def having(self, key):
