@@ -11156,7 +11156,14 @@ class _DashboardApp:
             lambda st, root, mt, p, app: _page_memory(st, root, mt.group(1), app.csrf),
         ),
     )
-    ACTIONS = ("confirm", "forget", "edit", "promote", "relate")
+    # what a memory's page may ask, and what it says once done
+    ACTIONS = {
+        "confirm": "confirmed",
+        "forget": "forgotten",
+        "edit": "edited",
+        "promote": "promoted",
+        "relate": "related",
+    }
     NAV = (
         ("/", "Overview"),
         ("/search", "Search"),
@@ -11258,12 +11265,8 @@ class _DashboardApp:
             and any(referer.startswith(o + "/") for o in self.origins)
         ):
             return self._refuse(403, "A change must come from this dashboard's own page.")
-        form = {
-            k: v[-1]
-            for k, v in urllib.parse.parse_qs(
-                body.decode("utf-8", "replace"), keep_blank_values=True
-            ).items()
-        }
+        sent = urllib.parse.parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
+        form = {k: v[-1] for k, v in sent.items()}
         if not _same_secret(form.get("csrf", ""), self.csrf):
             return self._refuse(
                 403, "The page was too old or not this dashboard's: reload it and try again."
@@ -11276,13 +11279,7 @@ class _DashboardApp:
             return self._refuse(404 if "no memory" in str(e) else 400, str(e))
         finally:
             store.close()
-        done = {
-            "confirm": "confirmed",
-            "forget": "forgotten",
-            "edit": "edited",
-            "promote": "promoted",
-            "relate": "related",
-        }[what]
+        done = self.ACTIONS[what]
         back = urllib.parse.urlsplit(form.get("next", ""))
         params = {k: v[-1] for k, v in urllib.parse.parse_qs(back.query).items() if k != "done"}
         params["done"] = done
