@@ -7626,11 +7626,8 @@ class Store:
             for old in sorted(_parse_memories(text, rel), key=lambda x: -x.line):
                 if old.id in changed or old.id in removed:
                     found.add(old.id)
-                    block = (
-                        _render_memory(changed[old.id], shared).split("\n")[:-1]
-                        if old.id in changed
-                        else []
-                    )
+                    now = changed.get(old.id)
+                    block = _render_memory(now, shared).split("\n")[:-1] if now else []
                     lines[old.line - 1 : old.end - 1] = block
             text = "\n".join(lines)
         if new:
@@ -7748,12 +7745,9 @@ class Store:
             m.extra["archived"] = _now_iso()[:10]
         with self.lock():
             for rel in sorted({m.path for m in archive + purged}):
+                kept = {m.id: m for m in archive if m.path == rel}
                 self._write_file(
-                    rel,
-                    [],
-                    {m.id: m for m in archive if m.path == rel},
-                    None,
-                    removed={m.id for m in purged if m.path == rel},
+                    rel, [], kept, None, removed={m.id for m in purged if m.path == rel}
                 )
             self.index().refresh()
         return archive, purged
@@ -7780,10 +7774,8 @@ class Store:
                 said = [_rescanned(self.prepare(m), before.pop(m.id, None)) for m in mems]
                 counts["added"] += said.count("added")
                 counts["updated"] += said.count("updated")
-                text = "# Scanned from %s (agentmem scan rewrites this file)\n\n%s\n\n" % (
-                    rel,
-                    _FILE_HELP,
-                ) + "".join(_render_memory(m) for m in mems)
+                head = "# Scanned from %s (agentmem scan rewrites this file)\n\n%s\n\n"
+                text = head % (rel, _FILE_HELP) + "".join(_render_memory(m) for m in mems)
                 if not os.path.exists(self._inside(path)) or self.read(path) != text:
                     _atomic_write(self._inside(path), text)
             counts["removed"] = len(before)
