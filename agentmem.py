@@ -9334,10 +9334,10 @@ class _Capture:
                     continue
                 if only is None and job.get("not_before", 0) > time.time():
                     continue
+                name = os.path.basename(path)
                 try:
                     n = self.run_job(job, llm=llm)
                     agent, event = job.get("agent") or "agent", job.get("event") or "capture"
-                    name = os.path.basename(path)
                     self.log("job %s (%s %s): %d memories stored" % (name, agent, event, n))
                     stored += n
                     os.unlink(path)
@@ -9351,15 +9351,11 @@ class _Capture:
                     job["not_before"] = time.time() + 60 * 2 ** min(job["attempts"], 6)
                     errors.append(job["error"])
                     self.log(
-                        "job %s failed (attempt %d): %s"
-                        % (os.path.basename(path), job["attempts"], job["error"])
+                        "job %s failed (attempt %d): %s" % (name, job["attempts"], job["error"])
                     )
                     if job["attempts"] >= _MAX_JOB_ATTEMPTS or isinstance(e, _GoneError):
                         os.makedirs(os.path.join(self.queue, "failed"), exist_ok=True)
-                        _atomic_write(
-                            os.path.join(self.queue, "failed", os.path.basename(path)),
-                            json.dumps(job),
-                        )
+                        _atomic_write(os.path.join(self.queue, "failed", name), json.dumps(job))
                         os.unlink(path)
                     else:
                         _atomic_write(path, _json_text(job))
@@ -9386,9 +9382,7 @@ class _Capture:
             if e.role != "result":
                 e.text = self.store.clean(e.text)
         session = job.get("session") or info.get("session") or _slug(os.path.basename(key), 36)
-        info.setdefault("cwd", job.get("cwd") or "")
-        if job.get("cwd") and not info.get("cwd"):
-            info["cwd"] = job["cwd"]
+        info["cwd"] = info.get("cwd") or job.get("cwd") or ""
         context = ts.setdefault("context", {})
         memories = compress_heuristic(fresh, info, context, final=bool(job.get("final")))
         memories += _episode(fresh, final=bool(job.get("final")), context=context)
