@@ -10378,9 +10378,7 @@ class _MCPServer:
         mtype = a.get("type") or None
         if mtype is not None and not isinstance(mtype, str):
             raise ValueError("'type' must be a string such as decision, convention or bug")
-        hits = self.store().recall(
-            query, limit=limit, types=[mtype] if mtype else None, files=files
-        )
+        hits = self.store().recall(query, limit, [mtype] if mtype else None, files)
         if not hits:
             return "No memories match %r." % _clip(query, 80), {"note": _MCP_NOTE, "results": []}
         self.store()._mark_used(h.memory.id for h in hits)  # what the agent used stays young
@@ -12198,16 +12196,15 @@ def _cmd_show(args):
     return 0
 
 
+_CHECK_PASSES = "nothing that fails a check"
+
+
 def _cmd_check(args):
     store = _store(args)
     findings = store.check(fix_secrets=args.redact) if store.exists() else []
     if args.json:
-        _json_out(
-            [
-                dict(kind=kind, detail=detail, **_place(store, m), memory=m.to_dict())
-                for kind, m, detail in findings
-            ]
-        )
+        found = [(kind, detail, _place(store, m), m.to_dict()) for kind, m, detail in findings]
+        _json_out([dict(kind=k, detail=d, **at, memory=m) for k, d, at, m in found])
     else:
         for kind, m, detail in findings:
             where = _place(store, m)
@@ -12218,9 +12215,7 @@ def _cmd_check(args):
             _out("masked the secrets above in place")
         waiting = len(store.review_queue()) if store.exists() else 0
         kinds = ", ".join(sorted({k for k, _m, _d in findings}))
-        fails = (
-            "%d to fix (%s)" % (len(findings), kinds) if findings else "nothing that fails a check"
-        )
+        fails = "%d to fix (%s)" % (len(findings), kinds) if findings else _CHECK_PASSES
         review = "%d memories wait for a person's review (agentmem review)" % waiting
         _out("%s: %s; %s" % (store.root, fails, review if waiting else "nothing waits for review"))
     unresolved = [k for k, _m, _d in findings if not (k == "secret" and args.redact)]
@@ -12404,13 +12399,8 @@ def _cmd_inject(args):
         context = _prompt_context(store, fields["prompt"] or d.get("_raw", ""), budget)
         event = fields["event"] or "UserPromptSubmit"
     else:
-        context = _build_context(
-            store,
-            cwd=fields["cwd"],
-            budget=budget,
-            query=args.query or "",
-            source=fields["source"] or "startup",
-        )
+        start = fields["source"] or "startup"
+        context = _build_context(store, fields["cwd"], budget, args.query or "", start)
         event = "SessionStart"
     if context:
         sys.stdout.write(
@@ -12795,9 +12785,8 @@ def _cmd_serve(args):
                     "memory now, and `agentmem serve --demo` shows the dashboard on a demo"
                     % store.root
                 )
-        server, _app, url = _dashboard_server(
-            store.root, args.host, args.port, allow_remote=args.allow_remote
-        )
+        host, port, remote = args.host, args.port, args.allow_remote
+        server, _app, url = _dashboard_server(store.root, host, port, allow_remote=remote)
         _out(url)
         if args.host not in _LOOPBACK:
             _err(
