@@ -4843,12 +4843,9 @@ class _Records:
             )
             self.found[(path, "=" + heading)] = ("fact", _clip(said, 2 * _RECORD_CHARS), ts)
         for title, question, decision, why in _decision_records(text) if "ecision" in text else ():
-            said = [
-                title + ":" if title else "",
-                question,
-                "Decision: " + decision.rstrip(".") + ".",
-            ]
-            said = " ".join(x for x in said + ["Rationale: " + why if why else ""] if x)
+            reason = "Rationale: " + why if why else ""
+            said = (title + ":" if title else "", question, "Decision: %s." % decision.rstrip("."))
+            said = " ".join(x for x in said + (reason,) if x)
             key = (path, title or question or decision)
             self.found[key] = ("decision", _clip(said, _RECORD_CHARS), ts)
 
@@ -5463,8 +5460,9 @@ class _Commands:
         passed = self.state["passed"]
         if passed:
             lines = ["%s `%s`" % (k, passed[k][0]) for k in _KIND_ORDER if k in passed]
-            m = _observed("Commands that passed here: %s." % "; ".join(lines), "fact", "workaround")
-            m.extra.update(by="tools", slot="setup")
+            said = "Commands that passed here: %s." % "; ".join(lines)
+            m = _observed(said, "fact", "workaround", "tools")
+            m.extra["slot"] = "setup"
             mems.append(m)
         return mems
 
@@ -6349,6 +6347,14 @@ class _Index:
         sql = "SELECT term, %s FROM %s WHERE term IN (%%s)" % (col, table)
         return {t: n for t, n in self._rows_in(sql, terms) if n > 0}
 
+    def in_latin(self, terms):
+        """{term: the Latin term it stands for}: the Cyrillic words of `terms` this store never
+        saw as written but holds in Latin letters ("пуш": push), to be read as those words."""
+        latin = {t: _latin_term(t) for t in terms if t.isalpha() and not t.isascii()}
+        latin = {t: x for t, x in latin.items() if x != t and len(x) >= 3}
+        df = self._df("mem", list(latin) + list(latin.values())) if latin else {}
+        return {t: x for t, x in latin.items() if t not in df and x in df}
+
     def _rows_in(self, sql, values):
         """The rows of `sql`, its one "IN (%s)" holding `values`, read 500 values at a time."""
         for chunk in _chunks(values):
@@ -6544,11 +6550,9 @@ class _Index:
             raise AgentmemError("the query has no words to search for: %r" % (query or "")[:80])
         if not self.stats_of("mem")[0]:
             return []
+        spelled = self.in_latin(terms)  # a word the store holds in Latin letters, not a guess
+        terms = [spelled.get(t, t) for t in terms]
         df = self._df("mem", terms)
-        # a word the store has only in Latin letters ("пуш": push) is that word, not a guess
-        latin = {t: _latin_term(t) for t in terms if t not in df and t.isalpha()}
-        df.update(self._df("mem", [x for t, x in latin.items() if x != t and len(x) >= 3]))
-        terms = [latin[t] if latin.get(t) in df else t for t in terms]
         known = [t for t in terms if t in df]
         unknown = [t for t in terms if t not in df][:8]
         if len(known) > _MAX_QUERY_TERMS:  # a pasted prompt: keep the rarest terms
@@ -6612,10 +6616,9 @@ class _Index:
                 strength[mem] = strength.get(mem, 0.0) + _RANKER_WEIGHTS[name] * s / best
         now, used = time.time(), used or {}
         scored = []
-        sql = "SELECT rowid, id, confidence, ts, session, type, script FROM memories "
-        for rowid, ident, conf, ts, session, mtype, script in self._rows_in(
-            sql + "WHERE rowid IN (%s)", ranks
-        ):
+        columns = "rowid, id, confidence, ts, session, type, script"
+        sql = "SELECT %s FROM memories WHERE rowid IN (%%s)" % columns
+        for rowid, ident, conf, ts, session, mtype, script in self._rows_in(sql, ranks):
             r = dict(ranks[rowid])
             if session and session in session_rank:
                 r["session"] = session_rank[session]
@@ -9946,13 +9949,12 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
     n = max(1, idx.stats_of("mem")[0])
     unseen = math.log(1.0 + (n + 0.5) / 0.5)
     once = math.log(1.0 + (n - 0.5) / 1.5)  # the IDF of a word one memory holds
-    latin = {t: _latin_term(t) for t in terms}
-    idf = idx.idf("mem", _dedupe(list(terms) + list(latin.values())))
+    latin = idx.in_latin(terms)  # "пуш" is the store's "push" (as recall reads it)
+    idf = idx.idf("mem", list(terms) + list(latin.values()))
     quoted = set(tokenize(" ".join(_PROMPT_QUOTE_REGEX.findall(prompt))))
     out = []
     for _word, (said, *rest) in words or _prompt_words(prompt, terms):
-        # "пуш" is the store's "push" (as recall reads it)
-        whole = latin[said] if said not in idf and latin.get(said, said) in idf else said
+        whole = latin.get(said, said)
         joined = re.sub(r"[./_:-]", "", whole)
         # the word says itself whole, joined ("ratelimit") or by a path's tail ("push.ts");
         # else by all of its parts together, never by one part ("js" of "Next.js")
@@ -11786,13 +11788,10 @@ def _plan_mcp(agent, files, change, rel, remove):
             text += ("\n" if text else "") + entry % (_toml_string(e["command"]), args)
         change[1] = text
         return
-    data = (
-        json.loads(change[1])
-        if change[1]
-        else _read_json(files["mcp"])
-        if change[1] is None
-        else {}
-    )
+    if change[1] is None:  # not written yet: the file as it is
+        data = _read_json(files["mcp"])
+    else:  # what the hooks made of it (Gemini), or emptied
+        data = json.loads(change[1]) if change[1] else {}
     holder = data  # ~/.claude.json keeps a project's own servers under projects[path]
     if files.get("mcp_project"):
         holder = data.setdefault("projects", {}).setdefault(files["mcp_project"], {})
