@@ -1839,30 +1839,33 @@ def _trie_pattern(words):
 
 _SECRET_REGEXES = [(_LazyRegex(p, re.S), r) for _t, p, r in _SECRET_PATTERNS]
 _SECRET_TRIGGERS = tuple(sorted({t for ts, _p, _r in _SECRET_PATTERNS for t in ts}))
-# each cue -> the patterns (by position) it wakes, and those its prefixes wake: the trigger
-# regex names only the longest cue starting at a position ("sk-" and not "sk")
-_SECRET_OWN_CUES = {
-    t: [i for i, (ts, _p, _r) in enumerate(_SECRET_PATTERNS) if t in ts] for t in _SECRET_TRIGGERS
-}
-_SECRET_CUES = {
-    t: tuple(sorted({i for n in range(1, len(t) + 1) for i in _SECRET_OWN_CUES.get(t[:n], ())}))
-    for t in _SECRET_TRIGGERS
-}
-# the cues of more than one character (those of one are looked up with `in`)
-_SECRET_TRIGGER_REGEX = _LazyRegex(_trie_pattern(t for t in _SECRET_TRIGGERS if len(t) > 1))
-_SECRET_CHAR_CUES = tuple(t for t in _SECRET_TRIGGERS if len(t) == 1)
+_SECRET_CUES = {}  # built on the first redaction: a hook that redacts nothing never waits for it
 
 
 def _secret_cues(low):
     """The patterns (by position) the cues in a lower-cased text wake: every position where a
     cue starts gives its longest cue, and the shorter ones there are its prefixes."""
-    woken = {i for t in _SECRET_CHAR_CUES if t in low for i in _SECRET_CUES[t]}
-    search, pos = _SECRET_TRIGGER_REGEX.search, 0
+    cues = _SECRET_CUES
+    if not cues:  # each cue -> the patterns it and its prefixes wake
+        own = {t: [] for t in _SECRET_TRIGGERS}
+        for i, (ts, _p, _r) in enumerate(_SECRET_PATTERNS):
+            for t in ts:
+                own[t].append(i)
+        table = {
+            t: tuple(sorted({i for n in range(1, len(t) + 1) for i in own.get(t[:n], ())}))
+            for t in _SECRET_TRIGGERS
+        }
+        table[""] = tuple(t for t in _SECRET_TRIGGERS if len(t) == 1)  # looked up with `in`
+        # the others by one regex, which names only the longest cue at a position ("sk-")
+        table[None] = re.compile(_trie_pattern(t for t in _SECRET_TRIGGERS if len(t) > 1))
+        cues.update(table)  # at once: another thread sees all of it or none
+    woken = {i for t in cues[""] if t in low for i in cues[t]}
+    search, pos = cues[None].search, 0
     while True:
         m = search(low, pos)
         if m is None:
             return woken
-        woken.update(_SECRET_CUES[m.group()])
+        woken.update(cues[m.group()])
         pos = m.start() + 1
 
 
@@ -6375,7 +6378,7 @@ class _Index:
             }
         return self._stats.get(level, (0, 0))
 
-    def _rank(self, level, terms, filt=None, forms=None, groups=None):
+    def _rank(self, level, terms, filt=None, forms=None, groups=None, pool=_FTS5_POOL):
         """[(doc rowid, owner rowid, score)] of the best _CANDIDATES docs of a level, best first.
 
         score = coord x BM25, computed here for both backends from the same counts:
@@ -6385,7 +6388,7 @@ class _Index:
         exact word form of the query (`forms`, {stem: [form]}); document length
         counts every token. The terms of one query word (`groups`, {term: word})
         count once, by the best of them; coord = (share of the query's words the
-        doc holds) ** _COORD_POWER. With FTS5, SQLite proposes the _FTS5_POOL docs its own
+        doc holds) ** _COORD_POWER. With FTS5, SQLite proposes the `pool` docs its own
         bm25() likes best and they are re-scored; without, every doc holding a
         term is scored from the postings table.
         """
@@ -6403,7 +6406,7 @@ class _Index:
         nterms = float(len(set(groups.values())))
         if self.backend == "fts5":
             docs = self._fts5_candidates(
-                level, terms, filt, [f for fs in forms.values() for f in fs]
+                level, terms, filt, [f for fs in forms.values() for f in fs], pool
             )
         else:
             docs = self._posting_docs(level, terms, forms, filt)
@@ -6444,11 +6447,11 @@ class _Index:
             ]
         return [(doc, info[doc][0], tf, info[doc][1]) for doc, tf in tfs.items()]
 
-    def _fts5_candidates(self, level, terms, filt, forms=()):
-        """[(doc, owner, weighted tf, length)] of the docs FTS5 ranks best for the terms.
+    def _fts5_candidates(self, level, terms, filt, forms=(), pool=_FTS5_POOL):
+        """[(doc, owner, weighted tf, length)] of the `pool` docs FTS5 ranks best for the terms.
 
         FTS5 ranks first and the best are joined and filtered after: ranking inside the
-        join costs twice as much. When the filter leaves fewer than _FTS5_POOL of twice as
+        join costs twice as much. When the filter leaves fewer than `pool` of twice as
         many, all are ranked (the pool is then the same as ranking the filtered ones).
         """
         db = self.db
@@ -6465,11 +6468,11 @@ class _Index:
             "WHERE %s_fts MATCH ? ORDER BY r LIMIT ?) f%s ORDER BY f.r"
             % (owner, ok, level, weights, level, level, join)
         )
-        pool = 2 * _FTS5_POOL if ok != "1" else _FTS5_POOL
-        rows = db.execute(sql, params + [match, pool]).fetchall()
-        if len(rows) == pool > _FTS5_POOL and sum(1 for r in rows if r[2]) < _FTS5_POOL:
+        asked = 2 * pool if ok != "1" else pool
+        rows = db.execute(sql, params + [match, asked]).fetchall()
+        if len(rows) == asked > pool and sum(1 for r in rows if r[2]) < pool:
             rows = db.execute(sql, params + [match, -1]).fetchall()  # the filter left too few
-        hits = [(doc, mem) for doc, mem, passes in rows if passes][:_FTS5_POOL]
+        hits = [(doc, mem) for doc, mem, passes in rows if passes][:pool]
         table = {"mem": "memories", "psg": "passages", "ses": "sessions"}[level]
         sql = "SELECT rowid, toks FROM %s WHERE rowid IN (%%s)" % table
         toks = dict(self._rows_in(sql, [h[0] for h in hits]))
@@ -6534,9 +6537,11 @@ class _Index:
         min_confidence=None,
         archived=False,
         used=None,
+        pool=_FTS5_POOL,
     ):
         """Memories for a query, best first, as [Hit]; archived ones only with `archived`;
-        `used` maps ids to when an agent last used them (young again).
+        `used` maps ids to when an agent last used them (young again); each ranker re-scores
+        the `pool` docs FTS5 proposes.
 
         Rankers: BM25 over whole memories ('memory'), over their passages
         ('passage'), over the close known terms that stand in for unknown
@@ -6562,19 +6567,18 @@ class _Index:
         groups = _query_groups(query or "")
         rankings = {}
         if known:
-            rankings["memory"] = self._rank("mem", known, filt, forms, groups)
-            rankings["passage"] = _best_of_each(self._rank("psg", known, filt, forms, groups))
+            rankings["memory"] = self._rank("mem", known, filt, forms, groups, pool)
+            rankings["passage"] = _best_of_each(self._rank("psg", known, filt, forms, groups, pool))
         fixes = self._fuzzy(unknown) if unknown else {}
         if fixes:
-            rankings["fuzzy"] = self._rank(
-                "mem", _dedupe(c for cs in fixes.values() for c in cs), filt
-            )
+            close = _dedupe(c for cs in fixes.values() for c in cs)
+            rankings["fuzzy"] = self._rank("mem", close, filt, pool=pool)
         if not any(rankings.values()):
             return []
         session_rank = {}
         if self.stats_of("ses")[0]:
             sterms = known + [c for cs in fixes.values() for c in cs]
-            srows = self._rank("ses", sterms, groups=groups)
+            srows = self._rank("ses", sterms, groups=groups, pool=pool)
             if srows:
                 sql = "SELECT rowid, session FROM sessions WHERE rowid IN (%s)"
                 names = dict(self._rows_in(sql, [r[0] for r in srows]))
@@ -7176,6 +7180,7 @@ class Store:
         min_confidence=None,
         archived=False,
         refresh=True,
+        pool=_FTS5_POOL,
     ):
         """Memories that answer `query`, best first (see _Index.search); archived ones too
         with `archived`; without `refresh`, on the index as the caller just refreshed it."""
@@ -7184,7 +7189,8 @@ class Store:
                 raise AgentmemError("the query has no words to search for: %r" % (query or "")[:80])
             return []
         used, n = self._used_times(), max(1, limit) * 3
-        hits = self.index(refresh).search(query, n, types, files, min_confidence, archived, used)
+        index = self.index(refresh)
+        hits = index.search(query, n, types, files, min_confidence, archived, used, pool)
         return self._linked(self._weighed(hits, limit), types)
 
     def _weighed(self, hits, limit):
@@ -9568,6 +9574,7 @@ _PROMPT_MIN_SHARE = 0.32
 _ONE_WORD_SHARE = 0.5
 _PROMPT_PASSAGES = 3
 _PROMPT_CANDIDATES = 8  # recall hits whose passages are weighed
+_PROMPT_POOL = 40  # docs FTS5 proposes per ranker for them (recall's 100: the hook's main cost)
 _PROMPT_BUDGET_TOKENS = 400
 _PASSAGE_CHARS = 360  # a quoted passage at most
 _COMMON_WORD_WEIGHT = 0.3
@@ -10176,14 +10183,15 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
     terms = _query_terms(said)
     if not store.exists() or not terms:
         return ""
-    types = tuple(t for t in _MEMORY_TYPES if t != "summary")
     name = os.path.basename(store.project_root() or os.path.dirname(store.root))
     words = _prompt_words(said, terms)
     weights = _prompt_weights(store.index(), said, terms, set(tokenize(name)), words)
     # the prompt's own words find the candidates: its common ones ("add", "when", "server")
     # would only bring what any prompt brings, and each costs the search a long list
     own = [word for (word, _t), (_w, _f, common) in zip(words, weights) if not common]
-    hits = store.recall(" ".join(own) or said, _PROMPT_CANDIDATES, types, refresh=False)
+    query = " ".join(own) or said
+    hits = store.recall(query, _PROMPT_CANDIDATES + 2, refresh=False, pool=_PROMPT_POOL)
+    hits = [h for h in hits if h.memory.type != "summary"][:_PROMPT_CANDIDATES]  # SessionStart's
     found = []
     for h in hits:
         share, passage = _prompt_passage(h, weights)
