@@ -1728,6 +1728,14 @@ _SECRET_PATTERNS = (
                              else m.group(2))),
     (("bearer", "token"), r"(?i)\b(bearer|token)(\s+)[A-Za-z0-9._~+/\-]{20,}=*", r"\1\2[REDACTED]"),
     (("curl", " -u"), r"(\s-u\s*['\"]?[^\s:'\"]+:)[^\s'\"]+", r"\1[REDACTED]"),          # curl -u
+    # a password given on a command line: --password X, mysql's -pX, `docker login -p X`
+    (("--pass", "mysql", "login"),
+     r"(--pass(?:word|wd)?\s+|\bmysql\w*\b[^\n|;&]*?\s-p(?=[^\s-])|\blogin\b[^\n|;&]*?\s-p\s+)"
+     r"(?![$<])(?:'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"|;&]+)", r"\1[REDACTED]"),
+    # a long key after a name with a credential word inside it: "secret_key_base: 8f7e..."
+    (("secret", "token", "key", "pass"),
+     r"(?i)((?:secret|token|passw(?:or)?d|key)_[a-z_]+[\"']?\s*[=:]\s*[\"']?)"
+     r"(?=[A-Za-z+/=_\-]*\d)(?=[\d+/=_\-]*[A-Za-z])([A-Za-z0-9+/=_\-]{24,})", r"\1[REDACTED]"),
     (("://",), r"(\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"]*:)[^\s@/'\"]+(@)", r"\1[REDACTED]\2"),
     (("://",), r"(\bhttps://)[a-f0-9]{32}(@[\w.\-]*sentry\.io)", r"\1[REDACTED]\2"),  # Sentry
     # a line of an env file: the whole value, whatever its alphabet (framework secret keys are

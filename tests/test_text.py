@@ -111,6 +111,9 @@ def test_assignments_urls_keys_and_emails_are_masked():
 def test_plain_prose_about_secrets_is_left_alone():
     text = "Rotate the API key monthly; the password policy needs 12 characters."
     assert redact(text) == text
+    for text in ("mysql -u root -p shop", "docker run -p 8080:80 web", "mkdir -p src/keys",
+                 "docker login -u bob --password-stdin", "token_limit: 4096", "cache_key_prefix: users"):
+        assert redact(text) == text
 
 
 def test_prose_that_says_what_auth_or_a_token_is_keeps_its_words():
@@ -293,6 +296,10 @@ def test_a_secret_the_person_pastes_reaches_no_file_of_the_store(store, tmp_path
     ("SECRET_KEY=)@%k8!z^c+r1p#v&q9d$w2e*t7y(u0i-o=p", "#v&q9d$w2e"),
     ("export DJANGO_SECRET_KEY=django-insecure-8x#k2!mz^q@w1e$r5t", "mz^q@w1e"),
     ("FCM server key AAAAbcdEFG1:APA91bH" + "x7Y" * 45, "APA91bH"),
+    ("mysql -u root -pSup3rS3cret shop < dump.sql", "Sup3rS3cret"),
+    ("docker login -u bob -p Dkr9Pass4Word registry.example.com", "Dkr9Pass4Word"),
+    ("pg_dump --password 'Pg pass 42' shop", "Pg pass 42"),
+    ("secret_key_base: 8f7e6d5c4b3a29180f7e6d5c4b3a29180f7e6d5c4b3a2918", "8f7e6d5c4b3a"),
 ])
 def test_secrets_in_prose_env_files_and_prefixed_server_keys_are_masked(text, secret):
     assert secret not in agentmem.redact(text)
