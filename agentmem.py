@@ -9434,10 +9434,13 @@ class _Capture:
         events, info = [], {"format": "none"}
         if job.get("transcript"):
             if os.path.exists(job["transcript"]):
-                events, info, offset = read_transcript(
-                    job["transcript"], job.get("format") or "auto", ts.get("offset", 0)
-                )
+                fmt = job.get("format") or "auto"
+                events, info, offset = read_transcript(job["transcript"], fmt, ts.get("offset", 0))
                 ts["offset"] = offset
+                if info["format"] == "text" and fmt == "auto" and job.get("event") != "manual":
+                    # an agent's hook names its JSON-lines transcript; any other file is none
+                    self.log("%s is no agent's transcript: not read" % job["transcript"])
+                    events, info = [], {"format": "none"}
                 # Claude Code 2.x keeps sub-agents beside the session
                 if info.get("format") == "claude":
                     events += self.subagent_events(job["transcript"], ts)

@@ -66,6 +66,22 @@ def test_the_last_message_counts_when_the_transcript_lags(store, tmp_path):
     assert bug["text"].startswith("The login page returns 500 after deploy.")
 
 
+def test_a_hook_that_names_a_plain_file_stores_none_of_it(store, tmp_path):
+    """An agent's hook names its JSON-lines transcript; a file of plain text it names (a
+    credentials file, /etc/passwd) is no session: not one of its lines reaches the store, and
+    the hook's own message still does."""
+    path = tmp_path / "credentials"
+    path.write_text("[default]\nregion = eu-west-1\nowner: ops-team-lead\nroot:x:0:0:root:/root:/bin/bash\n")
+    hook = json.loads(hook_json("sess-plain", path, event="Stop"))
+    hook["last_assistant_message"] = "We decided to stay on Postgres for the queue; Redis is not worth it."
+    am("capture", "--sync", input=json.dumps(hook), check=0)
+    on_disk = "".join(f.read_text() for f in store.rglob("*.md"))
+    assert "ops-team-lead" not in on_disk and "/bin/bash" not in on_disk
+    assert "stay on Postgres" in on_disk
+    p = am("capture", "--transcript", str(path), check=0)        # named by the person: read
+    assert p.returncode == 0 and "ops-team-lead" in "".join(f.read_text() for f in store.rglob("*.md"))
+
+
 @pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", json.dumps({"transcript_path": "/nope.jsonl"}),
                                    json.dumps({"session_id": 5, "cwd": 7, "transcript_path": None})])
 def test_a_hook_never_fails_and_never_prints(store, stdin):
