@@ -5605,10 +5605,13 @@ class _Words:
         msgs, reports = [], set(self.last.values())
         for i, (who, said, ts, calls, turn, asked) in enumerate(self.said):
             text = _cut_at(said, _MESSAGE_MAX_CHARS)[0]
+            if _says("injection", text):  # orders to the next session are never kept: the
+                paras = re.split(r"\n\s*\n", text)  # paragraphs that give them, not the message
+                text = "\n\n".join(p for p in paras if not _says("injection", p))
             if calls:  # what the agent then did, one line: never what it printed
                 done = "; ".join(calls)
                 text = "%s\n\n(then %s)" % (text, done) if text else _capitalized(done + ".")
-            if text and not _says("injection", text):  # orders to the next session: never kept
+            if text:
                 rank = _WORDS_PRIORITY["final" if i in reports else who]
                 msgs.append((rank, -i, text, (who, ts, turn, asked)))
         room = _WORDS_MAX_CHARS - int(self.context.get("words_chars") or 0)
