@@ -10066,7 +10066,12 @@ def _best_passage(text, weights, guesses=True):
     """
     units = _passage_units(text)
     needles = {t[:3] for _w, forms, _c in weights for form in forms for t in form}
-    tokens = [_terms_in(_RECORD_LABEL_REGEX.sub("", u), needles) for u in units]
+    # what a tool call ran ("(then ran `...`)") is shown with its message, but it is not what
+    # the message says: it never makes a passage relevant
+    tokens = [
+        set() if u.startswith("(then ") else _terms_in(_RECORD_LABEL_REGEX.sub("", u), needles)
+        for u in units
+    ]
     allowed = {}  # a typed memory's question is part of it ("Should ideas stay editable? ...")
 
     def quotable(k):  # read only for the units a run reaches: the tests are slow

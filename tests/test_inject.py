@@ -409,6 +409,15 @@ def test_an_episode_s_own_labels_are_not_words_of_the_session():
     assert share == 1.0  # the session's own word
 
 
+def test_what_a_tool_call_ran_is_shown_with_its_message_but_never_makes_it_relevant():
+    weights = [(2.0, [frozenset([t])], False) for t in agentmem.tokenize("billing quota")]
+    said = "I tidied the fixtures of the mailer tests.\n\n(then ran `grep -rn quota src/billing`)"
+    assert agentmem._best_passage(said, weights) == (0.0, "")
+    said = "The billing quota resets at midnight UTC.\n\n(then ran `grep -rn quota src/billing`)"
+    share, passage = agentmem._best_passage(said, weights)
+    assert share == 1.0 and passage.endswith("(then ran `grep -rn quota src/billing`)")
+
+
 def test_a_prompt_that_reports_a_problem_is_told_the_bug_that_fixed_it(store):
     s = agentmem.open_store()
     for text, mtype in (
