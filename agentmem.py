@@ -43,6 +43,7 @@ __all__ = [
 # fmt: on
 __version__ = "0.1.0"
 
+import contextlib
 import itertools
 import json
 import math
@@ -408,10 +409,8 @@ def _atomic_write(path, text, durable=True):
                 os.fsync(f.fileno())
         _replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 
@@ -600,11 +599,9 @@ def _git_dirs(cwd):
             if line.startswith("gitdir:"):
                 gitdir = os.path.join(d, line[len("gitdir:") :].strip())
             common = gitdir
-            try:
+            with contextlib.suppress(OSError):
                 common = _read_line(os.path.join(gitdir, "commondir"))
                 common = os.path.normpath(os.path.join(gitdir, common))
-            except OSError:
-                pass
             return d, gitdir, common
         parent = os.path.dirname(d)
         if parent == d:
@@ -642,19 +639,15 @@ def _git_info(cwd):
     ref = head[4:].strip()
     out = {"branch": ref.rsplit("refs/heads/", 1)[-1]}
     for base in dict.fromkeys((gitdir, common)):
-        try:
+        with contextlib.suppress(OSError):
             out["commit"] = _read_line(os.path.join(base, ref))
             return out
-        except OSError:
-            pass
-        try:
+        with contextlib.suppress(OSError):
             with open(os.path.join(base, "packed-refs"), encoding="utf-8") as f:
                 for line in f:
                     if line.rstrip().endswith(" " + ref):
                         out["commit"] = line.split()[0]
                         return out
-        except OSError:
-            pass
     return out
 
 
@@ -935,11 +928,9 @@ class _HashCache:
 
     def save(self):
         if self.dirty:
-            try:
+            with contextlib.suppress(OSError):
                 _atomic_write(self.path, json.dumps(self.known), durable=False)
                 self.dirty = False
-            except OSError:
-                pass
 
 
 ########################################################################
@@ -2399,17 +2390,13 @@ def _codex_call(p, ts, info, out):
     name = _str_field(p, "name") or ptype
     args = p.get("arguments") if ptype == "function_call" else p.get("input") or p.get("action")
     if isinstance(args, str) and args[:1] in "{[":
-        try:
+        with contextlib.suppress(ValueError, RecursionError):
             args = json.loads(args)
-        except (ValueError, RecursionError):
-            pass
     args = _call_args(args)
     script = _EXEC_CMD_REGEX.search(args) if name == "exec" and isinstance(args, str) else None
     if script:  # code mode: a script around one shell command
-        try:
+        with contextlib.suppress(ValueError):
             name, args = "exec_command", {"cmd": json.loads(script.group(1))}
-        except ValueError:
-            pass
     ref = _str_field(p, "call_id")
     cell = args.get("cell_id") if name == "wait" and isinstance(args, dict) else None
     if cell is not None and str(cell) in out["cells"]:  # the output of a command still running
@@ -2425,10 +2412,8 @@ def _codex_output(p, ts, info, out):
     """A tool's output, paired with its call; the person's answers to request_user_input."""
     text, data = p.get("output"), None
     if isinstance(text, str) and text[:1] == "{":
-        try:
+        with contextlib.suppress(ValueError, RecursionError):
             data = json.loads(text)
-        except (ValueError, RecursionError):
-            pass
     if isinstance(data, dict):  # {"output": ..., "metadata": {"exit_code": 0}}
         text = data.get("output", text)
     code = _dict_field(data, "metadata").get("exit_code")
@@ -3104,10 +3089,8 @@ def _block_meta(line):
     except (ValueError, RecursionError):
         meta = {}
         for key, val in _LOOSE_FIELD_REGEX.findall(raw[:100000]):
-            try:
+            with contextlib.suppress(ValueError, RecursionError):
                 meta[key] = json.loads(val)
-            except (ValueError, RecursionError):
-                pass
         return meta, bool(whole)
 
 
@@ -5971,17 +5954,13 @@ class _Index:
         mine = "-v%d.sqlite3" % _INDEX_VERSION
         for name in os.listdir(self.local):
             if name.startswith("index-") and ".sqlite3" in name and mine not in name:
-                try:
+                with contextlib.suppress(OSError):
                     os.unlink(os.path.join(self.local, name))
-                except OSError:
-                    pass
 
     def _remove_files(self):
         for suffix in ("", "-wal", "-shm", "-journal"):
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(self.path + suffix)
-            except OSError:
-                pass
 
     def _open(self, sqlite3):
         db = sqlite3.connect(self.path, timeout=_LOCK_TIMEOUT, isolation_level=None)
@@ -7310,13 +7289,11 @@ class Store:
             if self._git_calls > _ANCESTRY_CALLS:
                 return ""  # a hook stays fast; the next call learns more
             known[commit] = _git_is_ancestor(root, commit)
-            try:
+            with contextlib.suppress(OSError):
                 keep = {here["commit"]: known}  # one HEAD's answers are enough
                 _atomic_write(
                     os.path.join(self.local, "ancestry.json"), json.dumps(keep), durable=False
                 )
-            except OSError:
-                pass
         return (branch or commit[:8]) if known[commit] is False else ""
 
     def update(self, *mems):
@@ -7718,11 +7695,9 @@ class Store:
         used.update((i, now) for i in ids)
         if len(used) > _USED_KEPT:
             used = dict(sorted(used.items(), key=lambda kv: kv[1])[-_USED_KEPT:])
-        try:
+        with contextlib.suppress(OSError):
             self.ensure()
             _atomic_write(os.path.join(self.local, "used.json"), json.dumps(used), durable=False)
-        except OSError:
-            pass
 
     def last_active(self, m, used=None):
         """Epoch seconds a memory was last created, entered this store, changed, confirmed or
@@ -7736,10 +7711,8 @@ class Store:
             used.get(m.id, 0),
         ]
         if not m.extra.get("stored") and m.path:
-            try:
+            with contextlib.suppress(OSError, AgentmemError):
                 times.append(os.path.getmtime(self._inside(m.path)))
-            except (OSError, AgentmemError):
-                pass
         return max(times)
 
     def gc(self, days=_ARCHIVE_AFTER_DAYS, purge=False, dry_run=False):
@@ -8393,12 +8366,10 @@ def _retry_after(headers):
                 return max(0.0, float(v) * scale)
             except ValueError:
                 ts = None
-                try:
+                with contextlib.suppress(TypeError, ValueError):
                     import email.utils
 
                     ts = email.utils.parsedate_to_datetime(v).timestamp()
-                except (TypeError, ValueError):
-                    pass
                 if ts:
                     return max(0.0, ts - time.time())
     return None
@@ -8555,10 +8526,8 @@ class _LLMUsage:
             self.data.update(day=today, tokens=0, requests=0, budget_notice=False)
 
     def save(self):
-        try:
+        with contextlib.suppress(OSError):
             _atomic_write(self.path, json.dumps(self.data, indent=1))
-        except OSError:
-            pass
 
     def over_budget(self, cfg, estimate):
         return self.data.get("tokens", 0) + estimate > cfg["budget"]
@@ -9233,13 +9202,11 @@ class _Capture:
 
     def log(self, message):
         line = "%s %s\n" % (_now_iso(), message)
-        try:
+        with contextlib.suppress(OSError):
             if os.path.exists(self.log_path) and os.path.getsize(self.log_path) > 512 * 1024:
                 os.replace(self.log_path, self.log_path + ".1")
             with _open_local(self.log_path, append=True) as f:
                 f.write(line)
-        except OSError:
-            pass
 
     def stats(self):
         """The queue (waiting and failed jobs) and the last capture, for `stats`."""
@@ -9655,13 +9622,11 @@ def _background():
             stems = (common.split(), everyday.split())
         except OSError:
             stems = _background_stems()
-            try:  # no home, no cache: found again by the next process
+            with contextlib.suppress(OSError):  # no home, no cache: found by the next process
                 if folder:
                     os.makedirs(folder, exist_ok=True)
                     text = "%s\n--\n%s\n" % ("\n".join(stems[0]), "\n".join(stems[1]))
                     _atomic_write(path, text, durable=False)
-            except OSError:
-                pass
         _BACKGROUND[:] = map(frozenset, stems)
     return _BACKGROUND
 
@@ -12432,14 +12397,13 @@ def _cmd_inject(args):
         sys.stdout.write(
             _hook_output(event, context, args.format) + ("" if context.endswith("\n") else "\n")
         )
-        try:  # what the agent was told, to look at later, and to judge at capture
+        # what the agent was told, to look at later, and to judge at capture
+        with contextlib.suppress(OSError):
             _atomic_write(os.path.join(store.local, "last-inject.md"), context, durable=False)
             if args.prompt:
                 _log_told(store, fields["session"], "prompt", context, fields["prompt"])
             else:
                 _log_told(store, fields["session"], "start", context, source=fields["source"])
-        except OSError:
-            pass
 
 
 def _cmd_review(args):
@@ -12626,10 +12590,8 @@ def _capture_hook(args):
 
 
 def _cmd_mcp(args):
-    try:
+    with contextlib.suppress(AttributeError, ValueError):
         sys.stdout.reconfigure(encoding="utf-8", newline="\n", line_buffering=True)
-    except (AttributeError, ValueError):
-        pass
     return _MCPServer(getattr(args, "store", None)).serve()
 
 
@@ -13390,10 +13352,8 @@ def _utf8_stdio():
     for stream in (sys.stdout, sys.stderr):
         enc = (getattr(stream, "encoding", "") or "").lower().replace("-", "")
         if enc != "utf8" and hasattr(stream, "reconfigure"):
-            try:
+            with contextlib.suppress(ValueError, OSError):
                 stream.reconfigure(encoding="utf-8", errors="replace")
-            except (ValueError, OSError):
-                pass
 
 
 def main(argv=None):
@@ -13419,10 +13379,8 @@ def _leave(code):
         except Exception:  # the process ends anyway; SQLite replays its log next time
             pass
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):
-            pass
     os._exit(code)
 
 
@@ -13434,11 +13392,9 @@ def _run(args):
         _err("agentmem: error: %s" % e)
         return 1
     except BrokenPipeError:
-        try:
+        with contextlib.suppress(OSError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
-        except OSError:
-            pass
         return 0
     except KeyboardInterrupt:
         _err("agentmem: interrupted")
