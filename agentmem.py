@@ -5041,6 +5041,7 @@ _FILE_LINE_REGEX = _LazyRegex(r"\S+\.\w+:\d+")
 _ANSI_REGEX = _LazyRegex(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\(B|\r")
 _SAME_OUTPUT_RUNS = 3  # a warning printed by this many runs is how the environment is
 _SAME_REFUSAL_RUNS = 2  # ... and a refusal said this many times
+_STILL_FAILING = "Still failing when the session ended: "  # a todo a later pass closes
 _COMMAND_CHARS = 160  # a command as a note quotes it
 _ERROR_CHARS = 220  # ... and the line of its output that says why it failed
 _SAID_ABOUT_FAILURE = 2  # sentences of the agent kept with a failure it then fixed
@@ -5443,8 +5444,11 @@ class _Commands:
                 )
                 parts = {_command_kind(k) for k in failure.get("parts", [])} - {"", "run"}
                 if parts and not said and not failure.get("claimed"):
-                    said = "Still failing when the session ended: `%s`: %s."
-                    said %= (failure["shown"], failure["last"].rstrip("."))
+                    said = "%s`%s`: %s." % (
+                        _STILL_FAILING,
+                        failure["shown"],
+                        failure["last"].rstrip("."),
+                    )
                     found.append(("open", said, failure.get("ts", "")))
             self.state["failing"], self.state["missing"] = {}, {}
         mems = []
@@ -9803,6 +9807,16 @@ def _withheld(m):
     )
 
 
+def _passed_since(todo, ran):
+    """Whether a command a session left failing (its todo) passed in a later session: the
+    sessions' final word, so the todo is done."""
+    failing = re.match(r"%s(`[^`]+`)" % re.escape(_STILL_FAILING), todo.text)
+    return bool(failing) and any(
+        m.extra.get("slot") == "setup" and m.created > todo.created and failing.group(1) in m.text
+        for m in ran
+    )
+
+
 def _newest_of_slots(mems):
     """The memories, with only the newest of each slot (the commands that passed: each
     session keeps one; the newest says it)."""
@@ -9871,11 +9885,9 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     section(
         "Tried and rejected", [m for m in mems if m.type == "dead-end" and m.confidence >= 0.8][:10]
     )
-    setup = _newest_of_slots(
-        m for m in idx.top(("fact",), limit=40) if m.extra.get("by") == "tools"
-    )
-    section("How to work here", setup[:_SETUP_FACTS])
-    todos = idx.top(("todo",), limit=10)
+    ran = [m for m in idx.top(("fact",), limit=40) if m.extra.get("by") == "tools"]
+    section("How to work here", _newest_of_slots(ran)[:_SETUP_FACTS])
+    todos = [m for m in idx.top(("todo",), limit=10) if not _passed_since(m, ran)]
     summary = idx.top(("summary",), limit=1, newest=True)
     section("Open todos", todos)
     section("Last session", summary, flag_stale=False)

@@ -503,6 +503,20 @@ def test_a_word_the_store_never_saw_but_everyday_english_uses_does_not_silence_a
     assert prompt("Publish each board analysis to a Kafka topic through Redpanda") == ""
 
 
+def test_a_command_left_failing_that_a_later_session_got_passing_is_no_open_todo(store, tmp_path):
+    error = 'src/config.py:6: error: Cannot find implementation or library stub for module named "yaml"'
+    runs = [("uv run mypy src/", error, True), ("uv run mypy src/", "Success: no issues found", False)]
+    for n, (command, output, failed) in enumerate(runs):
+        path = tmp_path / ("s%d.jsonl" % n)
+        path.write_text(render_claude([("user", "Get mypy clean on the package."),
+                                       ("tool", "Bash", {"command": command}, output, failed)],
+                                      "sess-%d" % n, cwd="/nowhere").replace("2026-11-20", "2026-11-2%d" % n))
+        am("capture", "--transcript", str(path), check=0)
+        told = context()
+        assert ("Still failing when the session ended: `uv run mypy`" in told) == failed, told
+    assert "Commands that passed here: typecheck `uv run mypy`" in told
+
+
 def test_session_start_tells_the_newest_commands_that_passed_once(store, tmp_path):
     for n, (command, output) in enumerate((("ruff check src", "All checks passed!"),
                                            ("pytest -q", "12 passed in 0.5s"))):
