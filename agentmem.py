@@ -5042,6 +5042,10 @@ _ANSI_REGEX = _LazyRegex(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\(B|\r")
 _SAME_OUTPUT_RUNS = 3  # a warning printed by this many runs is how the environment is
 _SAME_REFUSAL_RUNS = 2  # ... and a refusal said this many times
 _STILL_FAILING = "Still failing when the session ended: "  # a todo a later pass closes
+# ... and the other notes of a command that a later session where it passed undoes
+_UNDONE_REGEX = _LazyRegex(
+    "(?:%s)?`([^`]+)`(?:: | is not installed here| was refused here)" % re.escape(_STILL_FAILING)
+)
 _COMMAND_CHARS = 160  # a command as a note quotes it
 _ERROR_CHARS = 220  # ... and the line of its output that says why it failed
 _SAID_ABOUT_FAILURE = 2  # sentences of the agent kept with a failure it then fixed
@@ -9807,13 +9811,16 @@ def _withheld(m):
     )
 
 
-def _passed_since(todo, ran):
-    """Whether a command a session left failing (its todo) passed in a later session: the
-    sessions' final word, so the todo is done."""
-    failing = re.match(r"%s(`[^`]+`)" % re.escape(_STILL_FAILING), todo.text)
-    return bool(failing) and any(
-        m.extra.get("slot") == "setup" and m.created > todo.created and failing.group(1) in m.text
-        for m in ran
+def _passed_since(m, ran):
+    """Whether what a command did in one session (still failing at its end, refused, not
+    installed: what _Commands says of it) is undone by a later session where it passed: the
+    sessions' final word. `ran`: the memories what ran made."""
+    said = _UNDONE_REGEX.match(m.text)
+    return bool(said) and any(
+        r.extra.get("slot") == "setup"
+        and r.created > m.created
+        and re.search(r"`%s[` ]" % re.escape(said.group(1)), r.text)
+        for r in ran
     )
 
 
@@ -9886,6 +9893,7 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
         "Tried and rejected", [m for m in mems if m.type == "dead-end" and m.confidence >= 0.8][:10]
     )
     ran = [m for m in idx.top(("fact",), limit=40) if m.extra.get("by") == "tools"]
+    ran = [m for m in ran if not _passed_since(m, ran)]
     section("How to work here", _newest_of_slots(ran)[:_SETUP_FACTS])
     todos = [m for m in idx.top(("todo",), limit=10) if not _passed_since(m, ran)]
     summary = idx.top(("summary",), limit=1, newest=True)

@@ -503,17 +503,20 @@ def test_a_word_the_store_never_saw_but_everyday_english_uses_does_not_silence_a
     assert prompt("Publish each board analysis to a Kafka topic through Redpanda") == ""
 
 
-def test_a_command_left_failing_that_a_later_session_got_passing_is_no_open_todo(store, tmp_path):
+def test_what_a_later_session_got_passing_is_no_open_todo_and_no_missing_tool(store, tmp_path):
     error = 'src/config.py:6: error: Cannot find implementation or library stub for module named "yaml"'
-    runs = [("uv run mypy src/", error, True), ("uv run mypy src/", "Success: no issues found", False)]
-    for n, (command, output, failed) in enumerate(runs):
+    missing = "bash: line 1: uv: command not found"
+    sessions = [[("uv run mypy src/", missing, True)] * 2, [("uv run mypy src/", error, True)],
+                [("uv run mypy src/", "Success: no issues found", False)]]
+    for n, runs in enumerate(sessions):
         path = tmp_path / ("s%d.jsonl" % n)
-        path.write_text(render_claude([("user", "Get mypy clean on the package."),
-                                       ("tool", "Bash", {"command": command}, output, failed)],
+        path.write_text(render_claude([("user", "Get mypy clean on the package.")]
+                                      + [("tool", "Bash", {"command": c}, out, bad) for c, out, bad in runs],
                                       "sess-%d" % n, cwd="/nowhere").replace("2026-11-20", "2026-11-2%d" % n))
         am("capture", "--transcript", str(path), check=0)
         told = context()
-        assert ("Still failing when the session ended: `uv run mypy`" in told) == failed, told
+        assert ("Still failing when the session ended: `uv run mypy`" in told) == (n == 1), told
+    assert "`uv` is not installed here" not in told                  # it ran, and passed, since
     assert "Commands that passed here: typecheck `uv run mypy`" in told
 
 
