@@ -520,6 +520,21 @@ def test_what_a_later_session_got_passing_is_no_open_todo_and_no_missing_tool(st
     assert "Commands that passed here: typecheck `uv run mypy`" in told
 
 
+def test_a_decision_a_later_session_changed_is_never_told_without_the_change(store, tmp_path):
+    said = [("For the job queue we decided to use Redis Streams; it is simple and we already run Redis.",
+             "Understood: Redis Streams for the job queue."),
+            ("We are switching the job queue from Redis Streams to pgmq on Postgres, Redis keeps losing "
+             "jobs on restart.", "Switched the job queue to pgmq.")]
+    for n, (person, agent) in enumerate(said):
+        path = tmp_path / ("s%d.jsonl" % n)
+        path.write_text(render_claude([("user", person), ("assistant", agent)], "sess-%d" % n,
+                                      cwd="/nowhere").replace("2026-11-20", "2026-11-2%d" % (n * 5)))
+        am("capture", "--transcript", str(path), check=0)
+    told = context()
+    decisions = told.split("## Conventions and decisions")[1].split("##")[0]
+    assert "Redis Streams; it is simple" in decisions and "switching the job queue" in decisions
+
+
 def test_session_start_tells_the_newest_commands_that_passed_once(store, tmp_path):
     for n, (command, output) in enumerate((("ruff check src", "All checks passed!"),
                                            ("pytest -q", "12 passed in 0.5s"))):
