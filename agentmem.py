@@ -9554,6 +9554,7 @@ _MIN_BUDGET_TOKENS = 100  # less holds no note beside the block's own framing
 _CHARS_PER_TOKEN = 4
 _HOOK_CONTEXT_CAP = 9500  # Claude Code caps hook context at 10,000 characters
 _SETUP_FACTS = 5  # how to run things here (a command that worked), at start
+_DIGESTS_READ = 20  # the newest sessions' digests a todo is looked up in (done since?)
 # inject --prompt: at most _PROMPT_PASSAGES passages, each the best run of sentences of a
 # memory or episode that holds _PROMPT_MIN_SHARE of the prompt's weight (_prompt_weights).
 # The lowest share at which other projects' prompts stay inside 1 note in 50 (docs/ranking.md)
@@ -9825,6 +9826,18 @@ def _passed_since(m, ran):
     )
 
 
+def _done_since(todo, digests):
+    """Whether a later session reported done what a todo asked: its digest says a change was
+    made (_reports_change) about the todo's subject (_same_subject)."""
+    for d in digests:
+        if d.created > todo.created and d.session != todo.session:
+            for line in d.text.split("\n"):
+                said = _RECORD_LABEL_REGEX.sub("", line.strip())
+                if _reports_change(said) and _same_subject(todo.text, said):
+                    return True
+    return False
+
+
 def _newest_of_slots(mems):
     """The memories, with only the newest of each slot (the commands that passed: each
     session keeps one; the newest says it)."""
@@ -9896,10 +9909,14 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     ran = [m for m in idx.top(("fact",), limit=40) if m.extra.get("by") == "tools"]
     ran = [m for m in ran if not _passed_since(m, ran)]
     section("How to work here", _newest_of_slots(ran)[:_SETUP_FACTS])
-    todos = [m for m in idx.top(("todo",), limit=10) if not _passed_since(m, ran)]
-    summary = idx.top(("summary",), limit=1, newest=True)
+    digests = idx.top(("summary",), limit=_DIGESTS_READ, newest=True)
+    todos = [
+        m
+        for m in idx.top(("todo",), limit=10)
+        if not _passed_since(m, ran) and not _done_since(m, digests)
+    ]
     section("Open todos", todos)
-    section("Last session", summary, flag_stale=False)
+    section("Last session", digests[:1], flag_stale=False)
     related = _related(store, cwd, query) if source != "prompt" else None
     if related:
         section(*related)

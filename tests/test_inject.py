@@ -535,6 +535,20 @@ def test_a_decision_a_later_session_changed_is_never_told_without_the_change(sto
     assert "Redis Streams; it is simple" in decisions and "switching the job queue" in decisions
 
 
+def test_a_todo_a_later_session_reported_done_is_no_longer_open(store, tmp_path):
+    said = [("Later we need to add rate limiting to the public API, don't forget.", "Noted."),
+            ("Add rate limiting to the public API now.",
+             "Added rate limiting to the public API with slowapi: 100 requests a minute per key.")]
+    for n, steps in enumerate(said):
+        path = tmp_path / ("s%d.jsonl" % n)
+        path.write_text(render_claude([("user", steps[0]), ("assistant", steps[1])], "sess-%d" % n,
+                                      cwd="/nowhere").replace("2026-11-20", "2026-11-2%d" % (n * 5)))
+        am("capture", "--transcript", str(path), check=0)
+        told = context()
+        assert ("## Open todos" in told) == (n == 0), told
+    assert "Added rate limiting to the public API" in told                  # the last session's report
+
+
 def test_session_start_tells_the_newest_commands_that_passed_once(store, tmp_path):
     for n, (command, output) in enumerate((("ruff check src", "All checks passed!"),
                                            ("pytest -q", "12 passed in 0.5s"))):
