@@ -3283,6 +3283,7 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"we'll (use|go with|stick|keep|switch) ; we are going with"),
         ("word", "en", r"we're going with ; going with ; stick with ; switch(ing)? to"),
         ("word", "en", r"(we're|we are|we've|we have) (now )?(switch|mov|migrat|replac)(ed|ing)"),
+        ("word", "en", r"we (switched|moved|migrated) (off|away|to|from)"),
         ("word", "en", r"the plan is ; we chose ; we picked"),
         ("word", "en", r"(i|we) only (care|need|want)"),
         ("word", "en", r"(i|we)('ll| will) (handle|take care of|own)"),

@@ -166,6 +166,8 @@ PHRASINGS = [   # (what the person or the agent said, the type it should be kept
     ([("user", "FYI the prod database is read-only on Sundays 02:00-04:00 UTC.")], "fact"),
     ([("assistant", "I considered pulling in express-healthcheck, but a 10-line handler is enough.")], "dead-end"),
     ([("user", "Fine, we stay on Node 18 until we bump sharp to 0.33.")], "decision"),
+    ([("user", "We're migrating the job queue from Redis Streams to pgmq.")], "decision"),
+    ([("user", "We moved off Fly.io last week; deploys go through Render now.")], "decision"),
     ([("assistant", "Tried upgrading to Node 20, but sharp has no prebuilt binary for it. Rolled back to Node 18.")],
      "dead-end"),
     ([("assistant", "I tried raising the heap limit, but the CI runner only has 4 GB. That is a dead end.")],
