@@ -1378,8 +1378,8 @@ def _query_groups(text):
     """
     out = {}
     for i, raw in enumerate(_TOKEN_REGEX.findall(text[:_MAX_QUERY_CHARS])):
-        for t in tokenize(raw):
-            out.setdefault(t, i)
+        for t in tokenize(raw):  # Chinese and Japanese have no spaces: each pair is a word
+            out.setdefault(t, t if t >= _CJK_FIRST and _CJK_REGEX.match(t) else i)
     return out
 
 
@@ -9996,9 +9996,11 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
         compound = whole != joined or bool(parts)
         named = whole in known and whole not in idf  # the project's name, which notes never say
         plain = not compound and whole not in quoted
-        # unseen here, yet no name: general technical English uses it
+        # unseen here, yet no name: general technical English uses it; or a pair of Chinese or
+        # Japanese signs the store never saw, most often one that straddles two words
         everyday = plain and not named and weight == unseen and whole in _background()[1]
-        common = named or everyday or plain and _common(whole)
+        straddles = weight == unseen and whole >= _CJK_FIRST and bool(_CJK_REGEX.match(whole))
+        common = named or everyday or straddles or plain and _common(whole)
         if common and weight == unseen:  # "well", "clients": unseen here, as common as ever
             weight = once
         out.append([weight, forms, common, everyday])

@@ -128,6 +128,22 @@ def test_a_tool_named_in_cyrillic_is_told_what_the_store_says_of_it_in_latin_let
     assert "maxmemory" in told["редис снова падает"]
 
 
+def test_a_chinese_prompt_is_told_what_a_chinese_session_said_and_an_unrelated_one_nothing(store, tmp_path):
+    """Chinese has no spaces: each pair of signs is a word of the prompt, and a pair the store
+    never saw (most often one across two words: 为什, 么会) weighs as a common word."""
+    steps = [("user", "订单服务的消息队列我们决定用 RabbitMQ，不用 Kafka，Kafka 对我们的量来说太重了。"),
+             ("assistant", "好的：订单服务的消息队列用 RabbitMQ，Kafka 被否决了。"),
+             ("user", "支付回调偶尔会重复处理，帮我查一下原因。"),
+             ("assistant", "原因是回调没有幂等键：同一个 payment_id 在重试时被处理了两次。"
+                           "已在 payments/callback.py 里按 payment_id 加了唯一约束和幂等检查。")]
+    path = tmp_path / "zh.jsonl"
+    path.write_text(render_claude(steps, "sess-zh", cwd="/nowhere"))
+    am("capture", "--transcript", str(path), check=0)
+    assert "幂等" in prompt("支付回调为什么会被处理两次？")
+    assert "RabbitMQ" in prompt("给订单服务的消息队列加一个死信队列")
+    assert prompt("把前端的按钮颜色改成蓝色") == ""
+
+
 def test_nothing_to_say_prints_nothing(store):
     assert inject().stdout == ""                     # no store
     agentmem.open_store().remember("x y z notes", type="fact")
