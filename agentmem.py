@@ -4055,11 +4055,10 @@ def _agent_bare(s):
 def _reports_change(s):
     """Whether a sentence says a change was made, in any of its clauses: "Turns out it was
     X; added Y." (the observer's "built" phrasings, past a path or label that leads)."""
-    for part in re.split(r"[;,:]\s+|\s+(?:and|—|–|-)\s+", s):
-        clause = _SELF_REGEX.sub("", _PATH_LEAD_REGEX.sub("", part.strip(" `*")))
-        if _says("built", clause):
-            return True
-    return False
+    return any(
+        _says("built", _SELF_REGEX.sub("", _PATH_LEAD_REGEX.sub("", part.strip(" `*"))))
+        for part in re.split(r"[;,:]\s+|\s+(?:and|—|–|-)\s+", s)
+    )
 
 
 def _unquoted(s):
@@ -5623,15 +5622,6 @@ class _Words:
                     m.extra["asked"] = asked
                 out.append(m)
         return out
-
-
-def _words(events, context):
-    """The session's words in a chunk of events, as passages (Memory objects of type
-    'episode'); `context` carries the turn from chunk to chunk."""
-    builder = _Words(context)
-    for ev in events:
-        builder.event(ev)
-    return builder.memories()
 
 
 ########################################################################
@@ -9046,10 +9036,8 @@ def _capture_excluded(store, cwd):
     if cfg.get("capture") is False:
         return True
     cwd = os.path.abspath(cwd or ".")
-    for pat in cfg.get("exclude") or []:
-        if fnmatch.fnmatch(cwd, pat) or fnmatch.fnmatch(os.path.basename(cwd), pat):
-            return True
-    return False
+    names = (cwd, os.path.basename(cwd))
+    return any(fnmatch.fnmatch(n, pat) for pat in cfg.get("exclude") or [] for n in names)
 
 
 def _python_argv(*args, rel=None):
@@ -9107,12 +9095,6 @@ def _import_code(folder=None, rel=None, windows=False):
         "s.path.insert(0,f);s.exit(__import__(Q agentmem Q).main())"
     )
     return code.replace("Q ", q).replace(" Q", q).replace("@REL@", target)
-
-
-def _windows_import_code(folder):
-    """The `-c` code that imports agentmem from `folder` on Windows: no double quote and no
-    space of its own, so PowerShell and cmd.exe pass it on unchanged (see _import_code)."""
-    return _import_code(folder, windows=True)
 
 
 def _stamp(m, cwd, branch, commit):
@@ -9830,13 +9812,9 @@ def _passed_since(m, ran):
 def _done_since(todo, digests):
     """Whether a later session reported done what a todo asked: its digest says a change was
     made (_reports_change) about the todo's subject (_same_subject)."""
-    for d in digests:
-        if d.created > todo.created and d.session != todo.session:
-            for line in d.text.split("\n"):
-                said = _RECORD_LABEL_REGEX.sub("", line.strip())
-                if _reports_change(said) and _same_subject(todo.text, said):
-                    return True
-    return False
+    later = (d for d in digests if d.created > todo.created and d.session != todo.session)
+    said = (_RECORD_LABEL_REGEX.sub("", line.strip()) for d in later for line in d.text.split("\n"))
+    return any(_reports_change(s) and _same_subject(todo.text, s) for s in said)
 
 
 def _newest_of_slots(mems):

@@ -126,3 +126,13 @@ def render_gemini(steps, session):
                 {"id": "t%d" % n, "name": "run_shell_command", "args": {"command": args["command"]},
                  "status": "success", "resultDisplay": result}]})
     return "\n".join(json.dumps(x, ensure_ascii=False) for x in out) + "\n"
+
+
+def words(events, context):
+    """The session's words in a chunk of events, as passages (agentmem's _Words stage)."""
+    import agentmem
+
+    builder = agentmem._Words(context)
+    for ev in events:
+        builder.event(ev)
+    return builder.memories()

@@ -7,6 +7,7 @@ import agentmem
 from agentmem import Event, compress_heuristic
 from conftest import am, am_json
 from sessions import CHECKS, NEVER_DECIDED, SECRETS, STEPS_EN, STEPS_RU, hook_json, render_claude
+from sessions import words as session_words
 
 NARRATION = ("i'll", "i will", "let me", "i read", "i ran", "sorry", "ok.", "okay", "understood", "noted",
              "sure", "good.", "great.", "now i", "i'm going")
@@ -321,7 +322,7 @@ def test_a_summary_list_keeps_each_item_apart():
     [bug] = compress_heuristic(events)
     assert bug.type == "bug" and "tenacity" not in bug.text
     assert bug.text.endswith("The lock is now held until the transaction commits.")
-    [_request, report] = agentmem._words(events, {})          # what changed besides: the words
+    [_request, report] = session_words(events, {})          # what changed besides: the words
     assert report.type == "episode" and "tenacity" in report.text
 
 

@@ -73,11 +73,11 @@ def test_codex_gets_its_windows_field_in_cmd_form(windows):
 
 
 def test_the_windows_import_code_runs_and_has_no_double_quote_or_space(tmp_path):
-    code = agentmem._windows_import_code(ROOT)
+    code = agentmem._import_code(ROOT, windows=True)
     assert '"' not in code and (" " not in code or " " in ROOT)
     p = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True)
     assert p.returncode == 0 and p.stdout.strip() == "agentmem " + agentmem.__version__
-    assert "f=r'C:\\.';" in agentmem._windows_import_code("C:\\")
+    assert "f=r'C:\\.';" in agentmem._import_code("C:\\", windows=True)
 
 
 def test_no_store_stub_python3_and_the_cache_in_localappdata(windows, monkeypatch):
