@@ -519,18 +519,22 @@ def test_a_word_the_store_never_saw_but_everyday_english_uses_does_not_silence_a
     assert prompt("Publish each board analysis to a Kafka topic through Redpanda") == ""
 
 
+def captured_on_day(tmp_path, n, steps):
+    """Session n of a chain, captured as the session of 2026-11-2n (a later day each)."""
+    path = tmp_path / ("s%d.jsonl" % n)
+    path.write_text(render_claude(steps, "sess-%d" % n, cwd="/nowhere").replace("2026-11-20", "2026-11-2%d" % n))
+    am("capture", "--transcript", str(path), check=0)
+    return context()
+
+
 def test_what_a_later_session_got_passing_is_no_open_todo_and_no_missing_tool(store, tmp_path):
     error = 'src/config.py:6: error: Cannot find implementation or library stub for module named "yaml"'
     missing = "bash: line 1: uv: command not found"
     sessions = [[("uv run mypy src/", missing, True)] * 2, [("uv run mypy src/", error, True)],
                 [("uv run mypy src/", "Success: no issues found", False)]]
     for n, runs in enumerate(sessions):
-        path = tmp_path / ("s%d.jsonl" % n)
-        path.write_text(render_claude([("user", "Get mypy clean on the package.")]
-                                      + [("tool", "Bash", {"command": c}, out, bad) for c, out, bad in runs],
-                                      "sess-%d" % n, cwd="/nowhere").replace("2026-11-20", "2026-11-2%d" % n))
-        am("capture", "--transcript", str(path), check=0)
-        told = context()
+        told = captured_on_day(tmp_path, n, [("user", "Get mypy clean on the package.")]
+                               + [("tool", "Bash", {"command": c}, out, bad) for c, out, bad in runs])
         assert ("Still failing when the session ended: `uv run mypy`" in told) == (n == 1), told
     assert "`uv` is not installed here" not in told                  # it ran, and passed, since
     assert "Commands that passed here: typecheck `uv run mypy`" in told
@@ -542,11 +546,7 @@ def test_a_decision_a_later_session_changed_is_never_told_without_the_change(sto
             ("We are switching the job queue from Redis Streams to pgmq on Postgres, Redis keeps losing "
              "jobs on restart.", "Switched the job queue to pgmq.")]
     for n, (person, agent) in enumerate(said):
-        path = tmp_path / ("s%d.jsonl" % n)
-        path.write_text(render_claude([("user", person), ("assistant", agent)], "sess-%d" % n,
-                                      cwd="/nowhere").replace("2026-11-20", "2026-11-2%d" % (n * 5)))
-        am("capture", "--transcript", str(path), check=0)
-    told = context()
+        told = captured_on_day(tmp_path, n, [("user", person), ("assistant", agent)])
     decisions = told.split("## Conventions and decisions")[1].split("##")[0]
     assert "Redis Streams; it is simple" in decisions and "switching the job queue" in decisions
 
@@ -555,12 +555,8 @@ def test_a_todo_a_later_session_reported_done_is_no_longer_open(store, tmp_path)
     said = [("Later we need to add rate limiting to the public API, don't forget.", "Noted."),
             ("Add rate limiting to the public API now.",
              "Added rate limiting to the public API with slowapi: 100 requests a minute per key.")]
-    for n, steps in enumerate(said):
-        path = tmp_path / ("s%d.jsonl" % n)
-        path.write_text(render_claude([("user", steps[0]), ("assistant", steps[1])], "sess-%d" % n,
-                                      cwd="/nowhere").replace("2026-11-20", "2026-11-2%d" % (n * 5)))
-        am("capture", "--transcript", str(path), check=0)
-        told = context()
+    for n, (person, agent) in enumerate(said):
+        told = captured_on_day(tmp_path, n, [("user", person), ("assistant", agent)])
         assert ("## Open todos" in told) == (n == 0), told
     assert "Added rate limiting to the public API" in told                  # the last session's report
 
@@ -568,10 +564,6 @@ def test_a_todo_a_later_session_reported_done_is_no_longer_open(store, tmp_path)
 def test_session_start_tells_the_newest_commands_that_passed_once(store, tmp_path):
     for n, (command, output) in enumerate((("ruff check src", "All checks passed!"),
                                            ("pytest -q", "12 passed in 0.5s"))):
-        path = tmp_path / ("s%d.jsonl" % n)
-        path.write_text(render_claude([("user", "Run the checks before the release."),
-                                       ("tool", "Bash", {"command": command}, output)],
-                                      "sess-%d" % n, cwd="/nowhere").replace("2026-11-20", "2026-11-2%d" % n))
-        am("capture", "--transcript", str(path), check=0)
-    told = context()
+        told = captured_on_day(tmp_path, n, [("user", "Run the checks before the release."),
+                                             ("tool", "Bash", {"command": command}, output)])
     assert told.count("Commands that passed here") == 1 and "pytest" in told  # the newer session's
