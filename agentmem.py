@@ -9532,12 +9532,13 @@ def _llm_additions(heuristic, llm):
 # Inject: a small, budgeted block of notes for the start of a session
 ########################################################################
 
-_DEFAULT_BUDGET_TOKENS = 1500
+_DEFAULT_BUDGET_TOKENS = 1200
 _MIN_BUDGET_TOKENS = 100  # less holds no note beside the block's own framing
 _CHARS_PER_TOKEN = 4
 _HOOK_CONTEXT_CAP = 9500  # Claude Code caps hook context at 10,000 characters
 _SETUP_FACTS = 5  # how to run things here (a command that worked), at start
 _DIGESTS_READ = 20  # the newest sessions' digests a todo is looked up in (done since?)
+_EARLIER_DIGESTS = 2  # the digests told after the last session's: a task may need an older one
 # inject --prompt: at most _PROMPT_PASSAGES passages, each the best run of sentences of a
 # memory or episode that holds _PROMPT_MIN_SHARE of the prompt's weight (_prompt_weights).
 # The lowest share at which other projects' prompts stay inside 1 note in 50 (docs/ranking.md)
@@ -9817,6 +9818,18 @@ def _done_since(todo, digests):
     return any(_reports_change(s) and _same_subject(todo.text, s) for s in said)
 
 
+def _digest_now(idx, digest):
+    """An earlier session's digest without its lines on what a later memory replaced (a
+    memory of its session that is superseded, or otherwise never told): the sessions' final
+    word. None when no line is left."""
+    gone = [m.text for m in idx.of_session(digest.session) if m.type != "summary" and _withheld(m)]
+    lines = [ln for ln in digest.text.split("\n") if not any(_overlaps(g, ln) for g in gone)]
+    if not any(_RECORD_LABEL_REGEX.match(ln.strip()) for ln in lines):
+        return None
+    digest.text = "\n".join(lines)  # as told now: the index's copy, never written back
+    return digest
+
+
 def _newest_of_slots(mems):
     """The memories, with only the newest of each slot (the commands that passed: each
     session keeps one; the newest says it)."""
@@ -9833,7 +9846,7 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
 
     In this order, while the budget lasts: rules (with AGENTMEM_AUTO_RULES=1,
     proposed rules are promoted first); high-confidence conventions and
-    decisions; open todos and the last session's summary; memories related to
+    decisions; open todos; the last session's digest, then the two before it; memories related to
     the current branch, changed files or `query`; then less certain, stale or
     unmerged ones, marked. Never a superseded memory, one a merge joined with
     another version, an archived one, or (outside "related") a scanned one.
@@ -9896,6 +9909,8 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     ]
     section("Open todos", todos)
     section("Last session", digests[:1], flag_stale=False)
+    earlier = (_digest_now(idx, d) for d in digests[1 : 1 + _EARLIER_DIGESTS])
+    section("Earlier sessions", [d for d in earlier if d], flag_stale=False)
     related = _related(store, cwd, query) if source != "prompt" else None
     if related:
         section(*related)
@@ -10261,12 +10276,12 @@ _MCP_TOOLS = [
      "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}},
                      "required": ["id"]}},
     {"name": "context", "title": "Session notes",
-     "description": "The project's rules, conventions, decisions, open todos and last session "
-                    "summary, as injected at session start (for agents without a SessionStart "
-                    "hook).",
+     "description": "The project's rules, conventions, decisions, open todos and the last "
+                    "sessions' digests, as injected at session start (for agents without a "
+                    "SessionStart hook).",
      "inputSchema": {"type": "object", "properties": {
          "budget": {"type": "integer", "minimum": 100, "maximum": 2400,
-                    "description": "tokens (1500)"}}}},
+                    "description": "tokens (1200)"}}}},
 ]
 # fmt: on
 

@@ -561,6 +561,17 @@ def test_a_todo_a_later_session_reported_done_is_no_longer_open(store, tmp_path)
     assert "Added rate limiting to the public API" in told                  # the last session's report
 
 
+def test_session_start_tells_the_last_session_and_the_two_before_it_within_1200_tokens(store, tmp_path):
+    asked = ["Wire the Stripe webhook into billing/hooks.py.", "Add the invoice PDF export to billing.",
+             "Move the nightly report job to Celery beat.", "Cache the tax rates lookup for an hour."]
+    for n, request in enumerate(asked):
+        told = captured_on_day(tmp_path, n, [("user", request), ("assistant", "Done: " + request.lower())])
+    last, earlier = told.split("## Last session")[1].split("## Earlier sessions")
+    assert "tax rates" in last and "Celery beat" in earlier and "invoice PDF" in earlier
+    assert "Stripe webhook" not in told                                      # three sessions at most
+    assert len(told) <= 1200 * agentmem._CHARS_PER_TOKEN
+
+
 def test_session_start_tells_the_newest_commands_that_passed_once(store, tmp_path):
     for n, (command, output) in enumerate((("ruff check src", "All checks passed!"),
                                            ("pytest -q", "12 passed in 0.5s"))):

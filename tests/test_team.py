@@ -190,5 +190,5 @@ def test_the_dashboard_reads_as_a_person_needs_it(store, tmp_path):
     assert '<option selected>convention</option>' in page and '<select name="type">' in page
     assert '<input name="type"' not in page
     nxt = app.respond("GET", "/next", ok)[2].decode()
-    assert " of 1500 tokens</text>" in nxt and 'width="520"' in nxt
+    assert " of 1200 tokens</text>" in nxt and 'width="520"' in nxt
     assert "svg text{font-size:14px" in agentmem._DASHBOARD_CSS
