@@ -345,12 +345,6 @@ def _read_json_file(path, limit=None):
     return json.loads(text) if text.strip() else None
 
 
-def _no_window():
-    """subprocess options that keep a console program (git) from flashing a window on Windows:
-    CREATE_NO_WINDOW."""
-    return {"creationflags": 0x08000000} if _windows() else {}
-
-
 def _here():
     """(this agentmem.py, the interpreter running it): what hook commands name. On Windows
     `python3` may be the Microsoft Store's stub, so the fallback there is `python`."""
@@ -662,7 +656,7 @@ def _run_git(cwd, *args, timeout=5):
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=timeout,
-            **_no_window(),
+            creationflags=0x08000000 if _windows() else 0,  # CREATE_NO_WINDOW: no console flashes
         )
     except (OSError, subprocess.SubprocessError):
         return None
