@@ -5443,11 +5443,8 @@ class _Commands:
                 )
                 parts = {_command_kind(k) for k in failure.get("parts", [])} - {"", "run"}
                 if parts and not said and not failure.get("claimed"):
-                    said = "%s`%s`: %s." % (
-                        _STILL_FAILING,
-                        failure["shown"],
-                        failure["last"].rstrip("."),
-                    )
+                    why = failure["last"].rstrip(".")
+                    said = "%s`%s`: %s." % (_STILL_FAILING, failure["shown"], why)
                     found.append(("open", said, failure.get("ts", "")))
             self.state["failing"], self.state["missing"] = {}, {}
         mems = []
