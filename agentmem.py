@@ -9813,7 +9813,8 @@ def _digest_now(idx, digest):
     """An earlier session's digest without its lines on what a later memory replaced (a
     memory of its session that is superseded, or otherwise never told): the sessions' final
     word. None when no line is left."""
-    gone = [m.text for m in idx.of_session(digest.session) if m.type != "summary" and _withheld(m)]
+    mems = idx.of_session(digest.session) if digest.session else ()
+    gone = [m.text for m in mems if m.type != "summary" and _withheld(m)]
     lines = [ln for ln in digest.text.split("\n") if not any(_overlaps(g, ln) for g in gone)]
     if not any(_RECORD_LABEL_REGEX.match(ln.strip()) for ln in lines):
         return None
