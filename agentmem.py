@@ -1286,6 +1286,12 @@ def tokenize(text, forms=None):
 _WORD_TOKENS = {}  # a word as written -> (its tokens, its forms): words repeat
 
 
+def _cjk_pair(term):
+    """Whether a term is a pair of Chinese or Japanese signs: what a text without spaces is
+    read as (_word_tokens), each pair a word of its own."""
+    return term >= _CJK_FIRST and bool(_CJK_REGEX.match(term))
+
+
 def _word_tokens(raw):  # noqa: C901
     """(tokens, forms) of one word as the token regex found it; see tokenize."""
     out, forms = [], []
@@ -1373,7 +1379,7 @@ def _query_groups(text):
     out = {}
     for i, raw in enumerate(_TOKEN_REGEX.findall(text[:_MAX_QUERY_CHARS])):
         for t in tokenize(raw):  # Chinese and Japanese have no spaces: each pair is a word
-            out.setdefault(t, t if t >= _CJK_FIRST and _CJK_REGEX.match(t) else i)
+            out.setdefault(t, t if _cjk_pair(t) else i)
     return out
 
 
@@ -5495,6 +5501,7 @@ _MESSAGE_MAX_CHARS = 6000  # a longer message (a pasted log, a long report) is c
 _WORDS_MAX_CHARS = 96000  # a session's words at most; what is kept first: _WORDS_PRIORITY
 _ASKED_CHARS = 160  # a reply names the request it answers, cut here
 _CALLS_SHOWN = 6  # tool calls named under one message at most
+_CALLS_MARK = "(then "  # how the line of a message's tool calls starts: not the message's words
 # who said it, by what is kept first when a session says more than _WORDS_MAX_CHARS: the
 # person's words, a compaction summary, the agent's last message of each turn (its report),
 # then the agent's other messages, then a sub-agent's
@@ -5593,7 +5600,8 @@ class _Words:
                 text = "\n\n".join(p for p in paras if not _says("injection", p))
             if calls:  # what the agent then did, one line: never what it printed
                 done = "; ".join(calls)
-                text = "%s\n\n(then %s)" % (text, done) if text else _capitalized(done + ".")
+                line = "%s%s)" % (_CALLS_MARK, done)
+                text = "%s\n\n%s" % (text, line) if text else _capitalized(done + ".")
             if text:
                 rank = _WORDS_PRIORITY["final" if i in reports else who]
                 msgs.append((rank, -i, text, (who, ts, turn, asked)))
@@ -8725,7 +8733,7 @@ class _Told:
         says which are not); `used`: what an earlier part of the session gave
         (docs/trust.md)."""
         prompt, before = prompt.lower(), self.before(start)
-        said = m.text.split("\n(then ")[0]  # a passage's own words, not the calls after it
+        said = m.text.split("\n" + _CALLS_MARK)[0]  # a passage's own words, not its calls
         fresh = lambda s: s not in prompt and s not in before  # noqa: E731
         marks = {k for k in _exact_words(said) | {f.lower() for f in m.files} if fresh(k)}
         if m.type == "summary":  # a digest names what the work touched, which its sequel
@@ -9984,7 +9992,7 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
         # unseen here, yet no name: general technical English uses it; or a pair of Chinese or
         # Japanese signs the store never saw, most often one that straddles two words
         everyday = plain and not named and weight == unseen and whole in _background()[1]
-        straddles = weight == unseen and whole >= _CJK_FIRST and bool(_CJK_REGEX.match(whole))
+        straddles = weight == unseen and _cjk_pair(whole)
         common = named or everyday or straddles or plain and _common(whole)
         if common and weight == unseen:  # "well", "clients": unseen here, as common as ever
             weight = once
@@ -10060,7 +10068,7 @@ def _best_passage(text, weights, guesses=True):
     # what a tool call ran ("(then ran `...`)") is shown with its message, but it is not what
     # the message says: it never makes a passage relevant
     tokens = [
-        set() if u.startswith("(then ") else _terms_in(_RECORD_LABEL_REGEX.sub("", u), needles)
+        set() if u.startswith(_CALLS_MARK) else _terms_in(_RECORD_LABEL_REGEX.sub("", u), needles)
         for u in units
     ]
     allowed = {}  # a typed memory's question is part of it ("Should ideas stay editable? ...")
