@@ -9809,12 +9809,21 @@ def _passed_since(m, ran):
     )
 
 
-def _done_since(todo, digests):
-    """Whether a later session reported done what a todo asked: its digest says a change was
-    made (_reports_change) about the todo's subject (_same_subject)."""
-    later = (d for d in digests if d.created > todo.created and d.session != todo.session)
-    said = (_RECORD_LABEL_REGEX.sub("", line.strip()) for d in later for line in d.text.split("\n"))
-    return any(_reports_change(s) and _same_subject(todo.text, s) for s in said)
+def _changes_reported(digests):
+    """[(digest, line)] of the digests' lines that say a change was made (_reports_change)."""
+    lines = (
+        (d, _RECORD_LABEL_REGEX.sub("", ln.strip())) for d in digests for ln in d.text.split("\n")
+    )
+    return [(d, line) for d, line in lines if _reports_change(line)]
+
+
+def _done_since(todo, reported):
+    """Whether a later session reported done what a todo asked: a change its digest reports
+    (_changes_reported) on the todo's subject (_same_subject)."""
+    return any(
+        d.created > todo.created and d.session != todo.session and _same_subject(todo.text, line)
+        for d, line in reported
+    )
 
 
 def _digest_now(idx, digest):
@@ -9902,10 +9911,11 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     ran = [m for m in ran if not _passed_since(m, ran)]
     section("How to work here", _newest_of_slots(ran)[:_SETUP_FACTS])
     digests = idx.top(("summary",), limit=_DIGESTS_READ, newest=True)
+    reported = _changes_reported(digests)
     todos = [
         m
         for m in idx.top(("todo",), limit=10)
-        if not _passed_since(m, ran) and not _done_since(m, digests)
+        if not _passed_since(m, ran) and not _done_since(m, reported)
     ]
     section("Open todos", todos)
     section("Last session", digests[:1], flag_stale=False)
@@ -10208,8 +10218,9 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
     # would only bring what any prompt brings, and each costs the search a long list
     own = [word for (word, _t), (_w, _f, common) in zip(words, weights) if not common]
     query = " ".join(own) or said
+    # two more than it weighs: a session's digest among them is SessionStart's, left out here
     hits = store.recall(query, _PROMPT_CANDIDATES + 2, refresh=False, pool=_PROMPT_POOL)
-    hits = [h for h in hits if h.memory.type != "summary"][:_PROMPT_CANDIDATES]  # SessionStart's
+    hits = [h for h in hits if h.memory.type != "summary"][:_PROMPT_CANDIDATES]
     found = []
     for h in hits:
         share, passage = _prompt_passage(h, weights)
