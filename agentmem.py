@@ -3474,6 +3474,8 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"i guess ; my guess ; (it |this |that )?seems ; appears to ; could be"),
         ("word", "en", r"hypothes[ie]s ; my theory"),
         ("word", "ru", r"возможно ; наверное ; вероятно ; похоже ; кажется ; видимо"),
+        ("word", "zh", r"可能 ; 也[许許] ; 大概 ; 似乎 ; 看起[来來]"),
+        ("word", "zh", r"我猜 ; 估[计計] ; 推測 ; 推测"),
     ),
     # the blame put on a tool or on the past: true only when a fix says so
     "blame": (
@@ -3530,10 +3532,14 @@ _OBSERVER_PHRASES = {
     ),
     # an offer or an idea, not a decision
     "suggestion": (
-        ("word", "en", r"(i|we) (could|might|can also) ; could also ; consider ; option(ally|s)?"),
+        ("word", "en", r"(i|we|you) (could|might|can also) ; could also ; consider"),
+        ("word", "en", r"option(ally|s)? ; recommend*"),
         ("word", "en", r"alternatively ; perhaps ; maybe ; would you like ; should i ; shall i"),
         ("word", "en", r"want me to ; if you('d| would) like ; (how|what) would you like me to"),
         ("word", "ru", r"можно было бы ; можно также ; предлагаю ; хотите ; если хотите"),
+        ("word", "zh", r"如果(你|您)?(愿意|願意|需要|想|希望) ; 需要的[话話] ; 我可以"),
+        ("word", "zh", r"可以考[虑慮] ; 建[议議]"),
+        ("word", "zh", r"要不要 ; 是否需要 ; 必要(なら|であれば) ; よろしければ ; 提案"),
     ),
     "hypothetical": (
         ("start", "en", r"what (would|will|happens|if|about) ; would ; could ; can ; should"),

@@ -305,6 +305,16 @@ def test_curly_apostrophes_read_like_straight_ones():
     assert dead.type == "dead-end"
 
 
+def test_the_agent_s_offers_suggestions_and_guesses_in_chinese_decide_nothing():
+    for said in ("如果你愿意，我可以统一把所有接口的错误处理改成中间件。",   # "if you wish, I can ..."
+                 "建议统一使用 pnpm 管理依赖。",                             # "I suggest ..."
+                 "下一步：可以考虑把日志统一输出到 stdout。",                 # "one could consider ..."
+                 "问题可能是连接池太小，导致请求超时。"):                     # "the problem may be ..."
+        assert compress_heuristic([ev("user", "请帮我看一下"), ev("assistant", said)]) == [], said
+    [decision] = compress_heuristic([ev("assistant", "我决定用 SQLite 做本地缓存，因为不需要额外服务。")])
+    assert decision.type == "decision"
+
+
 def test_a_list_under_a_rules_label_is_conventions_and_the_label_ends_with_the_list():
     mems = compress_heuristic([ev("user", "Some rules for this repo before you start:\n"
                                           "- all API responses are camelCase\n- no default exports in TypeScript\n\n"
