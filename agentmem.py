@@ -9802,14 +9802,15 @@ def _withheld(m):
     )
 
 
-def _passed_since(m, ran):
+def _undone_since(m, ran):
     """Whether what a command did in one session (still failing at its end, refused, not
-    installed: what _Commands says of it) is undone by a later session where it passed: the
-    sessions' final word. `ran`: the memories what ran made."""
+    installed: what _Commands says of it) is undone by what a later session said of the same
+    command: that it passed, or how it fails now (the sessions' final word). `ran`: the
+    memories what ran made."""
     said = _UNDONE_REGEX.match(m.text)
     return bool(said) and any(
-        r.extra.get("slot") == "setup"
-        and r.created > m.created
+        r.created > m.created
+        and (r.extra.get("slot") == "setup" or _UNDONE_REGEX.match(r.text))
         and re.search(r"`%s[` ]" % re.escape(said.group(1)), r.text)
         for r in ran
     )
@@ -9913,16 +9914,13 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     section(
         "Tried and rejected", [m for m in mems if m.type == "dead-end" and m.confidence >= 0.8][:10]
     )
-    ran = [m for m in idx.top(("fact",), limit=40) if m.extra.get("by") == "tools"]
-    ran = [m for m in ran if not _passed_since(m, ran)]
-    section("How to work here", _newest_of_slots(ran)[:_SETUP_FACTS])
+    todos = idx.top(("todo",), limit=10)
+    ran = [m for m in idx.top(("fact",), limit=40) + todos if m.extra.get("by") == "tools"]
+    facts = [m for m in ran if m.type == "fact" and not _undone_since(m, ran)]
+    section("How to work here", _newest_of_slots(facts)[:_SETUP_FACTS])
     digests = idx.top(("summary",), limit=_DIGESTS_READ, newest=True)
     reported = _changes_reported(digests)
-    todos = [
-        m
-        for m in idx.top(("todo",), limit=10)
-        if not _passed_since(m, ran) and not _done_since(m, reported)
-    ]
+    todos = [m for m in todos if not _undone_since(m, ran) and not _done_since(m, reported)]
     section("Open todos", todos)
     section("Last session", digests[:1], flag_stale=False)
     earlier = (_digest_now(idx, d) for d in digests[1 : 1 + _EARLIER_DIGESTS])

@@ -540,6 +540,14 @@ def test_what_a_later_session_got_passing_is_no_open_todo_and_no_missing_tool(st
     assert "Commands that passed here: typecheck `uv run mypy`" in told
 
 
+def test_a_command_still_failing_in_two_sessions_is_told_once_as_it_fails_now(store, tmp_path):
+    for n, pct in enumerate(("15.54", "11.9")):
+        out = 'Jest: "global" coverage threshold for statements (80%%) not met: %s%%' % pct
+        told = captured_on_day(tmp_path, n, [("user", "Get coverage over 80%."),
+                                             ("tool", "Bash", {"command": "npm run test:coverage"}, out, True)])
+    assert told.count("`npm run test:coverage`") == 1 and "not met: 11.9%" in told, told
+
+
 def test_a_decision_a_later_session_changed_is_never_told_without_the_change(store, tmp_path):
     said = [("For the job queue we decided to use Redis Streams; it is simple and we already run Redis.",
              "Understood: Redis Streams for the job queue."),
