@@ -5049,6 +5049,8 @@ _ANSI_REGEX = _LazyRegex(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\(B|\r")
 _SAME_OUTPUT_RUNS = 3  # a warning printed by this many runs is how the environment is
 _SAME_REFUSAL_RUNS = 2  # ... and a refusal said this many times
 _STILL_FAILING = "Still failing when the session ended: "  # a todo a later pass closes
+_PASSED = "Commands that passed here: "  # the note a session keeps of them: kind `command`; ...
+_PASSED_ENTRY_REGEX = _LazyRegex(r"([a-z]+) `([^`]+)`")
 # ... and the other notes of a command that a later session where it passed undoes
 _UNDONE_REGEX = _LazyRegex(
     "(?:%s)?`([^`]+)`(?:: | is not installed here| was refused here)" % re.escape(_STILL_FAILING)
@@ -5466,11 +5468,28 @@ class _Commands:
         passed = self.state["passed"]
         if passed:
             lines = ["%s `%s`" % (k, passed[k][0]) for k in _KIND_ORDER if k in passed]
-            said = "Commands that passed here: %s." % "; ".join(lines)
+            said = "%s%s." % (_PASSED, "; ".join(lines))
             m = _observed(said, "fact", "workaround", "tools")
             m.extra["slot"] = "setup"
             mems.append(m)
         return mems
+
+
+def _passed_with(note, earlier, failed=()):
+    """A session's note of the commands that passed, with the kinds of commands only an
+    earlier session's note names (and that `failed`, the texts of this session's notes on
+    what failed, does not name): one note tells what passed here, each kind as last run.
+
+    >>> _passed_with("Commands that passed here: test `pytest -q`.",
+    ...              "Commands that passed here: lint `ruff check`; test `make test`.")
+    'Commands that passed here: lint `ruff check`; test `pytest -q`.'
+    """
+    passed = dict(_PASSED_ENTRY_REGEX.findall(note))
+    for kind, command in _PASSED_ENTRY_REGEX.findall(earlier):
+        if kind in _KIND_ORDER and not any("`%s`" % command in f for f in failed):
+            passed.setdefault(kind, command)
+    lines = ["%s `%s`" % (k, passed[k]) for k in _KIND_ORDER if k in passed]
+    return "%s%s." % (_PASSED, "; ".join(lines)) if note.startswith(_PASSED) and lines else note
 
 
 def _paths_in(words):
@@ -9473,6 +9492,21 @@ class _Capture:
             memories, job.get("session") or "", {"cwd": job.get("cwd", "")}, job, {}, []
         )
 
+    def _add_earlier_passes(self, memories, session):
+        """The session's note of the commands that passed, with what passed in earlier
+        sessions and not here (_passed_with the newest other session's note)."""
+        notes = [m for m in memories if m.extra.get("slot") == "setup"]
+        earlier = [
+            m
+            for m in (self.store.index().top(("fact",), limit=40) if notes else ())
+            if m.extra.get("slot") == "setup" and m.session != session
+        ]
+        if earlier:
+            failed = [x.text for x in memories if _UNDONE_REGEX.match(x.text)]
+            last = max(earlier, key=lambda m: m.created).text
+            for m in notes:
+                m.text = _passed_with(m.text, last, failed)
+
     def store_memories(self, memories, session, info, job, context, events):
         """Redact, stamp (session, source, git, file hashes) and write memories to the session."""
         cwd = info.get("cwd") or job.get("cwd") or ""
@@ -9483,6 +9517,7 @@ class _Capture:
         commit = info.get("commit") or git.get("commit", "")
         first_ts = next((e.ts for e in events if e.ts), "") or job.get("created") or _now_iso()
         items, replaced = [], set()
+        self._add_earlier_passes(memories, session)
         summary = _session_summary(memories, context, info) if events else None
         if summary:
             s = _observed(summary, "summary", "summary", id=_derived_id("summary", session))

@@ -580,9 +580,17 @@ def test_session_start_tells_the_last_session_and_the_two_before_it_within_1200_
     assert len(told) <= 1200 * agentmem._CHARS_PER_TOKEN
 
 
-def test_session_start_tells_the_newest_commands_that_passed_once(store, tmp_path):
-    for n, (command, output) in enumerate((("ruff check src", "All checks passed!"),
-                                           ("pytest -q", "12 passed in 0.5s"))):
-        told = captured_on_day(tmp_path, n, [("user", "Run the checks before the release."),
-                                             ("tool", "Bash", {"command": command}, output)])
-    assert told.count("Commands that passed here") == 1 and "pytest" in told  # the newer session's
+def test_session_start_tells_the_commands_that_passed_once_each_kind_as_last_run(store, tmp_path):
+    for n, runs in enumerate(((("ruff check src", "All checks passed!"), ("make test", "12 passed")),
+                              (("pytest -q", "12 passed in 0.5s"),),
+                              (("mypy src", "Success: no issues found"),))):
+        told = captured_on_day(tmp_path, n, [("user", "Run the checks before the release.")] +
+                               [("tool", "Bash", {"command": c}, out) for c, out in runs])
+    # one note: the newest session's, with what only earlier sessions ran; each kind as last run
+    assert told.count("Commands that passed here") == 1, told
+    assert "lint `ruff check src`" in told and "test `pytest -q`" in told and "`mypy src`" in told
+    assert "make test" not in told
+    told = captured_on_day(tmp_path, 3, [("user", "Lint it."), ("tool", "Bash", {"command": "pytest -q"}, "12 passed"),
+                                         ("tool", "Bash", {"command": "ruff check src"},
+                                          "src/a.py:1:1: F401 `os` imported but unused", True)])
+    assert "lint `ruff check src`" not in told and "Still failing when the session ended: `ruff check src`" in told
