@@ -5750,10 +5750,11 @@ def _episode(events, final=False, context=None):
 
 def _session_summary(memories, context, info):
     """The digest of a session in two to four lines (what was asked, done and left), or
-    None when nothing was asked or nothing kept."""
+    None when nothing was asked, reported or committed, or nothing kept (a session the person
+    began with a prompt template and no words of their own has its report)."""
     d = context.get("digest") or {}
     asked = d.get("asked") or ([context["request"]] if context.get("request") else [])
-    if not (context.get("title") or asked) or not memories:
+    if not (context.get("title") or asked or d.get("report") or d.get("commits")) or not memories:
         return None
     lines = ["Session: %s." % context["title"].rstrip(".")] if context.get("title") else []
     if asked:

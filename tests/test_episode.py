@@ -349,6 +349,18 @@ def test_the_last_session_digest_says_what_was_asked_committed_reported_and_left
     assert left == "Left: Alert when a billing run is skipped."
 
 
+def test_a_session_begun_with_an_empty_prompt_template_has_its_report_as_digest():
+    context = {}
+    events = [Event("user", "## User Input\n\n```text\n\n```\n\nYou **MUST** consider the user input.\n\n"
+                            "## Outline\n\n1. Run setup-plan.sh\n2. Fill plan.md"),
+              Event("assistant", "Plan ready: `specs/001-celery-chain-workflow/plan.md` covers the Celery "
+                                 "chain, the result backend and the Codex queue.")]
+    mems = agentmem._episode(events, final=True, context=context)
+    assert agentmem._session_summary(mems, context, {}) == (
+        "Reported: Plan ready: `specs/001-celery-chain-workflow/plan.md` covers the Celery chain, the "
+        "result backend and the Codex queue.")
+
+
 def test_harness_wrappers_are_not_the_person_s_words():
     assert agentmem._person_text("<task-notification>Background task 3 finished</task-notification>") == ""
     assert agentmem._person_text("<user-memory-input>Always run make fmt</user-memory-input>") == \
