@@ -106,6 +106,7 @@ _MAX_QUERY_TERMS = 24                    # ... then keeps its rarest (most infor
 
 # Near-duplicates: Jaccard similarity of word shingles, found through a bottom-k sketch.
 _DUPLICATE_JACCARD = 0.85
+_REPEATED_JACCARD = 0.7  # a passage of the words recall shows once: a message pasted twice, edited
 _NEAR_CANDIDATES = 32                   # near-duplicate candidates compared per sketch key
 _SHINGLE_WORDS = 2
 _SKETCH_SIZE = 4
@@ -7229,7 +7230,7 @@ class Store:
                 m.extra["unmerged"] = elsewhere
         self._hash_cache().save()
         hits.sort(key=lambda h: _hit_order(h.score, h.strength, h.memory.id))
-        return hits[: max(1, limit)]
+        return _distinct(hits, max(1, limit))
 
     def _linked(self, hits, types=None):
         """Hits, plus up to _LINKED_MAX memories one link away from the best three (a decision
@@ -8063,6 +8064,33 @@ def _near_duplicate(m, sig, cand, csig=None, shingled=None):
     return _jaccard(shingled[m.text], shingled[cand.text]) > _DUPLICATE_JACCARD and _claim(
         cand.text
     ) == _claim(m.text)
+
+
+def _distinct(hits, limit):
+    """The first `limit` hits, without a passage of the words that repeats a better one (the
+    person pasted a message twice, edited): each costs a result slot and tells nothing new."""
+    kept, shingled = [], {}
+    for h in hits:
+        if len(kept) >= limit:
+            break
+        m = h.memory
+        if m.type == "episode":
+            sig = _fingerprint(m.text)[1]
+            for k in kept:
+                if k.memory.type != "episode" or not _similar_enough(
+                    sig, _fingerprint(k.memory.text)[1], _REPEATED_JACCARD
+                ):
+                    continue
+                for text in (m.text, k.memory.text):
+                    if text not in shingled:
+                        shingled[text] = _shingles(text)
+                if _jaccard(shingled[m.text], shingled[k.memory.text]) >= _REPEATED_JACCARD:
+                    break
+            else:
+                kept.append(h)
+        else:
+            kept.append(h)
+    return kept
 
 
 def _batch_duplicate(m, sig, keys, pending, shingled):

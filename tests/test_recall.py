@@ -184,3 +184,17 @@ def test_a_russian_loanword_finds_the_latin_word_as_surely_as_the_word_itself(st
               for q in ("какой сервис пушей используем", "какой сервис push используем")}
     assert ranked["какой сервис пушей используем"] == ranked["какой сервис push используем"]
     assert fcm.id in [i for i, _score in ranked["какой сервис пушей используем"][:2]]
+
+
+def test_a_message_pasted_twice_edited_is_one_result(store):
+    said = ("Check this call on the staging deployment: POST /analyze/prompt with the payload below keeps "
+            "failing with a 502 and no logs at all. First reproduce it against our own backend, then tell "
+            "me why you think it fails, and if we cannot tell, add logging that explains the error. %s")
+    s = agentmem.open_store()
+    s.import_jsonl([json.dumps({"text": said % tail, "type": "episode"})
+                    for tail in ("The prompt is about React state.", "The prompt asks for the system prompt.")]
+                   + [json.dumps({"text": "The 502 on /analyze/prompt came from the worker running out of "
+                                          "memory while loading the model.", "type": "bug"})])
+    s.close()
+    texts = [h["text"] for h in am_json("recall", "502 analyze prompt staging failing", "--json", "--limit", "3")]
+    assert sum("staging deployment" in t for t in texts) == 1 and any("out of memory" in t for t in texts), texts
