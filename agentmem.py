@@ -9621,6 +9621,10 @@ _PROMPT_CANDIDATES = 8  # recall hits whose passages are weighed
 _PROMPT_POOL = 40  # docs FTS5 proposes per ranker for them (recall's 100: the hook's main cost)
 _PROMPT_BUDGET_TOKENS = 400
 _PASSAGE_CHARS = 360  # a quoted passage at most
+# SessionStart's sections whose first note the ones before leave room for: what the last
+# session did, however many conventions a store holds (telling the first note of every
+# section instead cost a twelve-project store two tasks of 52: fewer conventions, commands)
+_ROOM_KEPT_FOR = ("Last session",)
 _COMMON_WORD_WEIGHT = 0.3
 # What kind of work a prompt asks for ("add", "fix", "errors", "version") is said in any
 # text about software, whatever it is about. The background that tells those words from the
@@ -9833,7 +9837,8 @@ def _start_flags(store, m, root, flag_stale=True):
 
 def _notes_block(sections, limit, preamble=_INJECT_PREAMBLE % "agentmem"):
     """[(title, [(memory, line)])] as one fenced block of at most `limit` characters, whole
-    lines only, or '' when none fits."""
+    lines only, or '' when none fits. The sections before one of _ROOM_KEPT_FOR leave room
+    for its first note (a store of many conventions still tells the last session's digest)."""
     if not sections:
         return ""
     texts = [ln for _t, lines in sections for _m, ln in lines]
@@ -9841,10 +9846,11 @@ def _notes_block(sections, limit, preamble=_INJECT_PREAMBLE % "agentmem"):
     head = "%s\n%s agentmem-notes" % (preamble, fence)
     tail = "%s\n" % fence
     out, size = [head], len(head) + len(tail) + 2
-    for title, lines in sections:
-        block = ["## " + title]
+    firsts = [len(t) + len(ls[0][1]) + 5 if t in _ROOM_KEPT_FOR else 0 for t, ls in sections]
+    for i, (title, lines) in enumerate(sections):
+        block, room = ["## " + title], limit - sum(firsts[i + 1 :])
         for _m, ln in lines:
-            if size + len("\n".join(block)) + len(ln) + 2 > limit:
+            if size + len("\n".join(block)) + len(ln) + 2 > room:
                 break
             block.append(ln)
         if len(block) > 1:

@@ -594,3 +594,16 @@ def test_session_start_tells_the_commands_that_passed_once_each_kind_as_last_run
                                          ("tool", "Bash", {"command": "ruff check src"},
                                           "src/a.py:1:1: F401 `os` imported but unused", True)])
     assert "lint `ruff check src`" not in told and "Still failing when the session ended: `ruff check src`" in told
+
+
+def test_a_store_full_of_conventions_still_tells_the_last_session(store, tmp_path):
+    captured_on_day(tmp_path, 1, [("user", "Move the billing cron to Celery beat."),
+                                  ("assistant", "The billing run is now scheduled by Celery beat at 02:00 UTC.")])
+    s = agentmem.open_store()
+    s.import_jsonl([json.dumps({"text": "Convention number %d: use the long descriptive name %d for module %d"
+                                        % (i, i * 7, i * 13), "type": "convention", "confidence": 0.9})
+                    for i in range(300)])
+    s.close()
+    told = context()
+    assert "## Last session" in told and "Celery beat" in told.split("## Last session")[1]
+    assert told.count("Convention number") > 20 and len(told) <= agentmem._DEFAULT_BUDGET_TOKENS * 4
