@@ -3368,7 +3368,8 @@ _OBSERVER_PHRASES = {
     # ... and what ties it to now: "don't push yet", "never mind for now"
     "for-now": (
         ("word", "en", r"yet ; for now ; right now ; this time ; today ; at the moment ; until"),
-        ("word", "en", r"for this (task|pr|ticket|change|one|session) ; just now"),
+        ("word", "en", r"(for|in) this (task|pr|ticket|change|one|session|branch|commit|run)"),
+        ("word", "en", r"just now"),
         ("word", "ru", r"пока ; сейчас ; сегодня ; на этот раз"),
     ),
     # a rule: how things are done here

@@ -315,6 +315,14 @@ def test_the_agent_s_offers_suggestions_and_guesses_in_chinese_decide_nothing():
     assert decision.type == "decision"
 
 
+def test_an_instruction_for_this_once_is_no_convention_and_a_standing_one_is():
+    for once in ("Don't touch the migrations in this PR.", "Don't commit yet, I want to review first.",
+                 "Please always double check the output this time."):
+        assert compress_heuristic([ev("user", once)]) == [], once
+    [rule] = compress_heuristic([ev("user", "Never edit generated code in this repo.")])
+    assert rule.type == "convention"
+
+
 def test_a_list_under_a_rules_label_is_conventions_and_the_label_ends_with_the_list():
     mems = compress_heuristic([ev("user", "Some rules for this repo before you start:\n"
                                           "- all API responses are camelCase\n- no default exports in TypeScript\n\n"
