@@ -3372,21 +3372,6 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"just now"),
         ("word", "ru", r"пока ; сейчас ; сегодня ; на этот раз"),
     ),
-    # a rule: how things are done here
-    "convention": (
-        ("word", "en", r"must ; mustn't ; should ; shouldn't ; always ; never"),
-        ("start", "en", r"don't ; do not"),
-        ("word", "en", r"(we|you) (don't|do not)"),
-        ("word", "en", r"avoid ; prefer ; make sure ; ensures? ; remember to ; convention*"),
-        ("word", "en", r"rules? ; policy ; policies ; at most ; at least ; no more than"),
-        ("word", "en", r"only use ; from now on ; goes through ; go through ; is required"),
-        ("word", "en", r"are required ; follows?(?! ?-?up) ; naming"),
-        ("word", "en", r"(go|goes|live|lives|belong|belongs|sit|sits) (in|into|under|inside)"),
-        ("word", "en", r"we (always )?(use|name|prefix|write|put|keep|store)"),
-        ("word", "ru", r"всегда ; никогда ; должн* ; нельзя ; обязательно ; договорённост*"),
-        ("word", "ru", r"договоренност* ; правил* ; пишем ; не используем"),
-        ("word", "zh", r"必須 ; 必须 ; 務必 ; 务必 ; 確保 ; 确保 ; 一律 ; 不要 ; 總是 ; 总是"),
-    ),
     # the person stating how the system is: "backups are kept for 30 days"
     "system-fact": (
         ("word", "en", r"(is|are) (kept|stored|retained|deployed|hosted|served|backed up)"),
@@ -4499,7 +4484,7 @@ class _Observer:
         if idle or s.endswith("?") or _says("injection", s):
             return
         plain = _unquoted(s)
-        agrees = acked or _says("decision", plain) or _says("convention", plain)
+        agrees = acked or any(_says(c, plain) for c in ("decision", "standing", "rule-verb"))
         if agrees and self._agent_confirms(s):
             return
         diagnosis, turn.pending = turn.pending, ""
