@@ -3237,10 +3237,12 @@ _OBSERVER_PHRASES = {
         ("opener", "en", r"you're right"),
         ("opener", "ru", r"принято ; зафиксировано ; готово ; понял ; хорошо ; отлично ; согласен"),
         ("opener", "ru", r"сделано ; записал ; верно"),
+        ("opener", "zh", r"好的 ; 好 ; 行 ; 可以 ; 嗯 ; 没问题 ; 沒問題 ; 明白 ; 收到"),
     ),
     "agree": (
         ("opener", "en", r"agreed ; yes ; yep ; yeah ; sounds good ; makes sense ; fine ; exactly"),
         ("opener", "ru", r"согласен ; согласна ; да ; ладно"),
+        ("opener", "zh", r"同意 ; [对對] ; 是的 ; 好的 ; 行"),
     ),
     # how a sentence starts, not what the memory says: cut from the front of what is kept
     "lead-in": (
@@ -3248,6 +3250,7 @@ _OBSERVER_PHRASES = {
         ("opener", "en", r"fine ; alright ; right ; agreed ; yes ; yeah ; yep"),
         ("lead", "en", r"i'll ; i will ; i'm going to ; let me ; please"),
         ("lead", "ru", r"я ; я потом"),
+        ("opener", "zh", r"好的 ; 好 ; 行 ; 可以 ; 嗯 ; 没问题 ; 沒問題 ; 明白 ; 收到"),
     ),
     "filler": (
         ("lead", "en", r"and ; also ; plus ; oh ; btw ; by the way ; one more thing"),
@@ -3258,6 +3261,7 @@ _OBSERVER_PHRASES = {
         ("label", "en", r"fyi ; policy ; convention reminder ; rule reminder"),
         ("label", "ru", r"договорённость ; договоренность ; правило ; решение ; напоминание"),
         ("label", "ru", r"важно"),
+        ("label", "zh", r"[规規]则 ; [约約]定 ; 重要 ; 提醒"),
     ),
     # the person correcting the agent
     "correction": (
@@ -3290,7 +3294,8 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"(i|we)('ll| will) (handle|take care of|own)"),
         ("word", "ru", r"решили ; решено ; договорились ; остаёмся ; остаемся ; выбрали"),
         ("word", "ru", r"будем использовать ; переходим на"),
-        ("word", "zh", r"[决決]定(用|使用|採用|采用|改用|了) ; 統一 ; 统一"),
+        ("word", "zh", r"[决決]定(用|使用|採用|采用|改用|了|不) ; 統一 ; 统一"),
+        ("word", "zh", r"改用 ; 就用 ; [还還]是用"),
     ),
     "decided-against": (
         ("word", "en", r"(decided|decision is|chose|agreed) (against|not to)"),
@@ -3328,6 +3333,7 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"dead[- ]end ; (didn't|did not) (work|help)"),
         ("word", "en", r"(tried|considered)\b.*\b(fail*|broke|doesn't work|didn't|but)"),
         ("word", "ru", r"откатил* ; отклон* ; не сработал* ; тупик* ; отказал*"),
+        ("word", "zh", r"行不通 ; 回[滚滾] ; 放[弃棄] ; 不可行"),
     ),
     # what makes an instruction a standing one rather than a task to do once
     "standing": (
@@ -3348,6 +3354,7 @@ _OBSERVER_PHRASES = {
         ("word", "ru", r"всегда ; никогда ; с этого момента ; впредь ; каждый раз ; по умолчанию"),
         ("word", "ru", r"в этом (репо|репозитории|проекте) ; не используем ; мы используем"),
         ("word", "zh", r"總是 ; 总是 ; 一律 ; 以後 ; 以后 ; 每次 ; 永遠 ; 永远 ; 務必 ; 务必"),
+        ("start", "zh", r"不要(修改|改|[动動碰]|提交|使用|用|[删刪]除|添加|加)"),
     ),
     # a rule's verb: what a statement about a kind of thing says of it ("Tests go in tests/")
     "rule-verb": (
@@ -3371,6 +3378,8 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"(for|in) this (task|pr|ticket|change|one|session|branch|commit|run)"),
         ("word", "en", r"just now"),
         ("word", "ru", r"пока ; сейчас ; сегодня ; на этот раз"),
+        ("start", "zh", r"先"),
+        ("word", "zh", r"[这這]次 ; 暂时 ; 暫時 ; 目前"),
     ),
     # the person stating how the system is: "backups are kept for 30 days"
     "system-fact": (
@@ -3388,6 +3397,7 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"don't forget ; open question ; at some point ; eventually ; tomorrow"),
         ("label", "en", r"next steps? ; todo ; left to do"),
         ("word", "ru", r"потом ; позже ; не забыть ; в следующий раз ; надо будет"),
+        ("word", "zh", r"[之以][后後]再 ; 回[头頭] ; 下次 ; [别別]忘了"),
     ),
     "agent-todo": (
         ("label", "en", r"(todo|fixme|follow[- ]?ups?|next steps?)( left| remaining)?"),
@@ -3396,6 +3406,7 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"(todo|fixme)( left)?\s*[:(] ; still (lacks|needs|has no|have no|missing)"),
         ("word", "en", r"not (yet )?(implemented|handled|covered|wired|done) yet ; left for later"),
         ("start", "ru", r"осталось ; не сделано ; надо будет ; на потом"),
+        ("word", "zh", r"待[办辦] ; [还還]需要 ; 尚未"),
     ),
     # a problem, its cause and its fix
     "problem": (
@@ -3412,6 +3423,8 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"(returns?|gives?|throws?|raises?|shows?) (null|none|nothing|wrong)"),
         ("word", "ru", r"дважды ; не работает ; пада* ; ошибк* ; тормоз* ; медленн* ; не запуска*"),
         ("word", "ru", r"дубл* ; зависа*"),
+        ("word", "zh", r"失[败敗] ; [错錯]误 ; [报報][错錯] ; 崩[溃潰] ; 超[时時]"),
+        ("word", "zh", r"卡住 ; [无無]法 ; 重[复複] ; 不工作 ; 很慢"),
     ),
     "cause": (
         ("word", "en", r"caused by ; because ; root cause"),
@@ -3423,11 +3436,13 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"(slowness|regression|duplicate) (was|is) (a|an|the)"),
         ("word", "en", r"(it|this) (is|was) (an?|the)\s"),
         ("word", "ru", r"причина ; из-за ; потому что"),
+        ("word", "zh", r"原因 ; 由[于於] ; [导導]致"),
     ),
     "fix": (
         ("word", "en", r"fixed(?!-) ; fix(ed)? (it )?(by|with) ; the fix ; resolved ; solved"),
         ("word", "en", r"now (runs|works|loads|returns|passes|takes)"),
         ("word", "ru", r"исправил* ; исправлен* ; починил* ; починен* ; пофиксил*"),
+        ("word", "zh", r"修[复復]了 ; 已修[复復] ; 修好 ; 修正了 ; 解[决決]了"),
     ),
     # the agent saying what it is about to do: a plan, not yet a fact
     "plan": (
@@ -3594,8 +3609,8 @@ _OBSERVER_PHRASES = {
 _PHRASE_ANCHORS = {
     "start": (r"^\W*", r"\b"),
     "word": (r"\b", r"\b"),
-    "opener": (r"^\W*", r"\s*[,.:!—–-]+(?:\s+|$)"),
-    "label": (r"^\W*", r"\s*[:—–-]\s*"),
+    "opener": (r"^\W*", r"\s*(?:[,.:!—–-]+(?:\s+|$)|[，。：！]+\s*)"),
+    "label": (r"^\W*", r"\s*[:：—–-]\s*"),
     "lead": (r"^\W*", r"[,:]?\s+"),
     "whole": (r"^\W*", r"\W*$"),
     "heading": (r"^", r"\b"),
@@ -3854,7 +3869,7 @@ def _split_sentences(text):
 
 def _looks_like_noise(s):
     """Logs, code, stack traces, tables and fragments are not memories."""
-    if len(s) < 12 or _word_count(s) < 3:
+    if _word_count(s) < 3 or len(s) < 12 and not _CJK_REGEX.search(s):
         return True
     if re.match(r"^(at |File \"|Traceback|\$ |>>> |[{\[<]|\w+Error\b|E\s{2,})", s):
         return True
@@ -4119,6 +4134,7 @@ please can could would will let's lets now then so ok okay also and but if when 
 which who where only just still yes no not
 """.split())
 # fmt: on
+_SPECIFIC_LEADS_CJK = "这這那此它你您我他她"  # this, that, it, you, I, he, she
 _RULE_SUBJECT_WORDS = 4  # "Branch names", "API responses in v2": a kind is named in a few words
 
 
@@ -4136,8 +4152,8 @@ def _general_rule(s):
     if s.rstrip().endswith(("!", "?", "！", "？")):
         return False
     m = _says("rule-verb", s)
-    if m and _CJK_REGEX.search(s[: m.start()]):
-        return True  # Chinese or Japanese: no spaces to find the subject by
+    if m and _CJK_REGEX.search(s[: m.start()]):  # Chinese or Japanese: no spaces, so the
+        return s.lstrip()[:1] not in _SPECIFIC_LEADS_CJK  # subject is told by its first sign
     if m:
         subject = s[: m.start()].split()
         lead = subject[0].lower().strip("*`\"'(") if subject else ""
@@ -4330,7 +4346,7 @@ class _Observer:
             cue = _KEEP_THIS_REGEX.search(s)
             if not cue or s.rstrip().endswith(("?", "？")):
                 continue
-            before, after = s[: cue.start()].strip(" -—–,;"), s[cue.end() :].strip()
+            before, after = s[: cue.start()].strip(" -—–,;"), s[cue.end() :].strip(" :：")
             if _word_count(after) >= 4:  # "..., and remember we use pgmq for the queues."
                 said, text = [s], _capitalized("; ".join(x for x in (before, after) if x))
             else:  # "... - update your memory accordingly": all that came before it

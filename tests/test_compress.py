@@ -315,6 +315,28 @@ def test_the_agent_s_offers_suggestions_and_guesses_in_chinese_decide_nothing():
     assert decision.type == "decision"
 
 
+CHINESE = [   # (what the person said, then what the agent said; the types kept)
+    ("我们决定不用 Redis 了，改用 PostgreSQL 做队列。", None, ["decision"]),   # "we decided ... switch to"
+    ("好的，就用 Lichess 吧。", None, ["decision"]),                          # "ok, use Lichess then"
+    ("不要修改 migrations 目录下的文件。", None, ["convention"]),             # "don't modify ..."
+    ("规则：不要直接推送到 main。", None, ["convention"]),                    # "rule: ..."
+    ("记住：生产数据库是只读的。", None, ["convention"]),                      # "remember: ..."
+    ("之后再补文档。", None, ["todo"]),                                      # "the docs later"
+    ("这个函数必须返回 None。", None, []),                                   # "this function must": one thing
+    ("先不要提交，我想先看一下。", None, []),                                 # "don't commit yet"
+    ("登录一直失败", "我已经修复了登录问题：原因是 token 过期时没有刷新，现在会自动刷新。", ["bug"]),
+    ("试一下 WebSocket", "这个方案行不通，回滚了。", ["dead-end"]),
+]
+
+
+@pytest.mark.parametrize("person,agent,types", CHINESE, ids=[c[0][:12] for c in CHINESE])
+def test_chinese_rules_decisions_todos_bugs_and_dead_ends_are_typed(person, agent, types):
+    events = [ev("user", person)] + ([ev("assistant", agent)] if agent else [])
+    mems = compress_heuristic(events)
+    assert [m.type for m in mems] == types, [(m.type, m.text) for m in mems]
+    assert not any(m.text.startswith(("好的", "记住", "规则")) for m in mems)   # the lead-in is cut
+
+
 def test_an_instruction_for_this_once_is_no_convention_and_a_standing_one_is():
     for once in ("Don't touch the migrations in this PR.", "Don't commit yet, I want to review first.",
                  "Please always double check the output this time."):
