@@ -4882,9 +4882,13 @@ def compress_heuristic(events, info=None, context=None, final=False):
 # The episode: the digest of a session (what was asked, committed, reported and left), from
 # its turns; the session's words themselves are passages (see _Words).
 _EPISODE_MIN_WORDS = 6  # a shorter sentence of the agent (not a list) tells too little
-_DIGEST_CHARS = 160  # a request, a commit or half the report, in a session's digest
+_DIGEST_CHARS = 160  # a request or a commit, in a session's digest
 _DIGEST_LATER_REQUESTS = 3  # the digest names the first request and this many later ones
 _DIGEST_COMMITS = 3
+# the agent's report, in a session's digest: its first telling sentences, within this; an
+# agent-driven session's report is most of what it tells (2 and 320: 42 tasks of 52, 4 and
+# 640: 43, both halves as good or better)
+_REPORT_SENTENCES, _REPORT_CHARS = 4, 640
 _NOT_REPORTED = ("speculation", "narration", "plan", "status", "suggestion")  # in a final report
 _COMMIT_REGEX = _LazyRegex(
     r"""\bgit\s+commit\b.*?\s-m\s*(?:"""
@@ -4982,14 +4986,14 @@ def _request_line(text):
 
 def _final_report(said):
     """The first telling sentences of the agent's last message of the session (`said`, its
-    report), within _DIGEST_CHARS, or ''."""
+    report), within _REPORT_CHARS, or ''."""
     out = []
     for s in map(_told, _prose_lines(said.replace("\u2019", "'"))):
         bare = _SELF_REGEX.sub("", s)  # "I've successfully ..." is status
         idle = any(_says(c, s) or _says(c, bare) for c in _NOT_REPORTED)
-        if _telling(s) >= 2 and not idle and len(" ".join(out + [s])) <= _DIGEST_CHARS * 2:
+        if _telling(s) >= 2 and not idle and len(" ".join(out + [s])) <= _REPORT_CHARS:
             out.append(s)
-        if len(out) == 2:
+        if len(out) == _REPORT_SENTENCES:
             break
     return " ".join(out)
 

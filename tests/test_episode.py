@@ -349,6 +349,18 @@ def test_the_last_session_digest_says_what_was_asked_committed_reported_and_left
     assert left == "Left: Alert when a billing run is skipped."
 
 
+def test_an_agent_driven_session_s_digest_tells_four_sentences_of_its_report():
+    context = {}
+    report = ("Created the mcp-venus-os server in `mcp-venus-os/`. Read tools cover battery SoC, PV power "
+              "and grid status over D-Bus. Write ops require `confirmed=true` or SAFETY_REQUIRE_CONFIRMATION"
+              "=false. Settings come from MQTT_HOST and MQTT_PORT in the environment. Demo video next.")
+    events = [Event("user", "Build an MCP server for Venus OS, work on your own until it is done."),
+              Event("assistant", report)]
+    mems = agentmem._episode(events, final=True, context=context)
+    reported = agentmem._session_summary(mems, context, {}).split("\n")[1]
+    assert "confirmed=true" in reported and "MQTT_HOST" in reported and "Demo video" not in reported
+
+
 def test_a_session_begun_with_an_empty_prompt_template_has_its_report_as_digest():
     context = {}
     events = [Event("user", "## User Input\n\n```text\n\n```\n\nYou **MUST** consider the user input.\n\n"
