@@ -8075,26 +8075,23 @@ def _near_duplicate(m, sig, cand, csig=None, shingled=None):
 def _distinct(hits, limit):
     """The first `limit` hits, without a passage of the words that repeats a better one (the
     person pasted a message twice, edited): each costs a result slot and tells nothing new."""
-    kept, shingled = [], {}
+    shingled = {}
+
+    def pairs(text):
+        if text not in shingled:
+            shingled[text] = _shingles(text)
+        return shingled[text]
+
+    def repeats(m, k):
+        return (
+            m.type == k.type == "episode"
+            and _similar_enough(_fingerprint(m.text)[1], _fingerprint(k.text)[1], _REPEATED_JACCARD)
+            and _jaccard(pairs(m.text), pairs(k.text)) >= _REPEATED_JACCARD
+        )
+
+    kept = []
     for h in hits:
-        if len(kept) >= limit:
-            break
-        m = h.memory
-        if m.type == "episode":
-            sig = _fingerprint(m.text)[1]
-            for k in kept:
-                if k.memory.type != "episode" or not _similar_enough(
-                    sig, _fingerprint(k.memory.text)[1], _REPEATED_JACCARD
-                ):
-                    continue
-                for text in (m.text, k.memory.text):
-                    if text not in shingled:
-                        shingled[text] = _shingles(text)
-                if _jaccard(shingled[m.text], shingled[k.memory.text]) >= _REPEATED_JACCARD:
-                    break
-            else:
-                kept.append(h)
-        else:
+        if len(kept) < limit and not any(repeats(h.memory, k.memory) for k in kept):
             kept.append(h)
     return kept
 
