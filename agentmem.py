@@ -3295,7 +3295,7 @@ _OBSERVER_PHRASES = {
         ("word", "ru", r"решили ; решено ; договорились ; остаёмся ; остаемся ; выбрали"),
         ("word", "ru", r"будем использовать ; переходим на"),
         ("word", "zh", r"[决決]定(用|使用|採用|采用|改用|了|不) ; 統一 ; 统一"),
-        ("word", "zh", r"改用 ; 就用 ; [还還]是用"),
+        ("word", "zh", r"改用 ; 就用 ; [还還]是用 ; 決定し ; 採用し"),
     ),
     "decided-against": (
         ("word", "en", r"(decided|decision is|chose|agreed) (against|not to)"),
@@ -3318,7 +3318,7 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"not using ; don't bother ; get rid of"),
         ("word", "ru", r"не (берём|берем|берите|используем|используйте)"),
         ("word", "ru", r"не (нужен|нужна|нужно|надо) ; отказ*"),
-        ("word", "zh", r"不要用 ; 不用"),
+        ("word", "zh", r"不要用 ; 不用 ; 使わない ; 使用しない"),
     ),
     # what a rejection offers instead (or that it closes the matter): then it is a decision
     "alternative": (
@@ -3355,6 +3355,7 @@ _OBSERVER_PHRASES = {
         ("word", "ru", r"в этом (репо|репозитории|проекте) ; не используем ; мы используем"),
         ("word", "zh", r"總是 ; 总是 ; 一律 ; 以後 ; 以后 ; 每次 ; 永遠 ; 永远 ; 務必 ; 务必"),
         ("start", "zh", r"不要(修改|改|[动動碰]|提交|使用|用|[删刪]除|添加|加)"),
+        ("word", "zh", r"常に ; 今後 ; 毎回 ; 絶対に"),  # Japanese: always, from now on, ever
     ),
     # a rule's verb: what a statement about a kind of thing says of it ("Tests go in tests/")
     "rule-verb": (
@@ -3477,7 +3478,7 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"hypothes[ie]s ; my theory"),
         ("word", "ru", r"возможно ; наверное ; вероятно ; похоже ; кажется ; видимо"),
         ("word", "zh", r"可能 ; 也[许許] ; 大概 ; 似乎 ; 看起[来來]"),
-        ("word", "zh", r"我猜 ; 估[计計] ; 推測 ; 推测"),
+        ("word", "zh", r"我猜 ; 估[计計] ; 推測 ; 推测 ; かもしれ ; おそらく ; たぶん"),
     ),
     # the blame put on a tool or on the past: true only when a fix says so
     "blame": (

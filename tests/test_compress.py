@@ -326,11 +326,15 @@ CHINESE = [   # (what the person said, then what the agent said; the types kept)
     ("先不要提交，我想先看一下。", None, []),                                 # "don't commit yet"
     ("登录一直失败", "我已经修复了登录问题：原因是 token 过期时没有刷新，现在会自动刷新。", ["bug"]),
     ("试一下 WebSocket", "这个方案行不通，回滚了。", ["dead-end"]),
+    ("今後はコミットメッセージを英語で書いてください。", None, ["convention"]),      # Japanese
+    ("データベースは PostgreSQL を採用することに決定しました。", None, ["decision"]),
+    ("このファイルは必ず直してください。", None, []),                              # "fix this file"
+    ("原因はたぶんキャッシュだと思います。", None, []),                            # a guess
 ]
 
 
 @pytest.mark.parametrize("person,agent,types", CHINESE, ids=[c[0][:12] for c in CHINESE])
-def test_chinese_rules_decisions_todos_bugs_and_dead_ends_are_typed(person, agent, types):
+def test_chinese_and_japanese_rules_decisions_todos_bugs_and_dead_ends_are_typed(person, agent, types):
     events = [ev("user", person)] + ([ev("assistant", agent)] if agent else [])
     mems = compress_heuristic(events)
     assert [m.type for m in mems] == types, [(m.type, m.text) for m in mems]
