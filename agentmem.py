@@ -3505,6 +3505,7 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"(blockers?|issues?|tasks?|items?|todos?) (are |is )?(all )?(done|closed)"),
         ("word", "en", r"(is|are) (now )?(complete|completed|ready|done|finished)[.!]?$"),
         ("start", "en", r"successfully ; (the )?(task|work|implementation) is complete"),
+        ("start", "zh", r"已完成 ; 完成了 ; 全部完成 ; 都完成了 ; 搞定"),
     ),
     # a sentence that names nothing itself: its subject is "it", "this" or the agent
     "subjectless": (
@@ -3698,6 +3699,7 @@ _CODE_FENCE_REGEX = _LazyRegex(r"```.*?(```|\Z)", re.S)
 # a sentence ends at . ! ? before a capital, and at an ellipsis before any word ("ESM... we're on")
 _SENTENCE_SPLIT_REGEX = _LazyRegex(
     r"(?<=[.!?。！？])\s+(?=[\"'`(\[*]?[A-ZА-ЯЁ0-9])|(?:(?<=\.\.\.)|(?<=…))\s+(?=\w)"
+    r"|(?<=[。！？])(?=[^\s」』）)”])"  # Chinese and Japanese: no space after a sentence
 )
 _FILE_MENTION_REGEX = _LazyRegex(
     r"(?<![\w@/.:-])((?:[\w.-]+/)*[\w-]+\.(?:py|go|ts|tsx|js|jsx|mjs|rs|java|kt|rb|php|cs|cpp|cc|c|h|hpp|"

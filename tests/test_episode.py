@@ -361,6 +361,15 @@ def test_an_agent_driven_session_s_digest_tells_four_sentences_of_its_report():
     assert "confirmed=true" in reported and "MQTT_HOST" in reported and "Demo video" not in reported
 
 
+def test_a_chinese_report_is_read_sentence_by_sentence_without_its_status():
+    context = {}
+    events = [Event("user", "把 go.mod 的版本统一成 1.23"),
+              Event("assistant", "已完成！go.mod 的 go 版本统一为 1.23，并移除了 toolchain 指定。")]
+    mems = agentmem._episode(events, final=True, context=context)
+    reported = agentmem._session_summary(mems, context, {}).split("\n")[1]
+    assert reported == "Reported: go.mod 的 go 版本统一为 1.23，并移除了 toolchain 指定。", reported
+
+
 def test_a_session_begun_with_an_empty_prompt_template_has_its_report_as_digest():
     context = {}
     events = [Event("user", "## User Input\n\n```text\n\n```\n\nYou **MUST** consider the user input.\n\n"
