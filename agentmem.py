@@ -5477,8 +5477,7 @@ class _Commands:
             mems.append(_observed(text, mtype, "workaround", "tools", created=ts))
         passed = self.state["passed"]
         if passed:
-            lines = ["%s `%s`" % (k, passed[k][0]) for k in _KIND_ORDER if k in passed]
-            said = "%s%s." % (_PASSED, "; ".join(lines))
+            said = _passed_note({kind: runs[0] for kind, runs in passed.items()})
             m = _observed(said, "fact", "workaround", "tools")
             m.extra["slot"] = "setup"
             mems.append(m)
@@ -5494,12 +5493,21 @@ def _passed_with(note, earlier, failed=()):
     ...              "Commands that passed here: lint `ruff check`; test `make test`.")
     'Commands that passed here: lint `ruff check`; test `pytest -q`.'
     """
+    if not note.startswith(_PASSED):
+        return note
     passed = dict(_PASSED_ENTRY_REGEX.findall(note))
     for kind, command in _PASSED_ENTRY_REGEX.findall(earlier):
         if kind in _KIND_ORDER and not any("`%s`" % command in f for f in failed):
             passed.setdefault(kind, command)
-    lines = ["%s `%s`" % (k, passed[k]) for k in _KIND_ORDER if k in passed]
-    return "%s%s." % (_PASSED, "; ".join(lines)) if note.startswith(_PASSED) and lines else note
+    return _passed_note(passed) if set(passed) & set(_KIND_ORDER) else note
+
+
+def _passed_note(passed):
+    """The note of the commands that passed ({kind: command}), in _KIND_ORDER."""
+    return "%s%s." % (
+        _PASSED,
+        "; ".join("%s `%s`" % (k, passed[k]) for k in _KIND_ORDER if k in passed),
+    )
 
 
 def _paths_in(words):
