@@ -9892,10 +9892,11 @@ def _undone_since(m, ran):
     command: that it passed, or how it fails now (the sessions' final word). `ran`: the
     memories what ran made."""
     said = _UNDONE_REGEX.match(m.text)
+    named = said and re.compile(r"`%s[` ]" % re.escape(said.group(1)))
     return bool(said) and any(
         r.created > m.created
         and (r.extra.get("slot") == "setup" or _UNDONE_REGEX.match(r.text))
-        and re.search(r"`%s[` ]" % re.escape(said.group(1)), r.text)
+        and named.search(r.text)
         for r in ran
     )
 
