@@ -3770,6 +3770,7 @@ def _observed(text, mtype, kind, by="", **fields):
 
 
 _MAX_MEMORY_CHARS = 700
+_MIN_ADDED_CHARS = 40  # what the agent adds to the person's memory is cut, never shorter than this
 # an agent's line whose words are mostly in a kept memory of its type adds nothing
 _RESTATED_SHARE = 0.6
 # two claims are about one subject when they share this many words and this share of the
@@ -4563,18 +4564,21 @@ class _Observer:
         return None
 
     def _agent_confirms(self, s):
-        """The agent confirming what the person just said: keep what it adds; True when it did."""
+        """The agent confirming what the person just said: keep what it adds, marked as the
+        agent's, within the memory's length (its parenthesis closed); True when it did."""
         near = [c for c in self.turn_user if _overlaps(c.text, s)]
         if not near:
             return False
         target = max(near, key=lambda c: len(_content_terms(c.text) & _content_terms(s)))
         if _content_terms(s) - _content_terms(target.text):  # the agent's words, said as its own
             text, mark = target.text.rstrip(), " (the agent: "
-            if mark in text and text.endswith(")"):
-                target.text = _clip("%s %s)" % (text[:-1], _capitalized(s)))
-            else:
-                target.text = _clip("%s%s%s)" % (text, mark, _capitalized(s)))
-            target.files = _dedupe(target.files + _mentioned_files(s))
+            added = mark in text and text.endswith(")")  # what it added before, to go on
+            person, agent = text.split(mark, 1) if added else (text, "")
+            agent = (agent[:-1] + " " if added else "") + _capitalized(s)
+            room = _MAX_MEMORY_CHARS - len(person) - len(mark) - 1
+            if room > _MIN_ADDED_CHARS:
+                target.text = "%s%s%s)" % (person, mark, _clip(agent, room))
+                target.files = _dedupe(target.files + _mentioned_files(s))
         return True
 
     def _agent_bug(self, turn, ts):

@@ -96,6 +96,21 @@ def test_the_agents_confirmation_joins_the_persons_decision_as_its_own_words():
     assert decision.type == "decision" and "(the agent: Push-уведомления через" in decision.text  # its own words
 
 
+def test_a_long_confirmation_is_cut_with_its_parenthesis_closed():
+    said = ["From now on we always use pnpm for this repository, never npm."]
+    said += ["We always use pnpm here now, so the %s %s of the repository %s every day." % words
+             for words in zip("lockfile workspace script cache registry hook mirror store "
+                              "patch overrides catalog filter".split(),
+                              "checks builds tests audits mirrors pins pushes links holds lists "
+                              "keeps names".split(),
+                              "changes passes runs grows moves stays works shrinks waits ends "
+                              "starts halts".split())]
+    [convention] = compress_heuristic([ev("user", said[0]), ev("assistant", " ".join(said[1:]))])
+    assert convention.text.startswith(said[0] + " (the agent: We always use pnpm here now")
+    assert convention.text.count("(the agent:") == 1 and convention.text.endswith("day.)")
+    assert len(convention.text) <= 700
+
+
 def test_a_standing_clause_after_an_ellipsis_is_kept_without_the_request_before_it():
     mems = compress_heuristic([ev("user", "Update the project to use typescript and ESM... we're using node v24, "
                                           "so we don't need to transpile.")])
