@@ -5040,7 +5040,7 @@ _COMMAND_KEY_WORDS = 3  # a command is known by its program and up to two more w
 _NOT_COMMANDS = frozenset("cd source . export set echo printf pwd true sleep clear".split())
 # a line of a command's output that says it failed; a Python traceback's last line says why
 _FAILURE_REGEX = _LazyRegex(
-    r"^(?![^\w\n]*(?:npm )?warn|[ \t]*(?:✓|√|PASS\b|ok\b))[ \t]*"  # not a warning or a pass
+    r"^(?![^\w\n]*(?:npm )?warn|[ \t]*(?:✓|√|PASS\b|ok\b))[ \t]*\[?"  # not a warning or a pass
     r"(?:error(?:\[\w+\])?[:\s]|fatal:|FAIL\b|npm ERR!|panicked at|\w+(?:Error|Exception):|"
     r"[A-Z]{1,4}\d{3,4}\b|\S+:\d+(?::\d+)?:?\s+(?:error|fatal)\b|.*\bsyntax error\b|"
     r".*\berror TS\d+:|.*\b(?:command not found|not recognized as an internal)|"
@@ -5526,6 +5526,8 @@ def _said_line(text):
         line = raw.strip()
         if line.startswith((">", "$", "PASS", "✓")) or sum(c.isalpha() for c in line) < 8:
             continue
+        if _WARNING_REGEX.match(line) or line.lower().startswith("npm warn"):
+            continue  # a warning printed on the way: not what failed
         if line and not re.match(
             r"(?i)^(exit code|wall time|output:|script (completed|failed))", line
         ):

@@ -70,6 +70,18 @@ def test_what_still_fails_at_the_end_is_an_open_todo_and_only_then():
     assert [t for t, _x in learned(passed_later)] == ["fact"]
 
 
+def test_what_still_fails_is_told_by_its_error_never_by_a_warning_printed_on_the_way():
+    warned = 'npm warn Unknown env config "store-dir". This will stop working in the next major version.\n'
+    bracketed = warned + "\n> Build error occurred\n[TypeError: generate is not a function]\n\n> next build"
+    assert learned(ran(("npm run build", bracketed, False))) == [
+        ("todo", "Still failing when the session ended: `npm run build`: "
+                 "[TypeError: generate is not a function].")]
+    unexplained = warned + "Something odd happened while bundling the pages"
+    assert learned(ran(("npm run build", unexplained, False))) == [
+        ("todo", "Still failing when the session ended: `npm run build`: "
+                 "Something odd happened while bundling the pages.")]
+
+
 def test_the_environment_said_twice_or_on_every_run_is_a_fact_and_a_one_off_is_not():
     refused = "Bash operation blocked by hook:\n- [pre_tool_use.py]: BLOCKED: Dangerous rm command"
     mems = learned(ran(("rm a.js", refused, False), ("rm -f a.js", refused, False)))
