@@ -118,7 +118,7 @@ _ANCESTRY_CALLS = 12      # git runs one command may spend learning which commit
 _LINK_KINDS = ("supersedes", "caused-by", "fixes", "context")    # agentmem relate A B --as ...
 _LINK_WEIGHT = 0.5        # a memory one link from a hit, against the hit's own score
 _LINKED_MAX = 3           # linked memories recall adds to its hits
-_SUPERSEDE_BATCH = 200    # adds up to this size look for the older decision each one replaces
+_SUPERSEDE_BATCH = 200    # adds of up to this many typed memories look for what each replaces
 _PROMOTE_SEEN = 3                 # corrections of one habit after which a rule is proposed
 _SUPERSEDED_WEIGHT = 0.7  # a replaced decision still answers "what did we decide before?"
 _MERGE_CHECK_LINES = 20      # texts longer than this are not checked for merged versions
@@ -3302,6 +3302,13 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"we won't (use|adopt|go with)"),
         ("word", "ru", r"решили не ; решили отказаться"),
     ),
+    # turning away from what was chosen before, for something else
+    "turn-away": (
+        ("word", "en", r"drop ; rip out ; get rid of ; instead ; no longer ; stop using"),
+        ("word", "en", r"move (off|away from) ; switch(ing)? (to|from|away|back)"),
+        ("word", "ru", r"вместо ; больше не ; убираем ; убери ; отказываемся ; переходим"),
+        ("word", "zh", r"改用 ; 换成 ; 換成 ; 不再 ; 代わりに ; やめ"),
+    ),
     # the person turning something down, or a dead end either of you hit
     # something tried that failed, or an option turned down for good: a dead end
     "reject": (
@@ -3971,6 +3978,22 @@ def _clip(text, limit=_MAX_MEMORY_CHARS):
 
 def _content_terms(text):
     return {t for t in tokenize(text) if len(t) > 2 and not t.isdigit()}
+
+
+def _turns_away(text, claim=None):
+    """Whether the person turns away from something (from `claim`, saying all its words, or
+    most of a long one's): a sentence of theirs, not a question, that refuses it, rejects it,
+    decides otherwise, or drops it for something else."""
+    ta = _content_terms(claim) if claim else set()
+    for s, _heading in _split_sentences(text):
+        if s.endswith(("?", "？")) or not any(
+            _says(c, s) for c in ("turn-away", "refuse", "reject", "decided-against")
+        ):
+            continue
+        shared = len(ta & _content_terms(s))
+        if not claim or ta and shared >= max(min(len(ta), 3), _SAME_SUBJECT[0][1] * len(ta)):
+            return True
+    return False
 
 
 def _overlaps(a, b):
@@ -7604,7 +7627,8 @@ class Store:
                 results.append((m, "added"))
                 for k in keys:
                     _bounded(pending.setdefault(k, []), (m, sig))
-            if stored_before and len(items) <= _SUPERSEDE_BATCH:  # not for bulk imports
+            typed = sum(1 for m in items if m.extra.get("by") != "words")
+            if stored_before and typed <= _SUPERSEDE_BATCH:  # not for bulk imports
                 self._supersede(idx, results, loaded, touched)
             for rel in sorted(set(appends) | set(touched)):
                 self._write_file(rel, appends.get(rel, []), touched.get(rel, {}), header)
@@ -7638,11 +7662,17 @@ class Store:
 
     def _replaced_by(self, idx, m):
         """The older decision or convention `m` replaces, or None: the same subject (many of
-        the shorter text's words shared) said differently (not a near-duplicate)."""
-        if m.type not in ("decision", "convention") or not _query_terms(m.text):
+        the shorter text's words shared) said differently (not a near-duplicate). The person
+        turning away from a decision of an earlier session replaces it too, in their own
+        words (a passage that says all of its words: "Drop RQ and Redis, ... instead")."""
+        said = m.extra.get("by") == "words"
+        if said and (m.extra.get("who") != "person" or not _turns_away(m.text)):
             return None
+        if not (said or m.type in ("decision", "convention")) or not _query_terms(m.text):
+            return None
+        types = ["decision", "convention"] if said else [m.type]
         for h in self._weighed(
-            idx.search(m.text, limit=15, types=[m.type], used=self._used_times()), 5
+            idx.search(m.text, limit=15, types=types, used=self._used_times()), 5
         ):
             o = h.memory
             if (
@@ -7651,8 +7681,11 @@ class Store:
                 or (o.session and o.session == m.session)
             ):
                 continue
+            if said and o.created < m.created and _turns_away(m.text, o.text):
+                return o
             if (
-                _same_subject(o.text, m.text)
+                not said
+                and _same_subject(o.text, m.text)
                 and _jaccard(_shingles(o.text), _shingles(m.text)) < _DUPLICATE_JACCARD
             ):
                 return o

@@ -105,6 +105,31 @@ def test_a_later_decision_replaces_the_earlier_one_on_the_same_subject(tmp_path,
     assert "SUPERSEDED by %s" % new["id"] in am("recall", "Redis Streams webhook queue", cwd=repo).stdout
 
 
+def test_the_person_turning_away_from_a_decision_later_replaces_it_in_their_own_words(tmp_path,
+                                                                                     monkeypatch):
+    repo = captured_project(tmp_path, monkeypatch)
+
+    def session_on(day, name, steps):  # each a day later than the one before
+        path = tmp_path / (name + ".jsonl")
+        text = render_claude(steps, name, cwd=str(repo)).replace("2026-11-20T", "2026-11-%dT" % day)
+        path.write_text(text.replace('"gitBranch": "main", ', ""))
+        am("capture", "--sync", input=hook_json(name, path, cwd=str(repo)), cwd=repo, check=0)
+
+    session_on(21, "sess-x", [("user", "Ok, go with RQ on Redis for the invoice jobs."),
+                              ("assistant", "The invoice job now runs on RQ.")])
+    session_on(22, "sess-y", [("user", "Why do the invoice jobs use RQ on Redis instead of Postgres?"),
+                              ("assistant", "RQ needs Redis; that was the choice for the invoice jobs.")])
+    assert "Go with RQ on Redis" in am("inject", "--format", "text", cwd=repo).stdout  # a question
+    session_on(23, "sess-z", [
+        ("user", "Redis keeps getting evicted. Drop RQ and Redis, the invoice jobs go to Postgres "
+                 "with SKIP LOCKED instead."),
+        ("assistant", "Moved the invoice jobs to Postgres with SKIP LOCKED.")])
+    told = am("inject", "--format", "text", cwd=repo).stdout
+    assert "Go with RQ on Redis" not in told and "SKIP LOCKED" in told  # its digest says it
+    [old] = [h for h in json.loads(am("list", "--json", cwd=repo).stdout) if h["type"] == "decision"]
+    assert "Drop RQ and Redis" in am("show", old["superseded_by"], cwd=repo).stdout
+
+
 def test_two_decisions_on_different_subjects_both_stand(tmp_path, monkeypatch):
     repo = captured_project(tmp_path, monkeypatch)
     am("remember", "We use Postgres 16 for the orders service", "--type", "decision", cwd=repo, check=0)
