@@ -4347,6 +4347,9 @@ class _Observer:
         self.settle()
         self.turn_user, self.turn_files = [], []
         text = _typed_words(text)  # a command's template or a pasted document is not their words
+        for c in list(self.out):  # the person turning away from what they chose before
+            if c.type in ("decision", "convention") and _turns_away(text, c.text):
+                self.out.remove(c)
         text = re.sub(r"[ \t]*\\\n", "\n", text)  # a line typed on with "\" and Enter
         self.turns += 1
         sentences = _split_sentences(text)

@@ -96,6 +96,16 @@ def test_the_agents_confirmation_joins_the_persons_decision_as_its_own_words():
     assert decision.type == "decision" and "(the agent: Push-уведомления через" in decision.text  # its own words
 
 
+def test_the_person_turning_away_later_in_the_session_takes_their_decision_back():
+    chose = [ev("user", "Ok, go with RQ on Redis for the invoice jobs."),
+             ev("assistant", "The invoice job now runs on RQ.")]
+    asked = ev("user", "Why do the invoice jobs use RQ on Redis instead of Postgres?")
+    assert [m.type for m in compress_heuristic(chose + [asked])] == ["decision"]
+    dropped = ev("user", "Redis keeps getting evicted. Drop RQ and Redis, the invoice jobs go to "
+                         "Postgres with SKIP LOCKED instead.")
+    assert not [m for m in compress_heuristic(chose + [asked, dropped]) if "RQ on Redis" in m.text]
+
+
 def test_a_long_confirmation_is_cut_with_its_parenthesis_closed():
     said = ["From now on we always use pnpm for this repository, never npm."]
     said += ["We always use pnpm here now, so the %s %s of the repository %s every day." % words
