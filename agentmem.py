@@ -5577,6 +5577,8 @@ _WORDS_MAX_CHARS = 96000  # a session's words at most; what is kept first: _WORD
 _ASKED_CHARS = 160  # a reply names the request it answers, cut here
 _CALLS_SHOWN = 6  # tool calls named under one message at most
 _CALLS_MARK = "(then "  # how the line of a message's tool calls starts: not the message's words
+# ... and a passage of calls alone, made before the agent said anything ("Ran `x`; edited a.py.")
+_CALLS_ONLY_REGEX = _LazyRegex(r"^(?:(?:^|; )(?:[Rr]an `[^`\n]*`|[Ee]dited [^;\n]+))+\.$")
 # who said it, by what is kept first when a session says more than _WORDS_MAX_CHARS: the
 # person's words, a compaction summary, the agent's last message of each turn (its report),
 # then the agent's other messages, then a sub-agent's
@@ -10178,15 +10180,19 @@ def _says_word(forms, have):
 
 
 def _passage_units(text):
-    """The sentences a note may quote from a memory; a long list cut at its semicolons."""
+    """The sentences a note may quote from a memory; a long list cut at its semicolons. The
+    line of a message's tool calls ("(then ran ...)") is one unit, last."""
+    said, mark, calls = text.partition("\n" + _CALLS_MARK)
+    if not mark and _CALLS_ONLY_REGEX.match(said):  # the agent acted before it said anything
+        return [_CALLS_MARK + said]
     out = []
-    for sentence in _SENTENCE_END_REGEX.split(text.replace(" — ", "\n")):
+    for sentence in _SENTENCE_END_REGEX.split(said.replace(" — ", "\n")):
         s = sentence.strip()
         if len(s) > _PASSAGE_CHARS // 2 and "; " in s:
             out += [p.strip() for p in re.split(r"(?<=;)\s+", s) if p.strip()]
         elif s:
             out.append(s)
-    return out
+    return out + ([_CALLS_MARK + " ".join(calls.split())] if mark else [])
 
 
 def _best_passage(text, weights, guesses=True):
@@ -10287,8 +10293,9 @@ def _names_enough(passage, weights):
 
 def _taken_up(told, hits, weights):
     """The passages of the sessions' words that take up what a told one said: later (in its
-    session or a later one), saying the prompt's own words it says (two of them, or its one).
-    The sessions' final word is told with the claim it may overturn, never the claim alone."""
+    session or a later one), saying the prompt's own words it says (two of them, or its one),
+    itself or in the request it replies to (a reply carries its question). The sessions'
+    final word is told with the claim it may overturn, never the claim alone."""
     out = []
     for _share, m, passage in told:
         words = set(_own_words_said(passage, weights))
@@ -10302,7 +10309,11 @@ def _taken_up(told, hits, weights):
                 and not any(later is x for _s, x, _p in told + out)
             ):
                 share, said = _best_passage(later.text, weights)
-                if len(words & set(_own_words_said(said, weights))) >= min(2, len(words)):
+                if said.split() in ([p.split() for _s, _m, p in told + out]):
+                    continue  # told already: a typed memory of these very words
+                asked = str(later.extra.get("asked") or "")
+                says = set(_own_words_said(said + "\n" + asked, weights)) if said else set()
+                if len(words & says) >= min(2, len(words)):
                     out.append((share, later, said))
                     break
     return out

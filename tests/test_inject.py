@@ -325,6 +325,28 @@ def test_a_claim_a_later_session_took_back_is_told_with_that_session_s_word_afte
     assert any("footer template raised" in n for n in notes[claim + 1:])  # the later word, after
 
 
+def test_the_later_word_is_what_the_agent_said_never_a_repeat_of_a_note_or_a_bare_tool_call(store,
+                                                                                         tmp_path):
+    sessions = {
+        "sess-1": [("user", "The webhook tests fail randomly on CI."),
+                   ("assistant", "The flaky test was caused by a shared temp dir between xdist "
+                                 "workers; fixed by using pytest's tmp_path fixture.")],
+        "sess-2": [("user", "The webhook tests still fail randomly on CI, the tmp_path change did "
+                            "not help."),
+                   ("tool", "Bash", {"command": "pytest tests/test_webhooks.py -p no:randomly"}, "ok"),
+                   ("assistant", "The real cause: test_retry depends on wall-clock time on slow CI "
+                                 "runners. Fixed by freezing time with freezegun in test_retry.")]}
+    for day, (name, steps) in enumerate(sessions.items(), 21):
+        path = tmp_path / (name + ".jsonl")
+        path.write_text(render_claude(steps, name, cwd="/nowhere").replace("2026-11-20", "2026-11-%d" % day))
+        am("capture", "--sync", input=hook_json(name, path), check=0)
+    notes = [ln for ln in prompt("Why do the webhook tests fail randomly on CI?").splitlines()
+             if ln.startswith("- [")]
+    assert "freezegun" in notes[-1]  # the final word, last
+    assert sum("the tmp_path change did not help" in n.split("(in reply")[0] for n in notes) == 1
+    assert not [n for n in notes if "] Ran `" in n]
+
+
 @pytest.mark.parametrize("unrelated", [
     "Add dark mode to the settings page", "Translate the onboarding emails to German",
     "Write a migration that adds an index on users.email", "Set up pre-commit hooks with black",
@@ -432,6 +454,9 @@ def test_what_a_tool_call_ran_is_shown_with_its_message_but_never_makes_it_relev
     said = "The billing quota resets at midnight UTC.\n\n(then ran `grep -rn quota src/billing`)"
     share, passage = agentmem._best_passage(said, weights)
     assert share == 1.0 and passage.endswith("(then ran `grep -rn quota src/billing`)")
+    many = "; ".join("ran `grep -rn quota src/billing/part%d.py`" % i for i in range(12))
+    said = "I tidied the fixtures of the mailer tests.\n\n(then %s)" % many  # cut at semicolons
+    assert agentmem._best_passage(said, weights) == (0.0, "")
 
 
 def test_a_prompt_that_reports_a_problem_is_told_the_bug_that_fixed_it(store):
