@@ -3980,20 +3980,23 @@ def _content_terms(text):
     return {t for t in tokenize(text) if len(t) > 2 and not t.isdigit()}
 
 
-def _turns_away(text, claim=None):
-    """Whether the person turns away from something (from `claim`, saying all its words, or
-    most of a long one's): a sentence of theirs, not a question, that refuses it, rejects it,
-    decides otherwise, or drops it for something else."""
-    ta = _content_terms(claim) if claim else set()
-    for s, _heading in _split_sentences(text):
-        if s.endswith(("?", "？")) or not any(
-            _says(c, s) for c in ("turn-away", "refuse", "reject", "decided-against")
-        ):
-            continue
-        shared = len(ta & _content_terms(s))
-        if not claim or ta and shared >= max(min(len(ta), 3), _SAME_SUBJECT[0][1] * len(ta)):
-            return True
-    return False
+def _turned_from(text):
+    """The words of each sentence of the person's that turns away from something (refuses
+    it, rejects it, decides otherwise, drops it for something else); never a question."""
+    return [
+        _content_terms(s)
+        for s, _heading in _split_sentences(text)
+        if not s.endswith(("?", "？"))
+        and any(_says(c, s) for c in ("turn-away", "refuse", "reject", "decided-against"))
+    ]
+
+
+def _turned_from_claim(turned, claim):
+    """Whether one of those sentences (_turned_from) says all the words of a claim, or most
+    of a long one's (_SAME_SUBJECT's strictest share): it turns away from that claim."""
+    ta = _content_terms(claim)
+    need = max(min(len(ta), 3), _SAME_SUBJECT[0][1] * len(ta))
+    return bool(ta) and any(len(ta & t) >= need for t in turned)
 
 
 def _overlaps(a, b):
@@ -4347,8 +4350,9 @@ class _Observer:
         self.settle()
         self.turn_user, self.turn_files = [], []
         text = _typed_words(text)  # a command's template or a pasted document is not their words
-        for c in list(self.out):  # the person turning away from what they chose before
-            if c.type in ("decision", "convention") and _turns_away(text, c.text):
+        turned = _turned_from(text)  # the person turning away from what they chose before
+        for c in [c for c in self.out if turned and c.type in ("decision", "convention")]:
+            if _turned_from_claim(turned, c.text):
                 self.out.remove(c)
         text = re.sub(r"[ \t]*\\\n", "\n", text)  # a line typed on with "\" and Enter
         self.turns += 1
@@ -7671,7 +7675,8 @@ class Store:
         turning away from a decision of an earlier session replaces it too, in their own
         words (a passage that says all of its words: "Drop RQ and Redis, ... instead")."""
         said = m.extra.get("by") == "words"
-        if said and (m.extra.get("who") != "person" or not _turns_away(m.text)):
+        turned = _turned_from(m.text) if said and m.extra.get("who") == "person" else ()
+        if said and not turned:
             return None
         if not (said or m.type in ("decision", "convention")) or not _query_terms(m.text):
             return None
@@ -7686,7 +7691,7 @@ class Store:
                 or (o.session and o.session == m.session)
             ):
                 continue
-            if said and o.created < m.created and _turns_away(m.text, o.text):
+            if said and o.created < m.created and _turned_from_claim(turned, o.text):
                 return o
             if (
                 not said
@@ -10309,7 +10314,7 @@ def _taken_up(told, hits, weights):
                 and not any(later is x for _s, x, _p in told + out)
             ):
                 share, said = _best_passage(later.text, weights)
-                if said.split() in ([p.split() for _s, _m, p in told + out]):
+                if said.split() in [p.split() for _s, _m, p in told + out]:
                     continue  # told already: a typed memory of these very words
                 asked = str(later.extra.get("asked") or "")
                 says = set(_own_words_said(said + "\n" + asked, weights)) if said else set()
