@@ -3302,12 +3302,12 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"we won't (use|adopt|go with)"),
         ("word", "ru", r"решили не ; решили отказаться"),
     ),
-    # turning away from what was chosen before, for something else
+    # turning away from what was chosen before (not "instead" alone: "also X instead of Y")
     "turn-away": (
-        ("word", "en", r"drop ; rip out ; get rid of ; instead ; no longer ; stop using"),
+        ("word", "en", r"drop ; rip out ; get rid of ; no longer ; stop using ; forget about"),
         ("word", "en", r"move (off|away from) ; switch(ing)? (to|from|away|back)"),
-        ("word", "ru", r"вместо ; больше не ; убираем ; убери ; отказываемся ; переходим"),
-        ("word", "zh", r"改用 ; 换成 ; 換成 ; 不再 ; 代わりに ; やめ"),
+        ("word", "ru", r"больше не ; убираем ; убери ; отказываемся ; переходим"),
+        ("word", "zh", r"改用 ; 换成 ; 換成 ; 不再 ; やめ"),
     ),
     # the person turning something down, or a dead end either of you hit
     # something tried that failed, or an option turned down for good: a dead end

@@ -101,6 +101,8 @@ def test_the_person_turning_away_later_in_the_session_takes_their_decision_back(
              ev("assistant", "The invoice job now runs on RQ.")]
     asked = ev("user", "Why do the invoice jobs use RQ on Redis instead of Postgres?")
     assert [m.type for m in compress_heuristic(chose + [asked])] == ["decision"]
+    extended = ev("user", "Also run the RQ on Redis invoice jobs with two queues instead of one.")
+    assert [m.type for m in compress_heuristic(chose + [asked, extended])][:1] == ["decision"]
     dropped = ev("user", "Redis keeps getting evicted. Drop RQ and Redis, the invoice jobs go to "
                          "Postgres with SKIP LOCKED instead.")
     assert not [m for m in compress_heuristic(chose + [asked, dropped]) if "RQ on Redis" in m.text]
