@@ -5028,7 +5028,9 @@ def _final_report(said):
     for s in map(_told, _prose_lines(said.replace("\u2019", "'"))):
         bare = _SELF_REGEX.sub("", s)  # "I've successfully ..." is status
         idle = any(_says(c, s) or _says(c, bare) for c in _NOT_REPORTED)
-        if _telling(s) >= 2 and not idle and len(" ".join(out + [s])) <= _REPORT_CHARS:
+        named_change = _reports_change(s) and _named(s)  # "Renamed a.yml to b.yml.": short
+        telling = _telling(s) >= 2 or named_change and not _looks_like_noise(s)
+        if telling and not idle and len(" ".join(out + [s])) <= _REPORT_CHARS:
             out.append(s)
         if len(out) == _REPORT_SENTENCES:
             break

@@ -361,6 +361,14 @@ def test_an_agent_driven_session_s_digest_tells_four_sentences_of_its_report():
     assert "confirmed=true" in reported and "MQTT_HOST" in reported and "Demo video" not in reported
 
 
+def test_a_short_report_of_a_change_that_names_its_thing_is_reported():
+    for said, kept in (("Added CSV export at /invoices/export.csv.", True), ("Done, all good.", False)):
+        context = {}
+        events = [Event("user", "Write the CSV export for invoices."), Event("assistant", said)]
+        digest = agentmem._session_summary(agentmem._episode(events, True, context), context, {})
+        assert (("Reported: " + said) in digest) is kept, digest
+
+
 def test_a_chinese_report_is_read_sentence_by_sentence_without_its_status():
     context = {}
     events = [Event("user", "把 go.mod 的版本统一成 1.23"),
