@@ -3469,7 +3469,6 @@ _OBSERVER_PHRASES = {
         ("start", "en", r"for this [a-z]+,? i want ; i want to build"),
         ("word", "en", r"what should (i|we) ; give (me )?some ; can you"),
         ("start", "ru", r"сделай ; помоги ; покажи ; объясни ; можешь ; нужно чтобы ты"),
-        ("start", "zh", r"(請|请)?(幫|帮)(我|忙) ; 麻(煩|烦)(你)? ; 能不能 ; 可以(幫|帮)"),
     ),
     # the person thinking aloud or expecting, not stating how things are done
     "hedge": (

@@ -351,7 +351,6 @@ CHINESE = [   # (what the person said, then what the agent said; the types kept)
     ("之后再补文档。", None, ["todo"]),                                      # "the docs later"
     ("这个函数必须返回 None。", None, []),                                   # "this function must": one thing
     ("先不要提交，我想先看一下。", None, []),                                 # "don't commit yet"
-    ("請幫我確保執行時要透過 uv run 來執行。", None, []),                     # "please help me ..."
     ("登录一直失败", "我已经修复了登录问题：原因是 token 过期时没有刷新，现在会自动刷新。", ["bug"]),
     ("试一下 WebSocket", "这个方案行不通，回滚了。", ["dead-end"]),
     ("今後はコミットメッセージを英語で書いてください。", None, ["convention"]),      # Japanese
