@@ -3980,6 +3980,12 @@ def _content_terms(text):
     return {t for t in tokenize(text) if len(t) > 2 and not t.isdigit()}
 
 
+# a claim that says no to something itself: a later "no ..." on its words says it again
+_NEGATED_REGEX = _LazyRegex(
+    r"\b(?:no|not|never|without|nor)\b|n't\b|\b(?:не|нет|никогда|без)\b|不要|不用|别|別", re.I
+)
+
+
 def _turned_from(text):
     """The words of each sentence of the person's that turns away from something (refuses
     it, rejects it, decides otherwise, drops it for something else); never a question."""
@@ -3993,10 +3999,14 @@ def _turned_from(text):
 
 def _turned_from_claim(turned, claim):
     """Whether one of those sentences (_turned_from) says all the words of a claim, or most
-    of a long one's (_SAME_SUBJECT's strictest share): it turns away from that claim."""
+    of a long one's (_SAME_SUBJECT's strictest share): it turns away from that claim. A claim
+    that itself turns something down ("no manual deploys") is said again that way, not
+    turned from ("No more manual deploys, GitHub Actions only")."""
     ta = _content_terms(claim)
     need = max(min(len(ta), 3), _SAME_SUBJECT[0][1] * len(ta))
-    return bool(ta) and any(len(ta & t) >= need for t in turned)
+    if not ta or not any(len(ta & t) >= need for t in turned):
+        return False
+    return not (_NEGATED_REGEX.search(claim) or _turned_from(claim))
 
 
 def _overlaps(a, b):

@@ -103,6 +103,9 @@ def test_the_person_turning_away_later_in_the_session_takes_their_decision_back(
     assert [m.type for m in compress_heuristic(chose + [asked])] == ["decision"]
     extended = ev("user", "Also run the RQ on Redis invoice jobs with two queues instead of one.")
     assert [m.type for m in compress_heuristic(chose + [asked, extended])][:1] == ["decision"]
+    rule = [ev("user", "We deploy with GitHub Actions only, no manual deploys."), ev("assistant", "Ok.")]
+    again = ev("user", "No more manual deploys from laptops, GitHub Actions only.")  # said again
+    assert "no manual deploys" in compress_heuristic(rule + [again])[0].text
     dropped = ev("user", "Redis keeps getting evicted. Drop RQ and Redis, the invoice jobs go to "
                          "Postgres with SKIP LOCKED instead.")
     assert not [m for m in compress_heuristic(chose + [asked, dropped]) if "RQ on Redis" in m.text]
