@@ -4361,9 +4361,13 @@ class _Observer:
         self.turn_user, self.turn_files = [], []
         text = _typed_words(text)  # a command's template or a pasted document is not their words
         turned = _turned_from(text)  # the person turning away from what they chose before
-        for c in [c for c in self.out if turned and c.type in ("decision", "convention")]:
-            if _turned_from_claim(turned, c.text):
-                self.out.remove(c)
+        if turned:
+            self.out = [
+                c
+                for c in self.out
+                if c.type not in ("decision", "convention")
+                or not _turned_from_claim(turned, c.text)
+            ]
         text = re.sub(r"[ \t]*\\\n", "\n", text)  # a line typed on with "\" and Enter
         self.turns += 1
         sentences = _split_sentences(text)
@@ -5081,8 +5085,9 @@ _KIND_ORDER = ("install", "generate", "build", "typecheck", "lint", "format", "t
 _COMMAND_KEY_WORDS = 3  # a command is known by its program and up to two more words
 _NOT_COMMANDS = frozenset("cd source . export set echo printf pwd true sleep clear".split())
 # a line of a command's output that says it failed; a Python traceback's last line says why
+_WARNING_LEAD = r"[^\w\n]*(?:npm )?warn"  # how a line of a warning starts ("npm warn ...")
 _FAILURE_REGEX = _LazyRegex(
-    r"^(?![^\w\n]*(?:npm )?warn|[ \t]*(?:✓|√|PASS\b|ok\b))[ \t]*\[?"  # not a warning or a pass
+    r"^(?!" + _WARNING_LEAD + r"|[ \t]*(?:✓|√|PASS\b|ok\b))[ \t]*\[?"  # not a warning or a pass
     r"(?:error(?:\[\w+\])?[:\s]|fatal:|FAIL\b|npm ERR!|panicked at|\w+(?:Error|Exception):|"
     r"[A-Z]{1,4}\d{3,4}\b|\S+:\d+(?::\d+)?:?\s+(?:error|fatal)\b|.*\bsyntax error\b|"
     r".*\berror TS\d+:|.*\b(?:command not found|not recognized as an internal)|"
@@ -5568,7 +5573,7 @@ def _said_line(text):
         line = raw.strip()
         if line.startswith((">", "$", "PASS", "✓")) or sum(c.isalpha() for c in line) < 8:
             continue
-        if _WARNING_REGEX.match(line) or line.lower().startswith("npm warn"):
+        if _WARNING_REGEX.match(line) or re.match(_WARNING_LEAD, line, re.I):
             continue  # a warning printed on the way: not what failed
         if line and not re.match(
             r"(?i)^(exit code|wall time|output:|script (completed|failed))", line
@@ -10313,7 +10318,7 @@ def _taken_up(told, hits, weights):
     session or a later one), saying the prompt's own words it says (two of them, or its one),
     itself or in the request it replies to (a reply carries its question). The sessions'
     final word is told with the claim it may overturn, never the claim alone."""
-    out = []
+    out, seen = [], [p.split() for _s, _m, p in told]
     for _share, m, passage in told:
         words = set(_own_words_said(passage, weights))
         if m.extra.get("by") != "words" or not words:
@@ -10326,12 +10331,13 @@ def _taken_up(told, hits, weights):
                 and not any(later is x for _s, x, _p in told + out)
             ):
                 share, said = _best_passage(later.text, weights)
-                if said.split() in [p.split() for _s, _m, p in told + out]:
+                if said.split() in seen:
                     continue  # told already: a typed memory of these very words
                 asked = str(later.extra.get("asked") or "")
                 says = set(_own_words_said(said + "\n" + asked, weights)) if said else set()
                 if len(words & says) >= min(2, len(words)):
                     out.append((share, later, said))
+                    seen.append(said.split())
                     break
     return out
 
