@@ -4714,76 +4714,6 @@ _NOT_PROJECT_REGEX = _LazyRegex(
     r"^(?:[A-Za-z]:)?[/\\~]|^\.\.|(?:^|/)(?:node_modules|\.agentmem|\.git|vendor|site-packages)/"
 )
 _RECORD_CHARS = 600  # one decision record's memory at most: question, decision, reason
-# A compaction summary (Claude Code's, when the context fills up) is a record the session wrote
-# of itself, in sections; its "Errors and fixes" lists each problem the session met with what
-# fixed it ("- **Port Already In Use**: / - Error: ... / - Fix: Stopped the old ..."):
-# one bug each, the problem and its fix together. The person's words it quotes ("User
-# feedback: ...") are left out: a summary is the agent's account, never the person's.
-_COMPACT_SKIPPED = ("all user messages", "files and code sections", "optional next step")
-_COMPACT_FIXES_MAX = 20  # a summary lists a few; more is a pasted log, not the session's account
-_COMPACT_FIXES_REGEX = _LazyRegex(r"(?i)^(?:errors?|problems?|issues?)\b.*\b(?:fix|solution|resol)")
-_ITEM_REGEX = _LazyRegex(r"^([ \t]*)(?:[-*+\u2022]|\d+[.)])[ \t]+(.+)$")
-# an item's line that is its fix by its label ("Fix: ...", "Final fix: ...", "Workaround: ...");
-# "Fixed by ..." and "Resolved ..." the "fix" phrases say
-_FIX_LINE_REGEX = _LazyRegex(r"(?i)^(?:\w+ )?(?:fix|solution|resolution|workaround)\b")
-_QUOTED_PERSON_REGEX = _LazyRegex(
-    r"(?i)^(?:user|person|human)(?:'s)? (?:feedback|said|asked|request)"
-)
-
-
-def _compact_sections(text):
-    """[(section title, prose)] of a compaction summary, without the sections that repeat."""
-    sections, title, body = [], "", []
-    for line in text.split("\n"):
-        m = re.match(
-            r"^\s*(?:#+\s*)?(?:\d+\.\s*)?\*{0,2}([A-Z][^:*\n]{2,60}?)(?::\*{0,2}|\*{0,2}:)\s*$",
-            line,
-        )
-        if m:
-            if body:
-                sections.append((title, "\n".join(body)))
-            title, body = m.group(1).strip(), []
-        else:
-            body.append(line)
-    if body:
-        sections.append((title, "\n".join(body)))
-    return [(t, b) for t, b in sections if t.lower() not in _COMPACT_SKIPPED and t]
-
-
-def _fix_items(body):
-    """[(name, text, fixed)] of the items of an "Errors and fixes" section: each heading
-    bullet with the lines under it as one text ("Port Already In Use: Error: ... Fix:
-    Stopped the old dev server ... port 8080."), and whether it says what fixed it."""
-    items, top, out = [], None, []
-    for line in body.split("\n"):
-        m = _ITEM_REGEX.match(line)
-        if m and (top is None or len(m.group(1)) <= top):
-            top = len(m.group(1))
-            items.append([m.group(2)])
-        elif items and line.strip():
-            items[-1].append(m.group(2) if m else line.strip())
-    for head, *rest in items:
-        lines = [x.replace("**", "").replace("__", "").strip() for x in [head] + rest]
-        lines = [x for x in lines if x and not _QUOTED_PERSON_REGEX.match(x)]
-        if not lines:
-            continue
-        name = lines[0].rstrip(":").strip()
-        said = " ".join(x if x.endswith(_SENTENCE_ENDS + (":",)) else x + "." for x in lines[1:])
-        fixed = any(_FIX_LINE_REGEX.match(x) or _says("fix", x) for x in lines)
-        out.append((name, "%s: %s" % (name, said) if said else name, fixed))
-    return out
-
-
-def _compact_fixes(text):
-    """[(name, text)] of the problems a compaction summary says were fixed (_fix_items)."""
-    fixes = [
-        (name, said)
-        for title, body in _compact_sections(text)
-        if _COMPACT_FIXES_REGEX.match(title)
-        for name, said, fixed in _fix_items(body)
-        if fixed
-    ]
-    return fixes[:_COMPACT_FIXES_MAX]
 
 
 def _decision_records(text):
@@ -4834,9 +4764,8 @@ def _settings(text):
 
 
 class _Records:
-    """The decision records a session wrote (see _RECORD_FIELD_REGEX) as decisions, the
-    environment variables its docs set as facts, and what its compaction summaries say it
-    fixed as bugs (_compact_fixes).
+    """The decision records a session wrote (see _RECORD_FIELD_REGEX) as decisions, and the
+    environment variables its docs set as facts.
 
     What it keeps between chunks is plain data in `context["records"]`: the project's
     markdown files the session wrote, and a checksum of each version of a record told.
@@ -4856,10 +4785,7 @@ class _Records:
         return "" if _NOT_PROJECT_REGEX.search(rel) else rel
 
     def event(self, ev):
-        if ev.role == "compact":
-            for name, text in _compact_fixes(ev.text or ""):
-                self.found[("", "!" + name)] = ("bug", _clip(text, _RECORD_CHARS), ev.ts)
-        elif ev.role == "call":
+        if ev.role == "call":
             self._call(ev)
         elif ev.role == "result":
             path = self.reads.pop(ev.ref or "last", "")
@@ -4911,8 +4837,7 @@ class _Records:
             if said in self.state["told"]:
                 continue
             self.state["told"] = (self.state["told"] + [said])[-200:]
-            by = "record" if path else "compaction"
-            out.append(_observed(text, mtype, by, files=[path] if path else [], created=ts))
+            out.append(_observed(text, mtype, "record", files=[path], created=ts))
         return out
 
 
@@ -5728,6 +5653,25 @@ class _Words:
 
 # the labels an episode entry starts with: the record's words, not the session's
 _RECORD_LABEL_REGEX = _LazyRegex(r"^(?:Asked|Sub-agent|Plan|Commit|Session|Reported|Committed):\s*")
+
+
+def _compact_sections(text):
+    """[(section title, prose)] of a compaction summary ("2. **Pending Tasks:**", ...)."""
+    sections, title, body = [], "", []
+    for line in text.split("\n"):
+        m = re.match(
+            r"^\s*(?:#+\s*)?(?:\d+\.\s*)?\*{0,2}([A-Z][^:*\n]{2,60}?)(?::\*{0,2}|\*{0,2}:)\s*$",
+            line,
+        )
+        if m:
+            if body:
+                sections.append((title, "\n".join(body)))
+            title, body = m.group(1).strip(), []
+        else:
+            body.append(line)
+    if body:
+        sections.append((title, "\n".join(body)))
+    return [(t, b) for t, b in sections if t]
 
 
 class _Episode:

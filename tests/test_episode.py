@@ -106,7 +106,7 @@ def test_a_compaction_summary_is_read_by_sections_and_never_titles_the_session(t
                          "Left: Measure the cold start on Render after the disk is mounted.")  # summary
 
 
-def test_what_a_compaction_summary_says_was_fixed_is_a_bug_each_with_its_fix(tmp_path, store):
+def test_what_a_compaction_summary_says_was_fixed_is_told_in_its_words(tmp_path, store):
     summary = ("This session is being continued from a previous conversation that ran out of context.\n"
                "Summary:\n1. **Primary Request and Intent:**\n   - Deploy the API on Render\n"
                "4. **Errors and Fixes:**\n"
@@ -123,11 +123,10 @@ def test_what_a_compaction_summary_says_was_fixed_is_a_bug_each_with_its_fix(tmp
     lines.append(line("user", isCompactSummary=True, message={"role": "user", "content": summary}))
     lines.append(line("user", isCompactSummary=True, message={"role": "user", "content": summary}))
     mems = capture(tmp_path, lines)
-    bugs = [m for m in mems if m["type"] == "bug"]
-    assert len(bugs) == 2                                      # twice compacted: each fix once
-    numpy = next(m for m in bugs if "NumPy" in m["text"])
-    assert numpy["text"].startswith("NumPy Version Incompatibility: Error: ") and "numpy<2" in numpy["text"]
-    assert numpy["by"] == "compaction" and "always pin" not in numpy["text"]  # never the person's words
+    assert not [m for m in mems if m["type"] in ("bug", "convention")]  # words, not typed guesses
+    said = [m for m in mems if m.get("who") == "compaction"]
+    assert len({m["text"] for m in said}) == len(said)         # twice compacted: kept once
+    assert any("Downgraded NumPy" in m["text"] and "numpy<2" in m["text"] for m in said)
     assert all("sk-ant-api03" not in m["text"] for m in mems)  # redacted like every field
     episode = " ".join(m["text"] for m in mems if m["type"] == "episode")
     assert "40 s" in episode and "User feedback" in episode   # the summary's own words are kept too
@@ -406,9 +405,3 @@ def test_only_the_report_of_a_turn_types_the_agent_s_claims():
     assert [m.text[:34] for m in typed] == ["Decided to serve thumbnails from t"]
     episode = " ".join(m.text for m in session_words(events, {}))
     assert "Redis for an hour" in episode
-
-
-def test_a_summary_that_lists_hundreds_of_fixes_does_not_flood_the_store():
-    summary = "Errors and fixes:\n" + "\n".join("- **Error %d**:\n  - Fix: retried %d" % (i, i) for i in range(500))
-    fixes = agentmem._compact_fixes(summary)
-    assert len(fixes) == agentmem._COMPACT_FIXES_MAX and fixes[0] == ("Error 0", "Error 0: Fix: retried 0.")
