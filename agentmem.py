@@ -10161,14 +10161,34 @@ def _passage_units(text):
     return out + ([_CALLS_MARK + " ".join(calls.split())] if mark else [])
 
 
+def _best_run(units, tokens, weights, starts, after):
+    """(share of the prompt's weight, first unit, last unit) of the best run of one to three
+    units within _PASSAGE_CHARS from one of `starts`, at equal share the first; (0.0, 0, -1)
+    when none holds a word of the prompt other than a task word."""
+    total = sum(w for w, _t, _c in weights) or 1.0
+    best = (0.0, 0, -1)
+    for i in starts:
+        have, run = set(), []
+        for j in itertools.islice(itertools.chain((i,), after(i)), 3):
+            if run and len(" ".join(run)) + len(units[j]) > _PASSAGE_CHARS:
+                break
+            run.append(units[j])
+            have |= tokens[j]
+            said = [(w, c) for w, forms, c in weights if _says_word(forms, have)]
+            share = sum(w for w, _c in said) / total
+            if share > best[0] + 1e-9 and not all(c for _w, c in said):
+                best = (share, i, j)
+    return best
+
+
 def _best_passage(text, weights, guesses=True):
     """(share of the prompt's weight it holds, passage): the best run of one to three
     sentences of a text, at most _PASSAGE_CHARS long, that holds a word of the prompt
     other than a task word (at equal share the first: a bug's symptom before its fix),
-    then what follows it while that still fits (the explanation comes after what it
-    explains); (0.0, '') when there is none. Without `guesses` (an
-    episode's record), a question, or a sentence that guesses or blames a tool, is never
-    part of it.
+    after the sentences of the prompt's words right before it (_led_in), then what follows
+    it while that still fits (the explanation comes after what it explains); (0.0, '') when
+    there is none. Without `guesses` (an episode's record), a question, or a sentence that
+    guesses or blames a tool, is never part of it.
 
     >>> share, text = _best_passage("We use Rust. Pip is pinned to 24. Tests run nightly.",
     ...     [(3.0, [frozenset(["pip"])], False), (1.0, [frozenset(["pin"])], False),
@@ -10197,22 +10217,27 @@ def _best_passage(text, weights, guesses=True):
     def after(k):
         return (m for m in range(k + 1, len(units)) if quotable(m))
 
-    total = sum(w for w, _t, _c in weights) or 1.0
-    best, end = (0.0, ""), 0
-    for i in range(len(units)):
-        if not any(_says_word(forms, tokens[i]) for _w, forms, _c in weights) or not quotable(i):
-            continue  # a run starts at a sentence of the prompt's words: at equal share, the first
-        have, run = set(), []
-        for j in itertools.islice(itertools.chain((i,), after(i)), 3):
-            if run and len(" ".join(run)) + len(units[j]) > _PASSAGE_CHARS:
-                break
-            run.append(units[j])
-            have |= tokens[j]
-            said = [(w, c) for w, forms, c in weights if _says_word(forms, have)]
-            share = sum(w for w, _c in said) / total
-            if share > best[0] + 1e-9 and not all(c for _w, c in said):
-                best, end = (share, " ".join(run)), j
-    return best[0], _run_on(best[1], (units[m] for m in after(end))) if best[1] else ""
+    def opens(k):  # a run starts at a sentence of the prompt's words
+        return any(_says_word(forms, tokens[k]) for _w, forms, _c in weights) and quotable(k)
+
+    best, first, end = _best_run(units, tokens, weights, filter(opens, range(len(units))), after)
+    if end < 0:
+        return 0.0, ""
+    run = [u for k, u in enumerate(units) if first <= k <= end and quotable(k)]
+    leads = itertools.takewhile(opens, range(first - 1, -1, -1))
+    return best, _run_on(_led_in(run, (units[k] for k in leads)), (units[m] for m in after(end)))
+
+
+def _led_in(run, leads):
+    """A run of sentences, after the ones before it that lead into it (nearest first: a line
+    of the prompt's words, "# over stdio (default)", before the command it describes) while
+    that still fits in _PASSAGE_CHARS."""
+    run = list(run)
+    for lead in leads:
+        if len(" ".join(run)) + len(lead) >= _PASSAGE_CHARS:
+            break
+        run.insert(0, lead)
+    return " ".join(run)
 
 
 def _run_on(text, following):

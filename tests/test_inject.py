@@ -286,6 +286,21 @@ def test_a_prompt_is_told_the_passage_the_words_hold_with_who_said_it_and_what_w
     assert len(told) <= agentmem._PROMPT_BUDGET_TOKENS * agentmem._CHARS_PER_TOKEN + 400
 
 
+def test_a_quote_starts_where_its_words_start_with_what_a_line_says_before_its_command(store,
+                                                                                     tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_text(render_claude([
+        ("user", "Give vaultd a serve command."),
+        ("assistant", "Added `vaultd serve`. Usage:\n```bash\n# Serve over stdio (the default: "
+                      "what editors launch)\nvaultd serve\n# Serve over HTTP on port 9090\n"
+                      "vaultd serve --transport http --port 9090\n# With request logs\n"
+                      "vaultd serve --verbose\n```")], "sess-serve", cwd="/nowhere"))
+    am("capture", "--sync", input=hook_json("sess-serve", path), check=0)
+    told = prompt("Add a websocket transport to vaultd serve")
+    [note] = [ln for ln in told.splitlines() if "--transport http" in ln]
+    assert "stdio (the default" in note              # what the transports are: the one it has too
+
+
 def test_a_passage_the_session_took_back_is_told_with_its_later_word_after_it(store, tmp_path):
     path = tmp_path / "s.jsonl"
     path.write_text(render_claude([
