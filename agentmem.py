@@ -1620,6 +1620,8 @@ def _similar_enough(sig_a, sig_b, threshold):
 _PRIVATE_REGEX = _LazyRegex(r"<private>.*?(?:</private>|\Z)", re.S | re.I)
 # (cheap trigger substrings of the lower-cased text, pattern, replacement): a pattern
 # runs only when one of its triggers occurs, so clean text costs a few `in` checks.
+_SECRET_MIN_CHARS = 16  # a bare word named a secret in prose is one from this long ...
+_PASSWORD_MIN_CHARS = 8  # ... and one named a password from this long (people pick short ones)
 # fmt: off
 _SECRET_PATTERNS = (
     (("-----begin",),
@@ -1736,12 +1738,14 @@ _SECRET_PATTERNS = (
      r"(?m)^(\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|PASS"
      r"|CREDENTIALS?|AUTH)[A-Za-z0-9_]*\s*=\s*)(\S{4,})",
      lambda m: m.group(1) + ("[REDACTED]" if _looks_secret(m.group(2)) else m.group(2))),
-    # a secret written in prose after its name: "secret access key wJalr...", "with secret X"
+    # a secret written in prose after its name: "secret access key wJalr...", "with secret X",
+    # "use password Summer2024!" (a password may be as short as _PASSWORD_MIN_CHARS)
     (("key", "token", "secret", "password", "passphrase"),
      r"(?i)\b((?:secret|access|api|private|signing|master)\s+key|secret|token|password|passphrase)"
-     r"((?:\s+(?:is|was|of|for|to|set\s+to|as))?\s+)([^\s\"'`,;)]{16,})",
-     lambda m: m.group(1) + m.group(2) + ("[REDACTED]" if _strong_secret(m.group(3))
-                                          else m.group(3))),
+     r"((?:\s+(?:is|was|of|for|to|set\s+to|as))?\s+)([^\s\"'`,;)]{%d,})" % _PASSWORD_MIN_CHARS,
+     lambda m: m.group(1) + m.group(2) + ("[REDACTED]" if _strong_secret(
+         m.group(3), _PASSWORD_MIN_CHARS if m.group(1)[:4].lower() == "pass" else _SECRET_MIN_CHARS)
+         else m.group(3))),
     (("key", "token", "secret", "pass", "pwd", "credential", "auth"),
      r"""(?i)(\b(?:[A-Za-z_][A-Za-z0-9_.\-]*?)?(?:api[_\- ]?key|access[_\- ]?key|secret[_\- ]?key"""
      r"""|private[_\- ]?key|_key|_token|_secret|secret|password|passwd|_pwd|_pass|token|apikey"""
@@ -1766,12 +1770,12 @@ _NOT_SECRET_REGEX = _LazyRegex(
 )
 
 
-def _strong_secret(value):
-    """Whether a bare word, named as a secret in prose, has a secret's alphabet: at least 16
-    characters mixing three of lower case, upper case, digits and symbols (an identifier such
-    as refresh_token_v2 mixes two)."""
+def _strong_secret(value, least=_SECRET_MIN_CHARS):
+    """Whether a bare word, named as a secret in prose, has a secret's alphabet: at least
+    `least` characters mixing three of lower case, upper case, digits and symbols (an
+    identifier such as refresh_token_v2 mixes two)."""
     v = value.rstrip(".:!?")
-    if len(v) < 16 or _NOT_SECRET_REGEX.search(v) or re.search(r"\.[a-z]{1,5}$", v):
+    if len(v) < least or _NOT_SECRET_REGEX.search(v) or re.search(r"\.[a-z]{1,5}$", v):
         return False  # a placeholder, a file name
     classes = [
         re.search(r"[a-z]", v),

@@ -300,9 +300,19 @@ def test_a_secret_the_person_pastes_reaches_no_file_of_the_store(store, tmp_path
     ("docker login -u bob -p Dkr9Pass4Word registry.example.com", "Dkr9Pass4Word"),
     ("pg_dump --password 'Pg pass 42' shop", "Pg pass 42"),
     ("secret_key_base: 8f7e6d5c4b3a29180f7e6d5c4b3a29180f7e6d5c4b3a2918", "8f7e6d5c4b3a"),
+    ("Log in to the staging admin with password Summer2024! for now", "Summer2024"),
+    ("Set the password to Kx7#mQ2p in the router", "Kx7#mQ2p"),
 ])
 def test_secrets_in_prose_env_files_and_prefixed_server_keys_are_masked(text, secret):
     assert secret not in agentmem.redact(text)
+
+
+@pytest.mark.parametrize("text", [
+    "The password field needs a MinLength of 8", "password hashing uses bcrypt",
+    "Reset the password for staging users", "The passphrase prompt appears twice",
+])
+def test_words_after_password_in_prose_stay_unless_they_look_like_one(text):
+    assert agentmem.redact(text) == text
 
 
 def test_a_secret_is_masked_before_a_long_message_is_cut(store, tmp_path):
