@@ -3767,7 +3767,6 @@ _OBSERVED_CONFIDENCE = {
     "assistant-bug": 0.8, "assistant-dead-end": 0.75, "assistant-decision": 0.7,
     "assistant-todo": 0.7, "open-problem": 0.5, "summary": 0.8,
     "todo-list": 0.8, "workaround": 0.8, "episode": 0.6, "record": 0.8,
-    "compaction": 0.8,
 }
 # fmt: on
 
