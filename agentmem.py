@@ -10188,10 +10188,11 @@ def _best_passage(text, weights, guesses=True):
     """(share of the prompt's weight it holds, passage): the best run of one to three
     sentences of a text, at most _PASSAGE_CHARS long, that holds a word of the prompt
     other than a task word (at equal share the first: a bug's symptom before its fix),
-    after the sentences of the prompt's words right before it (_led_in), then what follows
-    it while that still fits (the explanation comes after what it explains); (0.0, '') when
-    there is none. Without `guesses` (an episode's record), a question, or a sentence that
-    guesses or blames a tool, is never part of it.
+    after the sentences of the prompt's words right before it ("# over stdio (default)"
+    before the command it describes), then what follows it while that still fits (the
+    explanation comes after what it explains); (0.0, '') when there is none. Without
+    `guesses` (an episode's record), a question, or a sentence that guesses or blames a
+    tool, is never part of it.
 
     >>> share, text = _best_passage("We use Rust. Pip is pinned to 24. Tests run nightly.",
     ...     [(3.0, [frozenset(["pip"])], False), (1.0, [frozenset(["pin"])], False),
@@ -10226,30 +10227,21 @@ def _best_passage(text, weights, guesses=True):
     best, first, end = _best_run(units, tokens, weights, filter(opens, range(len(units))), after)
     if end < 0:
         return 0.0, ""
-    run = [u for k, u in enumerate(units) if first <= k <= end and quotable(k)]
-    leads = itertools.takewhile(opens, range(first - 1, -1, -1))
-    return best, _run_on(_led_in(run, (units[k] for k in leads)), (units[m] for m in after(end)))
+    run = [units[k] for k in range(first, end + 1) if quotable(k)]
+    leads = itertools.takewhile(opens, range(first - 1, -1, -1))  # what leads into it
+    run = _run_on(run, (units[k] for k in leads), before=True)
+    return best, _run_on([run], (units[m] for m in after(end)))
 
 
-def _led_in(run, leads):
-    """A run of sentences, after the ones before it that lead into it (nearest first: a line
-    of the prompt's words, "# over stdio (default)", before the command it describes) while
-    that still fits in _PASSAGE_CHARS."""
+def _run_on(run, more, before=False):
+    """A passage's sentences `run` and, one at a time, `more` of them, after it (or before
+    it, nearest first: the lines that lead into it) while that still fits in
+    _PASSAGE_CHARS, as one text."""
     run = list(run)
-    for lead in leads:
-        if len(" ".join(run)) + len(lead) >= _PASSAGE_CHARS:
-            break
-        run.insert(0, lead)
-    return " ".join(run)
-
-
-def _run_on(text, following):
-    """A passage and what follows it while that still fits in _PASSAGE_CHARS."""
-    run = [text]
-    for unit in following:
+    for unit in more:
         if len(" ".join(run)) + len(unit) + 1 > _PASSAGE_CHARS:
             break
-        run.append(unit)
+        run.insert(0 if before else len(run), unit)
     return " ".join(run)
 
 
