@@ -4644,8 +4644,8 @@ class _Observer:
             symptom = self.problem.rstrip()
             text = symptom + (" " if symptom.endswith(_SENTENCE_ENDS) else ". ") + text
             self.context["problem_open"] = False
-        elif not (_says("problem", text) or _says("cause", text)):
-            return  # "Fixed several issues; the plan is complete": a status, for the episode
+        elif not _says("cause", text):  # no problem of the person's, and no cause found:
+            return  # "Fixed the lint errors; the plan is complete": a status, for the words
         c = self.add("assistant-bug", "bug", text, self.turn_files, ts)
         if c:
             c.fixed = True

@@ -640,3 +640,18 @@ def test_an_adr_the_agent_writes_comes_back_for_its_work_never_at_start_or_as_th
         {"hook_event_name": "UserPromptSubmit", "prompt": "Where do we keep the login sessions, Redis?"})).stdout
     assert "24 hour TTL" in told and "a doc the session wrote" in told
     assert "the person said" not in told
+
+
+def test_a_report_of_fixes_with_no_problem_raised_and_no_cause_found_is_no_bug():
+    # an agent-driven turn ends with a list of what it fixed: a status, not a bug story (its
+    # words stay searchable); a fix whose cause the agent found is a bug all the same
+    report = ("All the Go code builds successfully now. ✅ Fixed syntax errors in analyze_deps.go - "
+              "removed escaped characters ✅ Resolved multiple main function conflicts - moved "
+              "analyze_deps.go to tools/ ✅ Fixed missing imports in the templ files.")
+    events = [ev("user", "Make the Go build pass."), ev("assistant", report)]
+    assert [m for m in compress_heuristic(events, final=True) if m.type == "bug"] == []
+    assert "analyze_deps.go" in " ".join(m.text for m in session_words(events, {}))
+    found = ("The build failed because generated templ files were stale; fixed by running "
+             "templ generate before go build.")
+    [bug] = compress_heuristic([ev("user", "Make the Go build pass."), ev("assistant", found)])
+    assert bug.type == "bug" and "templ generate" in bug.text
