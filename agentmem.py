@@ -7025,6 +7025,7 @@ class Store:
         self._ancestry = None
         self._head = None  # (root, when read, _git_info) for unmerged()
         self._git_calls = 0
+        self._roots = {}  # {folder: its project's root} for a store kept elsewhere
 
     def __repr__(self):
         return "Store(%r)" % self.root
@@ -7041,7 +7042,10 @@ class Store:
         folder a hook gives; else the current one), None outside one."""
         if os.path.basename(self.root) == _STORE_DIRNAME:
             return os.path.dirname(self.root)
-        return _find_project_root(cwd or os.getcwd())
+        cwd = cwd or os.getcwd()
+        if cwd not in self._roots:  # asked for each memory told: walked up once a folder
+            self._roots[cwd] = _find_project_root(cwd)
+        return self._roots[cwd]
 
     def ensure(self):
         """Create the store on first write: folders, .gitignore, .gitattributes."""
@@ -10139,18 +10143,21 @@ def _prompt_words(prompt, terms):
     return [(raw.get(g, g), ts) for g, ts in words.items()]
 
 
+def _needles(weights):
+    """What a word must hold to stem to one of the prompt's terms: one of their first three
+    letters (stems cut endings), as one expression (a hook looks at thousands of words)."""
+    firsts = {t[:3] for _w, forms, _c in weights for form in forms for t in form}
+    return re.compile("|".join(map(re.escape, sorted(firsts))) or "(?!)", re.I)
+
+
 def _terms_in(text, needles):
-    """The search terms of a text's words that may be one of the prompt's: an ASCII word that
-    holds none of their first three letters cannot stem to one (stems cut endings), so it is
-    not stemmed at all; a hook starts afresh each time, and stemming every word of every
-    candidate was most of its work."""
+    """The search terms of a text's words that may be one of the prompt's (`needles`, see
+    _needles): an ASCII word that holds none of them is not stemmed at all; a hook starts
+    afresh each time, and stemming every word of every candidate was most of its work."""
     out = set()
     for raw in _TOKEN_REGEX.findall(text):
-        if raw.isascii():
-            low = raw.lower()
-            if not any(n in low for n in needles):
-                continue
-        out.update(tokenize(raw))
+        if not raw.isascii() or needles.search(raw):
+            out.update(tokenize(raw))
     return out
 
 
@@ -10212,7 +10219,7 @@ def _best_passage(text, weights, guesses=True):
     (0.93, 'Pip is pinned to 24. Tests run nightly.')
     """
     units = _passage_units(text)
-    needles = {t[:3] for _w, forms, _c in weights for form in forms for t in form}
+    needles = _needles(weights)
     # what a tool call ran ("(then ran `...`)") is shown with its message, but it is not what
     # the message says: it never makes a passage relevant
     tokens = [
@@ -10267,7 +10274,7 @@ def _adjacent(parts, text):
 def _own_words_said(passage, weights):
     """The indexes of the prompt's own (not common) words a passage says: whole, or an
     identifier's parts side by side."""
-    have = _terms_in(passage, {t[:3] for _w, forms, _c in weights for form in forms for t in form})
+    have = _terms_in(passage, _needles(weights))
     return [
         i
         for i, (_w, forms, common) in enumerate(weights)
