@@ -5379,7 +5379,7 @@ class _Commands:
                 norm, [0, _clip(line, _ERROR_CHARS), shown, key, 0]
             )
             entry[0] += 1
-            entry[4] = run
+            entry[2:] = shown, key, run  # the command that printed it last, and which run
         if len(self.state["lines"]) > 200:  # a long session: forget the lines seen once
             self.state["lines"] = {k: v for k, v in self.state["lines"].items() if v[0] > 1}
 

@@ -94,6 +94,12 @@ def test_the_environment_said_twice_or_on_every_run_is_a_fact_and_a_one_off_is_n
                     "older than templ version v0.3.906.") in learned(every)
     fixed = every + ran(("templ generate", "(✓) Complete", True))
     assert all("warns" not in text for _t, text in learned(fixed))   # gone by the end
+    # printed by one command, then by another on each of its runs: the later one warns
+    other = ran(("templ generate", warn, True), *[("nix develop -c lint", warn, True)] * 2)
+    assert ("fact", "`nix develop -c lint` warns on every run: (!) templ version check: generator "
+                    "v0.3.865 is older than templ version v0.3.906.") in learned(other)
+    cured = other + ran(("nix develop -c lint", "(✓) Complete", True))
+    assert all("warns" not in text for _t, text in learned(cured))
 
 
 def test_a_missing_program_is_a_fact_with_the_command_that_ran_it_anyway():
