@@ -3659,12 +3659,12 @@ def _phrase_pattern(phrase):
     return "".join(out)
 
 
-def _phrase_line(anchor, language, phrases):
-    """The regular expression of one line of the table: its phrases, placed by the anchor.
-    The phrases that start at a word's start share one look-behind: a search then tries
-    them only where a word starts (twice as fast as one look-behind each)."""
+def _phrase_run(anchor, bounded, phrases):
+    """The regular expression of rows in a row of the table placed alike: their phrases, placed
+    by the anchor; `bounded` unless Chinese, which has no spaces and so no word boundaries.
+    The phrases that start at a word's start share one look-behind, so a search tries them
+    only where a word starts: a quarter of the time one look-behind a phrase took."""
     before, after = _PHRASE_ANCHORS[anchor]
-    bounded = language != "zh"  # Chinese has no spaces: no word boundaries
     at_word, anywhere = [], []
     for p in phrases:
         rx = _phrase_pattern(p)
@@ -3680,17 +3680,16 @@ def _compile_phrases(table=_OBSERVER_PHRASES):
     """{concept: regex} from a phrase table; all the rows of a concept join into one expression."""
     out = {}
     for concept, rows in table.items():
-        runs = []  # rows in a row that place their phrases alike join: fewer look-behinds
+        runs = []  # [(anchor, bounded, phrases)] of the rows in a row placed alike
         for anchor, language, phrases in rows:
             if anchor not in _PHRASE_ANCHORS or language not in _PHRASE_LANGUAGES:
                 raise ValueError("bad phrase row of %s: %r" % (concept, (anchor, language)))
             said = [p.strip() for p in phrases.split(" ; ")]
-            if runs and runs[-1][:2] == (anchor, language == "zh"):
+            if runs and runs[-1][:2] == (anchor, language != "zh"):
                 runs[-1][2].extend(said)
             else:
-                runs.append((anchor, language == "zh", said))
-        lines = [_phrase_line(anchor, "zh" if zh else "en", said) for anchor, zh, said in runs]
-        out[concept] = _LazyRegex("|".join(lines), re.I)
+                runs.append((anchor, language != "zh", said))
+        out[concept] = _LazyRegex("|".join(_phrase_run(*run) for run in runs), re.I)
     return out
 
 
