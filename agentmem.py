@@ -5664,23 +5664,11 @@ class _Words:
 _RECORD_LABEL_REGEX = _LazyRegex(r"^(?:Asked|Sub-agent|Plan|Commit|Session|Reported|Committed):\s*")
 
 
-def _compact_sections(text):
-    """[(section title, prose)] of a compaction summary ("2. **Pending Tasks:**", ...)."""
-    sections, title, body = [], "", []
-    for line in text.split("\n"):
-        m = re.match(
-            r"^\s*(?:#+\s*)?(?:\d+\.\s*)?\*{0,2}([A-Z][^:*\n]{2,60}?)(?::\*{0,2}|\*{0,2}:)\s*$",
-            line,
-        )
-        if m:
-            if body:
-                sections.append((title, "\n".join(body)))
-            title, body = m.group(1).strip(), []
-        else:
-            body.append(line)
-    if body:
-        sections.append((title, "\n".join(body)))
-    return [(t, b) for t, b in sections if t]
+# a heading of a compaction summary: "2. **Pending Tasks:**", "## Next Steps:"
+_SUMMARY_HEADING_REGEX = _LazyRegex(
+    r"^\s*(?:#+\s*)?(?:\d+\.\s*)?\*{0,2}([A-Z][^:*\n]{2,60}?)(?::\*{0,2}|\*{0,2}:)\s*$"
+)
+_PENDING_TITLES = ("pending", "remaining", "next step")
 
 
 class _Episode:
@@ -5708,10 +5696,18 @@ class _Episode:
             self._call(ev)
 
     def _compaction(self, text):
-        """What a compaction summary says is pending, for the digest."""
-        for title, section in _compact_sections(text):
-            if title.lower().startswith(("pending", "remaining", "next step")):
-                self.pending = [s.rstrip(".") for s in _prose_lines(section)]
+        """What a compaction summary says is pending (its last such section), for the digest."""
+        found, section = None, None
+        for line in text.split("\n"):
+            heading = _SUMMARY_HEADING_REGEX.match(line)
+            if heading:
+                pending = heading.group(1).strip().lower().startswith(_PENDING_TITLES)
+                section = [] if pending else None
+            elif section is not None:
+                found = section  # a heading with nothing under it is no section
+                section.append(line)
+        if found is not None:
+            self.pending = [s.rstrip(".") for s in _prose_lines("\n".join(found))]
 
     def _call(self, ev):
         """What a tool call tells: the to-do list, a commit's message."""
