@@ -10279,14 +10279,36 @@ def _own_words_said(passage, weights):
     ]
 
 
-def _names_enough(passage, weights):
+def _prompt_pairs(said, words, weights):
+    """{(stem, next stem)} of the words a prompt says side by side, one of them its own:
+    a thing it names in two words ("the SoC limit"), which a text may name as one."""
+    own = {t for (_w, terms), (_x, _f, common) in zip(words, weights) if not common for t in terms}
+    seq = [_stem(w.lower()) for w in _WORD_REGEX.findall(said)]
+    return {(a, b) for a, b in zip(seq, seq[1:]) if a in own or b in own}
+
+
+def _names_pair(passage, pairs):
+    """Whether an identifier of a passage has two of its parts in a row that the prompt says
+    side by side (`pairs`, _prompt_pairs): "SoC limit" is SAFETY_MIN_SOC_LIMIT, setSocLimit."""
+    for name in _TOKEN_REGEX.findall(passage):
+        if not name.isalpha() or not (name.islower() or name[1:].islower()):
+            parts = [_stem(p.lower()) for p in _CAMEL_REGEX.findall(name.replace("_", " "))]
+            if not pairs.isdisjoint(zip(parts, parts[1:])):
+                return True
+    return False
+
+
+def _names_enough(passage, weights, pairs=frozenset()):
     """Whether a passage says two of the prompt's own words (not common ones), or one that
-    names a thing exactly: an identifier, a path, a version ("parse-config", "1.4.2"). One
-    shared project word ("server", "agent", "workflow") is what any prompt of the project
-    has with the store."""
+    names a thing exactly: an identifier, a path, a version ("parse-config", "1.4.2"), or an
+    identifier that names two words the prompt says in a row (`pairs`). One shared project
+    word ("server", "agent", "workflow") is what any prompt of the project has with the
+    store."""
     said = _own_words_said(passage, weights)
-    return len(said) >= 2 or any(
-        re.search(r"[\d._:/-]", t) for i in said for form in weights[i][1] for t in form
+    return (
+        len(said) >= 2
+        or any(re.search(r"[\d._:/-]", t) for i in said for form in weights[i][1] for t in form)
+        or _names_pair(passage, pairs)
     )
 
 
@@ -10319,7 +10341,7 @@ def _taken_up(told, hits, weights):
     return out
 
 
-def _prompt_passage(hit, weights):
+def _prompt_passage(hit, weights, pairs=frozenset()):
     """(share, passage) a prompt is told of a recall hit, or (share, '') when it is not told:
     what `check` fails never is; else the hit's best passage must hold _PROMPT_MIN_SHARE of
     the prompt's weight and name enough of it. A typed memory stands alone: all of it."""
@@ -10332,7 +10354,7 @@ def _prompt_passage(hit, weights):
         share, passage = _best_passage(m.text, weights, guesses=False)
     if share < _PROMPT_MIN_SHARE:
         return share, ""
-    if not (_names_enough(passage, weights) or typed and share >= _ONE_WORD_SHARE):
+    if not (_names_enough(passage, weights, pairs) or typed and share >= _ONE_WORD_SHARE):
         return share, ""
     return share, _clip(m.text, 2 * _PASSAGE_CHARS) if typed else passage
 
@@ -10360,12 +10382,13 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
     # would only bring what any prompt brings, and each costs the search a long list
     own = [word for (word, _t), (_w, _f, common) in zip(words, weights) if not common]
     query = " ".join(own) or said
+    pairs = _prompt_pairs(said, words, weights)
     # two more than it weighs: a session's digest among them is SessionStart's, left out here
     hits = store.recall(query, _PROMPT_CANDIDATES + 2, refresh=False, pool=_PROMPT_POOL)
     hits = [h for h in hits if h.memory.type != "summary"][:_PROMPT_CANDIDATES]
     found = []
     for h in hits:
-        share, passage = _prompt_passage(h, weights)
+        share, passage = _prompt_passage(h, weights, pairs)
         if passage and passage not in (p for _s, _m, p in found):
             found.append((share, h.memory, passage))
     found = sorted(found, key=lambda x: -x[0])[:_PROMPT_PASSAGES]

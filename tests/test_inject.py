@@ -439,6 +439,26 @@ def test_one_word_of_the_prompt_is_enough_only_for_a_typed_memory_about_it(store
     assert prompt("Give the button component an onclick handler") == ""
 
 
+def test_two_words_the_prompt_says_in_a_row_are_named_by_one_identifier(store):
+    def told(settings):
+        s = agentmem.open_store()
+        for m in s.memories():
+            s.forget(m.id)
+        for text in ("Settings the README lists: MAILER_HOST=localhost; MAILER_BATCH_SIZE=50; "
+                     + settings + "; LOG_LEVEL=info.",
+                     "The mailer sends each batch through the relay, then logs its delivery report.",
+                     "The dashboard shows the queue and each retry with its status.",
+                     "A retry of a failed batch waits for the relay to come back."):
+            s.remember(text, type="fact")
+        s.close()
+        return prompt("Let the retry limit go up to 8")
+
+    # "retry" is the prompt's one own word ("limit" is common); QUEUE_RETRY_LIMIT names both
+    assert "QUEUE_RETRY_LIMIT=3" in told("QUEUE_RETRY_LIMIT=3")
+    # the same words in two names are not the thing the prompt names
+    assert told("QUEUE_LIMIT=3; RETRY_BACKOFF=exp") == ""
+
+
 def test_one_part_of_a_name_does_not_say_it(store):
     s = agentmem.open_store()
     s.remember("Next: start phase 2 (T004-T009), the foundational scaffolding of the queue crate.",
