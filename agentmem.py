@@ -17,7 +17,7 @@ Public API (``__all__``; everything else has a leading underscore):
     Store.recall(query, limit=5, ...) -> [Hit(memory, score)]
         BM25 over memories, passages and sessions, typo tolerant (docs/ranking.md)
     Store.get, forget, memories, stats, import_jsonl, export_jsonl
-    Store.prepare(m), add(items, route), update(*mems), update_metadata, set_type, clean(text)
+    Store.prepare(m), add(items, route), update(*mems), update_metadata, edit, clean(text)
                                               writing, for callers that build Memory objects
     Store.exists, ensure, lock, read, config, read_config, index, close, project_root,
         unmerged(m), last_active(m), promote_rules, drop_rule(id)
@@ -7715,15 +7715,6 @@ class Store:
         known = ", ".join(_MEMORY_TYPES)
         raise AgentmemError("unknown type %r: %suse %s%s" % (mtype, guess, known, theirs))
 
-    def set_type(self, ident, mtype):
-        """Change a memory's type in its file (promote a convention to a rule)."""
-        mtype = self.check_type(mtype)
-        m = self.get(ident)
-        m.type = mtype
-        m.extra["reviewed"] = _now_iso()[:10]  # a person (or their AGENTMEM_AUTO_RULES) chose it
-        self.add([m], lambda _m: m.path, replace={m.id})
-        return m
-
     def forget(self, ident):
         """Delete one memory from its markdown file; returns the Memory removed."""
         m = self.get(ident)
@@ -7875,7 +7866,7 @@ class Store:
         """Make every proposed rule a rule now (AGENTMEM_AUTO_RULES=1); returns them."""
         _active, proposed = self.rules()
         for m in proposed:
-            self.set_type(m.id, "rule")
+            self.edit(m.id, mtype="rule")
         return proposed
 
     def drop_rule(self, ident):
@@ -11520,7 +11511,7 @@ def _dashboard_change(store, ident, what, form):
     if what == "forget":
         return store.forget(ident)
     if what == "promote":
-        return store.set_type(ident, "rule")
+        return store.edit(ident, mtype="rule")
     if what == "relate":
         kind = form.get("kind", "")
         return store.relate(ident, _check_id(form.get("other", "").strip()), kind)[0]
@@ -12703,7 +12694,7 @@ def _cmd_rules(args):
         if not args.id:
             raise AgentmemError("rules %s needs a memory id (see `agentmem rules`)" % args.action)
         promote = args.action == "promote"
-        m = store.set_type(args.id, "rule") if promote else store.drop_rule(args.id)
+        m = store.edit(args.id, mtype="rule") if promote else store.drop_rule(args.id)
         done = "promoted" if promote else "dropped"
         _out("%s %s: %s" % (done, m.id, _short(m.text, 70)))
         return 0
@@ -12723,13 +12714,6 @@ def _cmd_rules(args):
         if m.extra.get("corrections", 0) >= _PROMOTE_SEEN:
             why = "corrected %d times" % m.extra["corrections"]
         _out("  %s  %s  (%s)" % (m.id, _short(m.text, 80), why))
-    return 0
-
-
-def _cmd_promote(args):
-    store = _store(args)
-    m = store.set_type(args.id, args.type)
-    _out("%s is now a %s: %s" % (m.id, m.type, _short(m.text, 70)))
     return 0
 
 
@@ -13374,12 +13358,6 @@ _command(
     "broken.",
     _PROJECT,
     _arg("--json", action=_FLAG, help="print the checks as JSON"),
-)
-_command(
-    "promote", _cmd_promote, "make a memory a rule (injected first, always)",
-    ["agentmem promote 4k2m9xqa", "agentmem promote 4k2m9xqa --type convention"], "",
-    _ID,
-    _arg("--type", default="rule", help="the new type (default: rule)"),
 )
 _command(
     "review", _cmd_review, "walk through memories that need a person: stale, unsure, unreviewed",
