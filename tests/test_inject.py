@@ -81,6 +81,17 @@ def test_the_budget_is_kept_and_the_block_still_closes(store):
         assert text.rstrip().endswith(fence)
 
 
+def test_a_long_path_in_the_preamble_never_leaves_a_small_budget_without_its_note():
+    m = agentmem.Memory("Never commit .env files", type="rule")
+    sections = [("Rules", [(m, agentmem._note_line(m))])]
+    long_path = agentmem._INJECT_PREAMBLE % ("python3 /home/alice/" + "deep/" * 40 + "agentmem.py")
+    text = agentmem._notes_block(sections, 400, long_path)
+    assert "Never commit .env files" in text and len(text) <= 400
+    assert "verify them before relying on them" in text and "deep/" not in text  # still data
+    roomy = agentmem._notes_block(sections, 2000, long_path)
+    assert "deep/" in roomy and "show ID" in roomy  # with room, how to fetch details stays
+
+
 def test_plain_text_and_cursor_formats(mixed):
     text = inject("--format", "text").stdout
     assert text.startswith("Notes from earlier sessions")
