@@ -9782,11 +9782,13 @@ def _fence_for(texts):
     return "`" * (longest + 1)
 
 
-def _flags(m, stale=()):
-    """What a reader must know before trusting a memory, as short words for its note line."""
+def _flags(m, stale=(), unmerged=None):
+    """What a reader must know before trusting a memory, as short words for its note line
+    (`unmerged`: the branch it comes from, if not the one recall marked)."""
     out = ["stale: %s changed since" % ", ".join(stale[:2])] if stale else []
-    if m.extra.get("unmerged"):
-        out.append("from branch %s, not merged here" % m.extra["unmerged"])
+    unmerged = m.extra.get("unmerged") if unmerged is None else unmerged
+    if unmerged:
+        out.append("from branch %s, not merged here" % unmerged)
     if m.extra.get("superseded_by"):
         out.append("superseded by %s" % m.extra["superseded_by"])
     if m.extra.get("conflict"):
@@ -9853,16 +9855,9 @@ def _related(store, cwd, query=""):
 def _start_flags(store, m, root, flag_stale=True):
     """What a note at session start must say before its text: stale, from a branch not merged
     here, unsure."""
-    flags = []
-    stale = store.stale(m, root) if flag_stale else []
-    if stale:
-        flags.append("stale: %s changed since" % ", ".join(stale[:2]))
-    elsewhere = store.unmerged(m, root) if flag_stale else ""
-    if elsewhere:
-        flags.append("from branch %s, not merged here" % elsewhere)
-    if m.confidence < _UNSURE_CONFIDENCE:
-        flags.append("unsure")
-    return flags
+    if not flag_stale:
+        return _flags(m, unmerged="")
+    return _flags(m, store.stale(m, root), store.unmerged(m, root))
 
 
 def _notes_block(sections, limit, preamble=_INJECT_PREAMBLE % "agentmem"):
