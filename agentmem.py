@@ -434,6 +434,17 @@ def _open_local(path, append=False):
     return open(fd, "a" if append else "r", encoding="utf-8")
 
 
+def _local_json(path):
+    """The JSON object a file of local/ holds, or None where it is missing, unreadable, a
+    symlink or not an object: derived state, whose loss costs a re-read, never a crash."""
+    try:
+        with _open_local(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 class _FileLock:
     """An exclusive lock on a file, released when the holder exits or is killed.
 
@@ -871,13 +882,7 @@ class _HashCache:
 
     def __init__(self, path):
         self.path, self.dirty = path, False
-        try:
-            with _open_local(path) as f:
-                self.known = json.load(f)
-            if not isinstance(self.known, dict):
-                self.known = {}
-        except (OSError, ValueError):
-            self.known = {}
+        self.known = _local_json(path) or {}
 
     def hash(self, path, root=None):
         """_file_hash(path, root), read from the file only when it changed."""
@@ -7329,11 +7334,7 @@ class Store:
         if not here.get("commit") or (branch and branch == here.get("branch")):
             return ""
         if self._ancestry is None:
-            try:
-                with _open_local(os.path.join(self.local, "ancestry.json")) as f:
-                    self._ancestry = json.load(f)
-            except (OSError, ValueError):
-                self._ancestry = {}
+            self._ancestry = _local_json(os.path.join(self.local, "ancestry.json")) or {}
         known = self._ancestry.setdefault(here["commit"], {})
         if commit not in known:
             self._git_calls += 1
@@ -7731,16 +7732,8 @@ class Store:
     def _used_times(self):
         """{memory id: epoch seconds} of the last time MCP recall gave it to an agent
         (local/used.json: this machine's, derived, safe to lose)."""
-        try:
-            with _open_local(os.path.join(self.local, "used.json")) as f:
-                used = json.load(f)
-            return (
-                {k: float(v) for k, v in used.items() if isinstance(v, (int, float))}
-                if isinstance(used, dict)
-                else {}
-            )
-        except (OSError, ValueError):
-            return {}
+        used = _local_json(os.path.join(self.local, "used.json")) or {}
+        return {k: float(v) for k, v in used.items() if isinstance(v, (int, float))}
 
     def _mark_used(self, ids):
         """Remember that these memories were just used (recall results)."""
@@ -8593,11 +8586,7 @@ class _LLMUsage:
 
     def __init__(self, store):
         self.path = os.path.join(store.local, "llm.json")
-        try:
-            with _open_local(self.path) as f:
-                self.data = json.load(f)
-        except (OSError, ValueError):
-            self.data = {}
+        self.data = _local_json(self.path) or {}
         today = _now_iso()[:10]
         if self.data.get("day") != today:
             self.data.update(day=today, tokens=0, requests=0, budget_notice=False)
@@ -9232,12 +9221,7 @@ class _Capture:
         except OSError:
             return True
         path = os.path.join(self.store.local, "precompress.json")
-        try:
-            with _open_local(path) as f:
-                sizes = json.load(f)
-            sizes = sizes if isinstance(sizes, dict) else {}
-        except (OSError, ValueError):
-            sizes = {}
+        sizes = _local_json(path) or {}
         key = os.path.abspath(fields["transcript"])
         last = sizes.get(key)
         if isinstance(last, int) and 0 <= size - last < _PRECOMPRESS_GROWTH:
@@ -9304,13 +9288,10 @@ class _Capture:
         for folder in (self.queue, os.path.join(self.queue, "failed")):
             found = []
             for path in self.jobs(folder):
-                try:
-                    with _open_local(path) as f:
-                        job = json.load(f)
-                except (OSError, ValueError):
+                job = _local_json(path)
+                if job is None:
                     found.append((os.path.basename(path), "unreadable job file"))
-                    continue
-                if isinstance(job, dict) and (job.get("error") or folder != self.queue):
+                elif job.get("error") or folder != self.queue:
                     found.append(
                         (
                             str(job.get("transcript") or job.get("session") or "?"),
@@ -9324,24 +9305,17 @@ class _Capture:
         """Put the failed jobs back into the queue with their attempts reset; returns how many."""
         n = 0
         for path in self.jobs(os.path.join(self.queue, "failed")):
-            try:
-                with _open_local(path) as f:
-                    job = json.load(f)
-                job.update(attempts=0, not_before=0)
-                _atomic_write(os.path.join(self.queue, os.path.basename(path)), json.dumps(job))
-                os.unlink(path)
-                n += 1
-            except (OSError, ValueError, AttributeError):
-                continue
+            job = _local_json(path)
+            with contextlib.suppress(OSError):
+                if job is not None:
+                    job.update(attempts=0, not_before=0)
+                    _atomic_write(os.path.join(self.queue, os.path.basename(path)), _json_text(job))
+                    os.unlink(path)
+                    n += 1
         return n
 
     def load_state(self):
-        try:
-            with _open_local(self.state_path) as f:
-                state = json.load(f)
-            return state if isinstance(state, dict) else {}
-        except (OSError, ValueError):
-            return {}
+        return _local_json(self.state_path) or {}
 
     def process(self, only=None, llm=True):
         """Drain the queue (or just the job `only`); returns (jobs done, memories stored, errors).
@@ -9372,11 +9346,8 @@ class _Capture:
         return done, stored, errors
 
     def _due(self, path):
-        try:
-            with _open_local(path) as f:
-                return json.load(f).get("not_before", 0) <= time.time()
-        except (OSError, ValueError):
-            return False
+        job = _local_json(path)
+        return job is not None and job.get("not_before", 0) <= time.time()
 
     def _drain(self, only, llm):
         done = stored = 0
@@ -9384,10 +9355,8 @@ class _Capture:
         for _round in range(50):
             progressed = False
             for path in [only] if only else self.jobs():
-                try:
-                    with _open_local(path) as f:
-                        job = json.load(f)
-                except (OSError, ValueError):
+                job = _local_json(path)
+                if job is None:
                     continue
                 if only is None and job.get("not_before", 0) > time.time():
                     continue
@@ -9530,11 +9499,8 @@ class _Capture:
         ]
         if keep:
             said = dict(session=session, cwd=job.get("cwd", ""), agent=job.get("agent", ""))
-            path = self.enqueue(dict(said, event="llm", transcript=""), final=False)
-            with _open_local(path) as f:
-                d = json.load(f)
-            d.update(kind="llm", events=keep, not_before=time.time() + 300)
-            _atomic_write(path, _json_text(d))
+            later = dict(kind="llm", events=keep, not_before=time.time() + 300)
+            self.enqueue(dict(said, event="llm", transcript="", **later), final=False)
 
     def run_llm_job(self, job):
         cfg = _llm_settings()

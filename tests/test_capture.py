@@ -229,6 +229,21 @@ def test_doctor_check_and_review_agree_and_failed_captures_say_why(store, tmp_pa
     assert "processed 0 jobs" in p.stdout and "still queued" not in p.stdout
 
 
+def test_a_job_file_that_is_not_a_job_costs_itself_only(store, tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text(render_claude(STEPS_EN, "sess-ok"))
+    queue = store / "local" / "queue"
+    queue.mkdir(parents=True)
+    (queue / "1-bad.json").write_text("[1, 2]")                   # JSON, but no job
+    (queue / "2-ok.json").write_text(json.dumps({
+        "session": "sess-ok", "transcript": str(path), "cwd": str(tmp_path), "event": "SessionEnd",
+        "format": "auto", "attempts": 0, "final": True}))
+    p = am("process")
+    assert p.returncode == 0 and "processed 1 jobs" in p.stdout and "Traceback" not in p.stderr
+    assert "Redis Streams" in am("recall", "webhook queue Redis", check=0).stdout
+    assert "1-bad.json: unreadable job file" in am("doctor").stdout  # named, not lost
+
+
 def test_a_job_that_failed_repeatedly_is_named_and_retried_on_request(store, tmp_path):
     path = tmp_path / "t.jsonl"
     failed = store / "local" / "queue" / "failed"
