@@ -9198,7 +9198,6 @@ class _Capture:
     def enqueue(self, fields, fmt="auto", final=None):
         """Write one job file atomically; returns its path."""
         self.store.ensure()
-        os.makedirs(self.queue, exist_ok=True)
         final = bool(fields.get("event") in _FINAL_EVENTS if final is None else final)
         read = os.path.abspath(fields["transcript"]) if fields.get("transcript") else ""
         job = dict(fields, format=fmt, created=_now_iso(), attempts=0, final=final, transcript=read)
@@ -9380,7 +9379,6 @@ class _Capture:
                         "job %s failed (attempt %d): %s" % (name, job["attempts"], job["error"])
                     )
                     if job["attempts"] >= _MAX_JOB_ATTEMPTS or isinstance(e, _GoneError):
-                        os.makedirs(os.path.join(self.queue, "failed"), exist_ok=True)
                         _atomic_write(os.path.join(self.queue, "failed", name), json.dumps(job))
                         os.unlink(path)
                     else:
@@ -9685,7 +9683,6 @@ def _background():
             stems = _background_stems()
             with contextlib.suppress(OSError):  # no home, no cache: found by the next process
                 if folder:
-                    os.makedirs(folder, exist_ok=True)
                     text = "%s\n--\n%s\n" % ("\n".join(stems[0]), "\n".join(stems[1]))
                     _atomic_write(path, text, durable=False)
         _BACKGROUND[:] = map(frozenset, stems)
