@@ -9287,7 +9287,7 @@ class _Capture:
         for folder in (self.queue, os.path.join(self.queue, "failed")):
             found = []
             for path in self.jobs(folder):
-                job = _local_json(path)
+                job = self._job(path)
                 if job is None:
                     found.append((os.path.basename(path), "unreadable job file"))
                 elif job.get("error") or folder != self.queue:
@@ -9344,8 +9344,18 @@ class _Capture:
                 break
         return done, stored, errors
 
-    def _due(self, path):
+    @staticmethod
+    def _job(path):
+        """The job a queue file holds, or None: no JSON object, or its attempts and the time
+        it waits for are not numbers (the file is left where it is, and `doctor` names it)."""
         job = _local_json(path)
+        ok = job is not None and all(
+            type(job.get(k, 0)) in (int, float) for k in ("attempts", "not_before")
+        )
+        return job if ok else None
+
+    def _due(self, path):
+        job = self._job(path)
         return job is not None and job.get("not_before", 0) <= time.time()
 
     def _drain(self, only, llm):
@@ -9354,7 +9364,7 @@ class _Capture:
         for _round in range(50):
             progressed = False
             for path in [only] if only else self.jobs():
-                job = _local_json(path)
+                job = self._job(path)
                 if job is None:
                     continue
                 if only is None and job.get("not_before", 0) > time.time():

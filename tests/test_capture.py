@@ -235,13 +235,15 @@ def test_a_job_file_that_is_not_a_job_costs_itself_only(store, tmp_path):
     queue = store / "local" / "queue"
     queue.mkdir(parents=True)
     (queue / "1-bad.json").write_text("[1, 2]")                   # JSON, but no job
+    (queue / "1-worse.json").write_text(json.dumps({"transcript": str(path), "attempts": "x",
+                                                    "not_before": "soon"}))  # no numbers
     (queue / "2-ok.json").write_text(json.dumps({
         "session": "sess-ok", "transcript": str(path), "cwd": str(tmp_path), "event": "SessionEnd",
         "format": "auto", "attempts": 0, "final": True}))
     p = am("process")
     assert p.returncode == 0 and "processed 1 jobs" in p.stdout and "Traceback" not in p.stderr
     assert "Redis Streams" in am("recall", "webhook queue Redis", check=0).stdout
-    assert "1-bad.json: unreadable job file" in am("doctor").stdout  # named, not lost
+    assert "2 failing: 1-bad.json: unreadable job file" in am("doctor").stdout  # named, not lost
 
 
 def test_a_job_that_failed_repeatedly_is_named_and_retried_on_request(store, tmp_path):
