@@ -9402,10 +9402,9 @@ class _Capture:
         if job.get("kind") == "llm":
             return self.run_llm_job(job)
         state = self.load_state()
-        transcripts = state.setdefault("transcripts", {})
         # the state is kept on disk: a transcript's name or a session id can hold a secret
         key = self.store.clean(job.get("transcript") or "session:" + (job.get("session") or ""))
-        ts = transcripts.setdefault(key, {"offset": 0, "seen": [], "context": {}})
+        ts = self._transcript_state(state, key)
         events, info = self.job_events(job, ts)
         if info.get("skipped"):
             self.log("%s:%s" % (key, _skipped_lines(info["skipped"])))
@@ -9443,6 +9442,18 @@ class _Capture:
         with self.store.lock():
             _atomic_write(self.state_path, _json_text(state))
         return stored
+
+    @staticmethod
+    def _transcript_state(state, key):
+        """The capture state of one transcript: where the last capture stopped, the keys it
+        saw, the observer's context. It is derived: what is amiss in it starts over."""
+        if not isinstance(state.get("transcripts"), dict):
+            state["transcripts"] = {}
+        ts = state["transcripts"].get(key)
+        shapes = (("offset", int, 0), ("seen", list, []), ("context", dict, {}))
+        if not isinstance(ts, dict) or any(type(ts.get(k, v)) is not t for k, t, v in shapes):
+            ts = state["transcripts"][key] = {"offset": 0, "seen": [], "context": {}}
+        return ts
 
     def job_events(self, job, ts):
         """(events, info) of a job: its transcript from where the last capture stopped (`ts`

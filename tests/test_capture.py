@@ -246,6 +246,17 @@ def test_a_job_file_that_is_not_a_job_costs_itself_only(store, tmp_path):
     assert "2 failing: 1-bad.json: unreadable job file" in am("doctor").stdout  # named, not lost
 
 
+def test_a_capture_state_that_is_amiss_is_started_over_not_fatal(store, tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text(render_claude(STEPS_EN, "sess-state"))
+    (store / "local").mkdir(parents=True)
+    for state in ({"transcripts": []}, {"transcripts": {str(path): {"offset": "x"}}}):
+        (store / "local" / "capture-state.json").write_text(json.dumps(state))
+        p = am("capture", "--transcript", str(path))
+        assert p.returncode == 0 and "captured" in p.stdout, p.stderr
+    assert "Redis Streams" in am("recall", "webhook queue Redis", check=0).stdout
+
+
 def test_a_job_that_failed_repeatedly_is_named_and_retried_on_request(store, tmp_path):
     path = tmp_path / "t.jsonl"
     failed = store / "local" / "queue" / "failed"
