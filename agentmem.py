@@ -9446,11 +9446,12 @@ class _Capture:
     @staticmethod
     def _transcript_state(state, key):
         """The capture state of one transcript: where the last capture stopped, the keys it
-        saw, the observer's context. It is derived: what is amiss in it starts over."""
+        saw, the observer's context, the told notes judged. It is derived: what is amiss in it
+        starts over."""
         if not isinstance(state.get("transcripts"), dict):
             state["transcripts"] = {}
         ts = state["transcripts"].get(key)
-        shapes = (("offset", int, 0), ("seen", list, []), ("context", dict, {}))
+        shapes = (("offset", int, 0), ("seen", list, []), ("context", dict, {}), ("told", dict, {}))
         if not isinstance(ts, dict) or any(type(ts.get(k, v)) is not t for k, t, v in shapes):
             ts = state["transcripts"][key] = {"offset": 0, "seen": [], "context": {}}
         return ts
