@@ -4031,7 +4031,7 @@ def _overlaps(a, b):
     return shared >= _OVERLAP_WORDS or shared >= _OVERLAP_SHARE * min(len(ta), len(tb))
 
 
-# the person asking that something be kept ("remember we use pgmq for the queues", "... -
+# the person asking that something be kept ("remember we deploy from the release branch", "... -
 # update your memory accordingly"): what they said with it is standing, by their own word
 _KEEP_THIS_REGEX = _LazyRegex(
     r"(?:^|[,;:.!—–-]\s*|\b(?:and|also|please|pls)\s+)(?:remember|keep in mind)(?:\s+that)?\s+"
@@ -4409,7 +4409,7 @@ class _Observer:
             if not cue or s.rstrip().endswith(("?", "？")):
                 continue
             before, after = s[: cue.start()].strip(" -—–,;"), s[cue.end() :].strip(" :：")
-            if _word_count(after) >= 4:  # "..., and remember we use pgmq for the queues."
+            if _word_count(after) >= 4:  # "..., and remember we deploy from the release branch."
                 said, text = [s], _capitalized("; ".join(x for x in (before, after) if x))
             else:  # "... - update your memory accordingly": all that came before it
                 said = [x for x, _h in sentences[max(0, i - _KEPT_SENTENCES) : i + 1]]
