@@ -9305,12 +9305,13 @@ class _Capture:
         n = 0
         for path in self.jobs(os.path.join(self.queue, "failed")):
             job = _local_json(path)
+            if job is None:
+                continue  # doctor names it
+            job.update(attempts=0, not_before=0)
             with contextlib.suppress(OSError):
-                if job is not None:
-                    job.update(attempts=0, not_before=0)
-                    _atomic_write(os.path.join(self.queue, os.path.basename(path)), _json_text(job))
-                    os.unlink(path)
-                    n += 1
+                _atomic_write(os.path.join(self.queue, os.path.basename(path)), _json_text(job))
+                os.unlink(path)
+                n += 1
         return n
 
     def load_state(self):
