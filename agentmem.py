@@ -9453,7 +9453,8 @@ class _Capture:
             state["transcripts"] = {}
         ts = state["transcripts"].get(key)
         shapes = (("offset", int, 0), ("seen", list, []), ("context", dict, {}), ("told", dict, {}))
-        if not isinstance(ts, dict) or any(type(ts.get(k, v)) is not t for k, t, v in shapes):
+        amiss = not isinstance(ts, dict) or any(type(ts.get(k, v)) is not t for k, t, v in shapes)
+        if amiss or not all(isinstance(k, str) for k in ts.get("seen", [])):  # event keys
             ts = state["transcripts"][key] = {"offset": 0, "seen": [], "context": {}}
         return ts
 
