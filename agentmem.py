@@ -7335,7 +7335,9 @@ class Store:
             return ""
         if self._ancestry is None:
             self._ancestry = _local_json(os.path.join(self.local, "ancestry.json")) or {}
-        known = self._ancestry.setdefault(here["commit"], {})
+        known = self._ancestry.get(here["commit"])
+        if not isinstance(known, dict):  # none yet, or a hand-edited entry: learned anew
+            known = self._ancestry[here["commit"]] = {}
         if commit not in known:
             self._git_calls += 1
             if self._git_calls > _ANCESTRY_CALLS:

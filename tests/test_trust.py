@@ -296,6 +296,10 @@ def test_a_memory_from_a_branch_not_merged_here_is_marked_until_it_is_merged(tmp
     assert hit()["branch"] == "feature/queue" and "unmerged" not in hit()       # on its own branch
     git(repo, "checkout", "-q", "-")
     assert hit()["unmerged"] == "feature/queue"
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    (repo / ".agentmem" / "local" / "ancestry.json").write_text(json.dumps({head: [1, 2]}))
+    assert hit()["unmerged"] == "feature/queue"                     # a bad entry is learned anew
     assert "from branch feature/queue, not merged here" in am("recall", "job queue NATS", cwd=repo).stdout
     assert "not merged here" in am("inject", "--format", "text", "--query", "job queue", cwd=repo).stdout
     git(repo, "merge", "-q", "--no-edit", "feature/queue")
