@@ -9662,6 +9662,29 @@ _BACKGROUND_SKIPPED = ("test", "tests", "idlelib", "tkinter", "turtledemo", "lib
                        "site-packages", "dist-packages", "__pycache__")  # tests, GUIs, third party
 # fmt: on
 _BACKGROUND_REGEX = _LazyRegex(r'"""(.*?)"""|#([^\n]*)', re.S)
+# Python's sources are English. A prompt in another language says its function words too
+# ("¿Cuántos reintentos tiene el webhook?"), which a store of a few sessions never saw and
+# would weigh as what the prompt is about: these are common too (never a word English or
+# code uses otherwise: "die", "mit", "es", "su", "con" are left out). English and Russian
+# ones are stop words, not searched at all.
+# fmt: off
+_FUNCTION_WORDS = """
+el la los las un una unos unas del al que en por para sin sobre entre pero como más muy ya se
+lo le les su sus mi mis este esta estos estas eso esto está están hay tiene tienen hace puede
+qué cuál cuándo cuánto cuántos cuántas dónde cómo quién porque cuando también otra otro vez
+os um uma da dos das na pelo pela em sem mais muito já lhe seu sua meu minha isso isto essa
+é são estão foi tem têm há faz pode quê qual quanto quantos quantas onde também outra ainda não
+une des du au aux et ou mais qui quoi où dans pour avec sous ce cet cette ces ses mon ma mes
+il ils elle elles nous vous je sont était être avoir fait peut quel quelle quand combien
+comment pourquoi aussi encore toujours jamais ne pas très déjà fois
+der das den dem ein eine einen einem einer und oder aber wie wo wer warum wann oft von zum
+zur bei nach aus für über unter vor durch ohne auf im ist sind waren wird werden wurde haben
+kann können muss soll nicht kein keine noch schon auch nur sehr immer nie jetzt dass ob sich
+er sie wir ich mein diese dieser dieses jeder
+il gli di della dei delle dal dalla nel nella tra fra che chi cosa dove quanti quante perché
+anche ancora sempre non più molto già sono essere avere hanno fare questo questa quello
+"""
+# fmt: on
 _BACKGROUND = []  # the stems once read, for the rest of the process
 
 
@@ -9711,7 +9734,7 @@ def _background():
                 if folder:
                     text = "%s\n--\n%s\n" % ("\n".join(stems[0]), "\n".join(stems[1]))
                     _atomic_write(path, text, durable=False)
-        _BACKGROUND[:] = map(frozenset, stems)
+        _BACKGROUND[:] = (frozenset(stems[0]) | set(tokenize(_FUNCTION_WORDS)), frozenset(stems[1]))
     return _BACKGROUND
 
 

@@ -155,6 +155,25 @@ def test_a_chinese_prompt_is_told_what_a_chinese_session_said_and_an_unrelated_o
     assert prompt("把前端的按钮颜色改成蓝色") == ""
 
 
+@pytest.mark.parametrize("steps, asked, near_miss", [
+    ([("user", "Sube los reintentos del webhook de pagos a cinco."),
+      ("assistant", "Cambié `PAYMENT_WEBHOOK_RETRIES` de 3 a 5 en `config/payments.py`.")],
+     "¿Cuántos reintentos tiene el webhook de pagos?", "¿Cuándo se añade un modo oscuro?"),
+    ([("user", "Passe les tentatives du webhook de paiement à cinq."),
+      ("assistant", "`PAYMENT_WEBHOOK_RETRIES` passe de 3 à 5 dans `config/payments.py`.")],
+     "Combien de tentatives pour le webhook de paiement ?", "Comment ajouter un mode sombre ?"),
+], ids=["Spanish", "French"])
+def test_a_prompt_s_function_words_in_another_language_are_not_what_it_is_about(
+        store, tmp_path, steps, asked, near_miss):
+    """"el", "tiene", "cuántos": words a store of one session never saw, which would outweigh
+    the prompt's own words ("reintentos", "webhook", "pagos") and keep it silent."""
+    path = tmp_path / "s.jsonl"
+    path.write_text(render_claude(steps, "sess-l10n", cwd="/nowhere"))
+    am("capture", "--transcript", str(path), check=0)
+    assert "cinq" in prompt(asked) or "cinco" in prompt(asked)
+    assert prompt(near_miss) == ""
+
+
 def test_nothing_to_say_prints_nothing(store):
     assert inject().stdout == ""                     # no store
     agentmem.open_store().remember("x y z notes", type="fact")
