@@ -9690,8 +9690,9 @@ _BACKGROUND = []  # the stems once read, for the rest of the process
 
 def _background_stems():
     """([common stem], [everyday stem]) of general technical English: the words more than
-    _BACKGROUND_SHARE of its texts use, and the others at least _BACKGROUND_KNOWN_DOCS use;
-    ([], []) where Python's own sources cannot be read (then only this store's IDF weighs)."""
+    _BACKGROUND_SHARE of its texts use (and _FUNCTION_WORDS), and the others at least
+    _BACKGROUND_KNOWN_DOCS use; only the function words where Python's own sources cannot
+    be read (then this store's IDF weighs the rest)."""
     import sysconfig
 
     docs, df = 0, {}
@@ -9711,7 +9712,7 @@ def _background_stems():
                         df[term] = df.get(term, 0) + 1
     common = docs * _BACKGROUND_SHARE
     return (
-        sorted(t for t, n in df.items() if n > common),
+        sorted({t for t, n in df.items() if n > common} | set(tokenize(_FUNCTION_WORDS))),
         sorted(t for t, n in df.items() if _BACKGROUND_KNOWN_DOCS <= n <= common),
     )
 
@@ -9721,7 +9722,7 @@ def _background():
     is written the first time."""
     if not _BACKGROUND:
         folder = getattr(sys, "pycache_prefix", None) or _user_cache_dir()
-        path = os.path.join(folder, "background-%d.%d-v2.txt" % sys.version_info[:2])
+        path = os.path.join(folder, "background-%d.%d-v3.txt" % sys.version_info[:2])
         try:
             with open(path, encoding="utf-8") as f:
                 common, sep, everyday = f.read().partition("\n--\n")
@@ -9734,7 +9735,7 @@ def _background():
                 if folder:
                     text = "%s\n--\n%s\n" % ("\n".join(stems[0]), "\n".join(stems[1]))
                     _atomic_write(path, text, durable=False)
-        _BACKGROUND[:] = (frozenset(stems[0]) | set(tokenize(_FUNCTION_WORDS)), frozenset(stems[1]))
+        _BACKGROUND[:] = map(frozenset, stems)
     return _BACKGROUND
 
 

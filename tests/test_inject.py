@@ -591,7 +591,7 @@ def test_common_words_come_from_the_standard_library_once_and_are_cached(tmp_pat
     assert {"quick", "peopl", "fresh"} <= set(everyday)       # everyday words, not common ones
     assert not {"kafka", "sidebar", "postgr"} & set(everyday + common)  # what a prompt is about
     assert agentmem._common("error") and not agentmem._common("kafka")
-    cached = tmp_path / ("background-%d.%d-v2.txt" % sys.version_info[:2])
+    cached = tmp_path / ("background-%d.%d-v3.txt" % sys.version_info[:2])
     head, tail = cached.read_text().split("\n--\n")
     assert head.split() == common and tail.split() == everyday  # written once, beside the bytecode
     monkeypatch.setattr(agentmem, "_BACKGROUND", [])
