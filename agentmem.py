@@ -10309,11 +10309,13 @@ def _names_enough(passage, weights, pairs=frozenset()):
     word ("server", "agent", "workflow") is what any prompt of the project has with the
     store."""
     said = _own_words_said(passage, weights)
-    return (
-        len(said) >= 2
-        or any(re.search(r"[\d._:/-]", t) for i in said for form in weights[i][1] for t in form)
-        or _names_pair(passage, pairs)
-    )
+    return len(said) >= 2 or _names_exactly(said, weights) or _names_pair(passage, pairs)
+
+
+def _names_exactly(said, weights):
+    """Whether one of the prompt's words a passage says (`said`: their indexes) names a thing
+    exactly: an identifier, a path, a version."""
+    return any(re.search(r"[\d._:/-]", t) for i in said for form in weights[i][1] for t in form)
 
 
 def _taken_up(told, hits, weights):
@@ -10326,7 +10328,8 @@ def _taken_up(told, hits, weights):
         words = set(_own_words_said(passage, weights))
         if m.extra.get("by") != "words" or not words:
             continue
-        for h in hits:
+        takers = []  # (when, rank, share, memory, passage): the last said is the final word
+        for rank, h in enumerate(hits):
             later = h.memory
             if (
                 later.extra.get("by") == "words"
@@ -10334,14 +10337,16 @@ def _taken_up(told, hits, weights):
                 and not any(later is x for _s, x, _p in told + out)
             ):
                 share, said = _best_passage(later.text, weights)
-                if said.split() in seen:
+                if not said or said.split() in seen:
                     continue  # told already: a typed memory of these very words
                 asked = str(later.extra.get("asked") or "")
-                says = set(_own_words_said(said + "\n" + asked, weights)) if said else set()
-                if len(words & says) >= min(2, len(words)):
-                    out.append((share, later, said))
-                    seen.append(said.split())
-                    break
+                both = words & set(_own_words_said(said + "\n" + asked, weights))
+                if len(both) >= min(2, len(words)) or _names_exactly(both, weights):
+                    takers.append((later.created, -rank, share, later, said))
+        if takers:
+            _when, _rank, share, later, said = max(takers, key=lambda x: x[:2])
+            out.append((share, later, said))
+            seen.append(said.split())
     return out
 
 
@@ -10354,8 +10359,8 @@ def _prompt_passage(hit, weights, pairs=frozenset()):
         return 0.0, ""
     typed = m.type != "episode"
     share, passage = _best_passage(m.text, weights)  # every sentence: most stop here
-    if share >= _PROMPT_MIN_SHARE and not typed:  # a guess said mid-session is never quoted
-        share, passage = _best_passage(m.text, weights, guesses=False)
+    if share >= _PROMPT_MIN_SHARE and not typed and m.extra.get("who") != "person":
+        share, passage = _best_passage(m.text, weights, guesses=False)  # the agent's guess
     if share < _PROMPT_MIN_SHARE:
         return share, ""
     if not (_names_enough(passage, weights, pairs) or typed and share >= _ONE_WORD_SHARE):

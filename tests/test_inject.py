@@ -331,6 +331,29 @@ def test_a_quote_starts_where_its_words_start_with_what_a_line_says_before_its_c
     assert "stdio (the default" in note              # what the transports are: the one it has too
 
 
+def test_the_person_s_report_is_told_with_the_last_session_s_word_on_it_not_the_claim_it_overturned(
+        store, tmp_path):
+    """The person's own report is never a guess ("flaky" is the agent's excuse, not theirs); of
+    the replies that name its identifier, the last one said is told: a later session's."""
+    first = [("user", "test_checkout_total is flaky on CI, about one run in five."),
+             ("assistant", "The flaky test_checkout_total is caused by the Redis connection pool "
+                           "timing out under parallel workers; I raised the pool size to 20.")]
+    second = [("user", "test_checkout_total failed again on CI even with the bigger pool."),
+              ("assistant", "It was never Redis: test_checkout_total fails when the JWT in the "
+                            "fixture expires mid-run. I set its lifetime to 1 hour and reverted "
+                            "the pool size.")]
+    for n, steps in enumerate((first, second)):
+        path = tmp_path / ("s%d.jsonl" % n)
+        path.write_text(render_claude(steps, "sess-%d" % n, cwd="/nowhere").replace(
+            "2026-11-20T", "2026-11-2%dT" % n))
+        am("capture", "--sync", input=hook_json("sess-%d" % n, path), check=0)
+    notes = [ln for ln in prompt("Why is test_checkout_total flaky?").splitlines()
+             if ln.startswith("- [")]
+    assert any("the person wrote] test_checkout_total is flaky" in n for n in notes)
+    assert "JWT in the fixture expires" in notes[-1]                  # the final word, last
+    assert not any("Redis connection pool timing out" in n for n in notes)
+
+
 def test_a_passage_the_session_took_back_is_told_with_its_later_word_after_it(store, tmp_path):
     path = tmp_path / "s.jsonl"
     path.write_text(render_claude([
