@@ -4115,11 +4115,11 @@ def _agent_bare(s):
 
 
 def _reports_change(s):
-    """Whether a sentence says a change was made, in any of its clauses: "Turns out it was
-    X; added Y." (the observer's "built" phrasings, past a path or label that leads)."""
+    """Whether a text says a change was made, in any of its sentences or clauses: "Turns out
+    it was X; added Y." (the observer's "built" phrasings, past a path or label that leads)."""
     return any(
         _says("built", _SELF_REGEX.sub("", _PATH_LEAD_REGEX.sub("", part.strip(" `*"))))
-        for part in re.split(r"[;,:]\s+|\s+(?:and|—|–|-)\s+", s)
+        for part in re.split(r"[;,:.]\s+|\s+(?:and|—|–|-)\s+", s)
     )
 
 
