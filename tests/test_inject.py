@@ -354,6 +354,7 @@ def test_the_person_s_report_is_told_with_the_last_session_s_word_on_it_not_the_
     assert any("the person wrote] test_checkout_total is flaky" in n for n in notes)
     assert "JWT in the fixture expires" in notes[-1]                  # the final word, last
     assert not any("Redis connection pool timing out" in n for n in notes)
+    assert not any("Unresolved" in n for n in notes)       # the second session's report did it
 
 
 def test_a_passage_the_session_took_back_is_told_with_its_later_word_after_it(store, tmp_path):
