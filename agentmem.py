@@ -9664,9 +9664,10 @@ _BACKGROUND_SKIPPED = ("test", "tests", "idlelib", "tkinter", "turtledemo", "lib
 _BACKGROUND_REGEX = _LazyRegex(r'"""(.*?)"""|#([^\n]*)', re.S)
 # Python's sources are English. A prompt in another language says its function words too
 # ("¿Cuántos reintentos tiene el webhook?"), which a store of a few sessions never saw and
-# would weigh as what the prompt is about: these are common too (never a word English or
-# code uses otherwise: "die", "mit", "es", "su", "con" are left out). English and Russian
-# ones are stop words, not searched at all.
+# would weigh as what the prompt is about, and its words for the kind of work ("改成": change
+# to; "追加": add), which a store that saw them would: these are common too (never a word
+# English or code uses otherwise: "die", "mit", "es", "su", "con" are left out). English and
+# Russian function words are stop words, not searched at all.
 # fmt: off
 _FUNCTION_WORDS = """
 el la los las un una unos unas del al que en por para sin sobre entre pero como más muy ya se
@@ -9683,6 +9684,11 @@ kann können muss soll nicht kein keine noch schon auch nur sehr immer nie jetzt
 er sie wir ich mein diese dieser dieses jeder
 il gli di della dei delle dal dalla nel nella tra fra che chi cosa dove quanti quante perché
 anche ancora sempre non più molto già sono essere avere hanno fare questo questa quello
+为什么 為什麼 怎么 怎麼 什么 如何 一个 一個 一下 可以 需要 现在 現在 问题 問題 改成 改为 换成 換成
+添加 加上 修改 修复 修復 增加 删除 刪除 去掉 帮我 幫我 这个 這個 那个 我们 我們 没有 沒有 已经 已經
+应该 應該 还是 還是 如果 因为 因為 所以 但是 然后 然後 时候 時候 一直 总是 總是 有时 有時
+して ください です ます これ それ この その どう なぜ いつ どこ ため こと よう から まで ので
+追加 修正 削除 変更 お願い
 """
 # fmt: on
 _BACKGROUND = []  # the stems once read, for the rest of the process
@@ -9722,7 +9728,8 @@ def _background():
     is written the first time."""
     if not _BACKGROUND:
         folder = getattr(sys, "pycache_prefix", None) or _user_cache_dir()
-        path = os.path.join(folder, "background-%d.%d-v3.txt" % sys.version_info[:2])
+        words = zlib.crc32(_FUNCTION_WORDS.encode())  # a new list is a new file
+        path = os.path.join(folder, "background-%d.%d-v3-%08x.txt" % (*sys.version_info[:2], words))
         try:
             with open(path, encoding="utf-8") as f:
                 common, sep, everyday = f.read().partition("\n--\n")

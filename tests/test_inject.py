@@ -155,6 +155,19 @@ def test_a_chinese_prompt_is_told_what_a_chinese_session_said_and_an_unrelated_o
     assert prompt("把前端的按钮颜色改成蓝色") == ""
 
 
+def test_a_chinese_prompt_s_word_for_the_kind_of_work_is_not_what_it_is_about(store, tmp_path):
+    """"改成" (change to) is "change": a store that saw it once must not tell a prompt to change
+    the logs to JSON the one fix that "changed to" a JSON copy."""
+    path = tmp_path / "zh.jsonl"
+    path.write_text(render_claude([
+        ("user", "登录页面在 Safari 上白屏了。"),
+        ("assistant", "原因是 `src/auth/session.ts` 里用了 `structuredClone`，旧版 Safari 不支持；"
+                      "改成了 JSON 序列化的深拷贝，白屏问题已修复。")], "sess-zh", cwd="/nowhere"))
+    am("capture", "--transcript", str(path), check=0)
+    assert "structuredClone" in prompt("Safari 上登录页又白屏了")
+    assert prompt("把日志改成 JSON 格式") == ""
+
+
 @pytest.mark.parametrize("steps, asked, near_miss", [
     ([("user", "Sube los reintentos del webhook de pagos a cinco."),
       ("assistant", "Cambié `PAYMENT_WEBHOOK_RETRIES` de 3 a 5 en `config/payments.py`.")],
@@ -618,7 +631,7 @@ def test_common_words_come_from_the_standard_library_once_and_are_cached(tmp_pat
     assert {"quick", "peopl", "fresh"} <= set(everyday)       # everyday words, not common ones
     assert not {"kafka", "sidebar", "postgr"} & set(everyday + common)  # what a prompt is about
     assert agentmem._common("error") and not agentmem._common("kafka")
-    cached = tmp_path / ("background-%d.%d-v3.txt" % sys.version_info[:2])
+    [cached] = tmp_path.glob("background-%d.%d-v3-*.txt" % sys.version_info[:2])
     head, tail = cached.read_text().split("\n--\n")
     assert head.split() == common and tail.split() == everyday  # written once, beside the bytecode
     monkeypatch.setattr(agentmem, "_BACKGROUND", [])
