@@ -3353,10 +3353,11 @@ _OBSERVER_PHRASES = {
     ),
     # what makes an instruction a standing one rather than a task to do once
     "standing": (
-        ("start", "en", r"always ; never ; from now on ; going forward ; whenever ; every time"),
+        ("start", "en", r"always ; never(?! mind) ; from now on ; going forward ; whenever"),
+        ("start", "en", r"every time"),
         ("word", "en", r"(we|you|i|please) (should |must |will |need to )?(always|never)"),
         ("word", "en", r"from now on ; going forward ; every time ; each time ; as a rule"),
-        ("word", "en", r"[,;:—] (always|never)"),
+        ("word", "en", r"[,;:—] (always|never(?! mind))"),
         ("word", "en", r"in (this|our|the) (repo|repository|project|codebase|code base|team)"),
         ("word", "en", r"(we|you) (must|should) (always|never|not) ; (we|you) (mustn't|shouldn't)"),
         ("word", "en", r"(we|you) (don't|do not|never) (use|add|edit|touch|change|commit|push)"),

@@ -373,7 +373,8 @@ def test_chinese_and_japanese_rules_decisions_todos_bugs_and_dead_ends_are_typed
 
 def test_an_instruction_for_this_once_is_no_convention_and_a_standing_one_is():
     for once in ("Don't touch the migrations in this PR.", "Don't commit yet, I want to review first.",
-                 "Please always double check the output this time."):
+                 "Please always double check the output this time.",
+                 "Never mind the colour, make it green instead.", "OK, never mind that, ship it."):
         assert compress_heuristic([ev("user", once)]) == [], once
     [rule] = compress_heuristic([ev("user", "Never edit generated code in this repo.")])
     assert rule.type == "convention"
