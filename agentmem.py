@@ -4151,9 +4151,11 @@ _TYPED_CHARS = 1500  # a person's message longer than this, laid out in sections
 _STRUCTURE_REGEX = _LazyRegex(r"^(?:#{1,4} \S|\s*(?:[-*•]|\d+[.)])\s+\S|[A-Z][A-Z_ ]{2,}:)", re.M)
 _USER_INPUT_REGEX = _LazyRegex(r"^#+\s*user input\s*\n+```\w*\n(.*?)```", re.I | re.M | re.S)
 # a line a tool printed, pasted: a compiler's diagnostic ("warning: unused variable",
-# "error[E0382]:", "src/a.ts:10:5 - error TS2322"), its pointer or source gutter, a traceback
+# "error[E0382]:", "src/a.ts:10:5 - error TS2322", a linter's "14:3  error  ..."), its pointer
+# or source gutter, a traceback
 _OUTPUT_LINE_REGEX = _LazyRegex(
     r"^\s*(?:(?:error|warning|note|help|fatal|panic)(?:\[[\w-]+\])?:\s|-->\s*\S+:\d|"
+    r"\d+:\d+\s+(?:error|warning)\s|"
     r"\d+\s+\|\s|\S+\.\w+:\d+(?::\d+)?\b|Traceback \(|File \"[^\"]+\", line \d|at \S+ \(\S+:\d)",
     re.I | re.M,
 )
@@ -4399,7 +4401,7 @@ class _Observer:
                 self._person_sentence(turn, s, heading, ts)
         if turn.problems:
             self.problem = " ".join(turn.problems)
-            context["problem_open"] = True
+            context["problem_open"], context["problem_answered"] = True, False
 
     def _kept(self, sentences, ts):
         """The sentences the person asked to be kept, as one convention by them: the one that
@@ -4569,6 +4571,8 @@ class _Observer:
         diagnosis, turn.pending = turn.pending, ""
         item = _ITEM_LABEL_REGEX.match(s)  # a new item of a list: "Simplified retries - ..."
         built = _says("built", _PATH_LEAD_REGEX.sub("", s[item.end() :] if item else s))
+        if built and self.context.get("problem_open"):
+            self.context["problem_answered"] = True  # a change made in reply: not unresolved
         if self._bug_part(turn, s, plain, heading, diagnosis, built, item):
             return
         made = self._agent_claim(turn, s, plain, said, continues, ts)
@@ -4659,7 +4663,8 @@ class _Observer:
         """The kept candidates as Memory objects; with `final`, an unanswered problem is a todo."""
         self.context["problem"] = self.problem
         self.settle()
-        if final and self.problem and self.context.get("problem_open"):
+        answered = self.context.get("problem_answered")
+        if final and self.problem and self.context.get("problem_open") and not answered:
             self.add("open-problem", "todo", "Unresolved: " + self.problem)
             self.context["problem_open"] = False
         memories = []
@@ -4859,8 +4864,8 @@ class _Records:
 def compress_heuristic(events, info=None, context=None, final=False):
     """Typed memories (Memory objects, not yet stored) from a session's events (see _Observer).
 
-    With `final` (the session ended), a problem the person raised that no
-    fix answered is kept as an open todo.
+    With `final` (the session ended), a problem the person raised that the agent
+    answered with no fix and no change is kept as an open todo.
     """
     observer = _Observer(info, context)
     records = _Records(observer.context, observer.cwd)

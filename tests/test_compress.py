@@ -87,6 +87,8 @@ def test_an_unanswered_problem_is_kept_as_an_open_todo_at_session_end():
     [todo] = compress_heuristic(events, final=True)
     assert todo.type == "todo" and todo.text.startswith("Unresolved: ")
     assert compress_heuristic([ev("user", "What would happen if the config file is missing?")], final=True) == []
+    answered = events + [ev("assistant", "Changed the backup job to run as the backup user.")]
+    assert compress_heuristic(answered, final=True) == []     # a change made in reply: not left
 
 
 def test_the_agents_confirmation_joins_the_persons_decision_as_its_own_words():
@@ -509,7 +511,9 @@ def test_what_a_tool_printed_and_the_person_pasted_is_not_their_rule():
                    "note: always clone the value if the performance cost is acceptable",
                    "src/app.ts:10:5 - error TS2322: Type 'string' is not assignable. Always use the "
                    "generated types.",
-                   'Traceback (most recent call last):\n  File "app.py", line 3\nNever call it twice.'):
+                   'Traceback (most recent call last):\n  File "app.py", line 3\nNever call it twice.',
+                   "eslint says:\n\n/app/src/api.ts\n  14:3  error  Unexpected console statement. "
+                   "Always use the logger instead  no-console"):
         assert [m.type for m in compress_heuristic([ev("user", pasted)])] == [], pasted
     # the person's own paragraph beside the paste is theirs
     said = "I get this:\n\nwarning: unused variable: `x`\n\nWe always prefix unused variables with _."
