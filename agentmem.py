@@ -4571,6 +4571,12 @@ class _Observer:
         diagnosis, turn.pending = turn.pending, ""
         item = _ITEM_LABEL_REGEX.match(s)  # a new item of a list: "Simplified retries - ..."
         built = _says("built", _PATH_LEAD_REGEX.sub("", s[item.end() :] if item else s))
+        label = heading.rstrip(": ") if _says("agent-todo", heading + ": ") else ""
+        if label and turn.last is not None and turn.last.text.startswith(label + ": "):
+            turn.last.text = _clip(turn.last.text + " " + s)  # "## Next steps": one todo
+            return
+        if label:  # an item under a heading that says what is left ("## Next steps")
+            s = plain = "%s: %s" % (label, s)
         if built and self.context.get("problem_open"):
             self.context["problem_answered"] = True  # a change made in reply: not unresolved
         if self._bug_part(turn, s, plain, heading, diagnosis, built, item):

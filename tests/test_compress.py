@@ -544,6 +544,12 @@ def test_the_agent_s_next_steps_are_a_todo_only_when_they_are_the_session_s_last
     assert [m.text for m in compress_heuristic(events, final=True) if m.type == "todo"] == \
         ["Next steps: wire the real DB client."]
     assert [m for m in compress_heuristic(events) if m.type == "todo"] == []   # the session goes on
+    report = ("## Summary\n\n- The CSV import is done.\n\n## Next steps\n\n- Add a progress bar for "
+              "files over 10,000 rows.\n- The importer does not read Excel files (.xlsx) yet.")
+    [todo] = [m for m in compress_heuristic([ev("user", "Build the CSV import."), ev("assistant", report)],
+                                            final=True) if m.type == "todo"]
+    assert todo.text == ("Next steps: Add a progress bar for files over 10,000 rows. The importer does "
+                         "not read Excel files (.xlsx) yet.")                # a heading's items: one todo
 
 
 RESEARCH_PENDING = """# Research
