@@ -9678,24 +9678,24 @@ _BACKGROUND_REGEX = _LazyRegex(r'"""(.*?)"""|#([^\n]*)', re.S)
 # ("¿Cuántos reintentos tiene el webhook?"), which a store of a few sessions never saw and
 # would weigh as what the prompt is about, and its words for the kind of work ("改成": change
 # to; "追加": add), which a store that saw them would: these are common too (never a word
-# English or code uses otherwise: "die", "mit", "es", "su", "con" are left out). English and
-# Russian function words are stop words, not searched at all.
+# English or code uses otherwise: "die", "mit", "en", "os", "del", "comment" are left out).
+# English and Russian function words are stop words, not searched at all.
 # fmt: off
 _FUNCTION_WORDS = """
-el la los las un una unos unas del al que en por para sin sobre entre pero como más muy ya se
+el la los las un una unos unas al que por para sin sobre entre pero como más muy ya se
 lo le les su sus mi mis este esta estos estas eso esto está están hay tiene tienen hace puede
 qué cuál cuándo cuánto cuántos cuántas dónde cómo quién porque cuando también otra otro vez
-os um uma da dos das na pelo pela em sem mais muito já lhe seu sua meu minha isso isto essa
+uma da das pelo pela sem mais muito já lhe seu sua meu minha isso isto essa
 é são estão foi tem têm há faz pode quê qual quanto quantos quantas onde também outra ainda não
-une des du au aux et ou mais qui quoi où dans pour avec sous ce cet cette ces ses mon ma mes
+une au aux et ou mais qui quoi où dans pour avec sous cet cette ces ses mes
 il ils elle elles nous vous je sont était être avoir fait peut quel quelle quand combien
-comment pourquoi aussi encore toujours jamais ne pas très déjà fois
+pourquoi aussi encore toujours jamais ne pas très déjà fois
 der das den dem ein eine einen einem einer und oder aber wie wo wer warum wann oft von zum
-zur bei nach aus für über unter vor durch ohne auf im ist sind waren wird werden wurde haben
+zur bei nach aus für über unter vor durch ohne auf ist sind waren wird werden wurde haben
 kann können muss soll nicht kein keine noch schon auch nur sehr immer nie jetzt dass ob sich
-er sie wir ich mein diese dieser dieses jeder
-il gli di della dei delle dal dalla nel nella tra fra che chi cosa dove quanti quante perché
-anche ancora sempre non più molto già sono essere avere hanno fare questo questa quello
+sie wir ich mein diese dieser dieses jeder
+il gli della dei delle dal dalla nel nella tra fra che chi cosa dove quanti quante perché
+anche ancora sempre più molto già sono essere avere hanno fare questo questa quello
 为什么 為什麼 怎么 怎麼 什么 如何 一个 一個 一下 可以 需要 现在 現在 问题 問題 改成 改为 换成 換成
 添加 加上 修改 修复 修復 增加 删除 刪除 去掉 帮我 幫我 这个 這個 那个 我们 我們 没有 沒有 已经 已經
 应该 應該 还是 還是 如果 因为 因為 所以 但是 然后 然後 时候 時候 一直 总是 總是 有时 有時
@@ -10338,34 +10338,33 @@ def _names_exactly(said, weights):
 
 
 def _taken_up(told, hits, weights):
-    """The passages of the sessions' words that take up what a told one said: later (in its
-    session or a later one), saying the prompt's own words it says (two of them, or its one),
-    itself or in the request it replies to (a reply carries its question). The sessions'
-    final word is told with the claim it may overturn, never the claim alone."""
+    """The passage of the sessions' words that takes up what a told one said, for each: the
+    last said of those later (in its session or a later one) that say the prompt's own words
+    it says (two of them, its one, or one that names a thing exactly), themselves or in the
+    request they reply to (a reply carries its question). The sessions' final word is told
+    with the claim it may overturn, never the claim alone."""
     out, seen = [], [p.split() for _s, _m, p in told]
     for _share, m, passage in told:
         words = set(_own_words_said(passage, weights))
         if m.extra.get("by") != "words" or not words:
             continue
-        takers = []  # (when, rank, share, memory, passage): the last said is the final word
-        for rank, h in enumerate(hits):
-            later = h.memory
-            if (
-                later.extra.get("by") == "words"
-                and later.created > m.created
-                and not any(later is x for _s, x, _p in told + out)
-            ):
-                share, said = _best_passage(later.text, weights)
-                if not said or said.split() in seen:
-                    continue  # told already: a typed memory of these very words
-                asked = str(later.extra.get("asked") or "")
-                both = words & set(_own_words_said(said + "\n" + asked, weights))
-                if len(both) >= min(2, len(words)) or _names_exactly(both, weights):
-                    takers.append((later.created, -rank, share, later, said))
-        if takers:
-            _when, _rank, share, later, said = max(takers, key=lambda x: x[:2])
-            out.append((share, later, said))
-            seen.append(said.split())
+        later = [
+            h.memory
+            for h in hits
+            if h.memory.extra.get("by") == "words"
+            and h.memory.created > m.created
+            and not any(h.memory is x for _s, x, _p in told + out)
+        ]
+        for x in sorted(later, key=lambda x: x.created, reverse=True):  # the last said first
+            share, said = _best_passage(x.text, weights)
+            if not said or said.split() in seen:
+                continue  # told already: a typed memory of these very words
+            asked = str(x.extra.get("asked") or "")
+            both = words & set(_own_words_said(said + "\n" + asked, weights))
+            if len(both) >= min(2, len(words)) or _names_exactly(both, weights):
+                out.append((share, x, said))
+                seen.append(said.split())
+                break
     return out
 
 
