@@ -10413,15 +10413,15 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
     # two more than it weighs: a session's digest among them is SessionStart's, left out here
     hits = store.recall(query, _PROMPT_CANDIDATES + 2, refresh=False, pool=_PROMPT_POOL)
     hits = [h for h in hits if h.memory.type != "summary"][:_PROMPT_CANDIDATES]
-    if any(h.memory.type == "todo" for h in hits):  # one a later session did is not open
-        digests = store.index().top(("summary",), limit=_DIGESTS_READ, newest=True)
-        done = _changes_reported(digests)
-        hits = [h for h in hits if h.memory.type != "todo" or not _done_since(h.memory, done)]
     found = []
     for h in hits:
         share, passage = _prompt_passage(h, weights, pairs)
         if passage and passage not in (p for _s, _m, p in found):
             found.append((share, h.memory, passage))
+    if any(m.type == "todo" for _s, m, _p in found):  # one a later session did is not open
+        digests = store.index().top(("summary",), limit=_DIGESTS_READ, newest=True)
+        done = _changes_reported(digests)
+        found = [x for x in found if x[1].type != "todo" or not _done_since(x[1], done)]
     found = sorted(found, key=lambda x: -x[0])[:_PROMPT_PASSAGES]
     later = _taken_up(found, hits, weights)[: _PROMPT_PASSAGES - 1]  # in the weakest's place
     found = found[: _PROMPT_PASSAGES - len(later)] + later
