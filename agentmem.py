@@ -4571,7 +4571,7 @@ class _Observer:
         diagnosis, turn.pending = turn.pending, ""
         item = _ITEM_LABEL_REGEX.match(s)  # a new item of a list: "Simplified retries - ..."
         built = _says("built", _PATH_LEAD_REGEX.sub("", s[item.end() :] if item else s))
-        label = heading.rstrip(": ") if _says("agent-todo", heading + ": ") else ""
+        label = heading.rstrip(": ") if heading and _says("agent-todo", heading + ": ") else ""
         if label and turn.last is not None and turn.last.text.startswith(label + ": "):
             turn.last.text = _clip(turn.last.text + " " + s)  # "## Next steps": one todo
             return
@@ -10355,7 +10355,7 @@ def _taken_up(told, hits, weights):
             and h.memory.created > m.created
             and not any(h.memory is x for _s, x, _p in told + out)
         ]
-        for x in sorted(later, key=lambda x: x.created, reverse=True):  # the last said first
+        for x in sorted(later, key=lambda mem: mem.created, reverse=True):  # the last said first
             share, said = _best_passage(x.text, weights)
             if not said or said.split() in seen:
                 continue  # told already: a typed memory of these very words

@@ -183,7 +183,8 @@ def test_a_prompt_s_function_words_in_another_language_are_not_what_it_is_about(
     path = tmp_path / "s.jsonl"
     path.write_text(render_claude(steps, "sess-l10n", cwd="/nowhere"))
     am("capture", "--transcript", str(path), check=0)
-    assert "cinq" in prompt(asked) or "cinco" in prompt(asked)
+    told = prompt(asked)
+    assert "cinq" in told or "cinco" in told
     assert prompt(near_miss) == ""
 
 
