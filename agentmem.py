@@ -3481,6 +3481,11 @@ _OBSERVER_PHRASES = {
         ("start", "ru", r"сделай ; помоги ; покажи ; объясни ; можешь ; нужно чтобы ты"),
     ),
     # the person thinking aloud or expecting, not stating how things are done
+    # the person's own plan, past a request: "Work on your own; I'll check in tomorrow."
+    "self-plan": (
+        ("word", "en", r"i'll ; i will ; i'm going to ; i am going to"),
+        ("word", "ru", r"я (потом|сам|завтра)"),
+    ),
     "hedge": (
         ("word", "en", r"i should ; we should be ; should be (good|fine|ok|okay|enough|done)"),
         ("word", "en", r"(it|this|that) should ; maybe ; i think ; i guess ; i just ; probably"),
@@ -3818,6 +3823,7 @@ _UNFIT = (
     ("user", None, "subjectless", "named", "no subject of its own"),
     ("user", ("convention", "todo", "fact"), "request", "", "asked of the agent, not a rule"),
     ("user-convention", None, "for-now", "", "for this once, not a rule"),
+    ("user-todo", None, "self-plan", "", "the person's own plan, not a task left"),
 )
 # fmt: on
 _SHORT_ANSWER_WORDS = 14  # an answer this short to a question does not name its subject

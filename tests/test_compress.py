@@ -91,6 +91,12 @@ def test_an_unanswered_problem_is_kept_as_an_open_todo_at_session_end():
     assert compress_heuristic(answered, final=True) == []     # a change made in reply: not left
 
 
+def test_the_person_s_own_plan_is_no_todo_left():
+    assert compress_heuristic([ev("user", "Work autonomously; I'll check in tomorrow.")]) == []
+    [todo] = compress_heuristic([ev("user", "Later we need to add retries to the sender.")])
+    assert todo.type == "todo"
+
+
 def test_the_agents_confirmation_joins_the_persons_decision_as_its_own_words():
     mems = compress_heuristic([ev("user", "Решили: остаёмся на Firebase Cloud Messaging, OneSignal не берём."),
                                ev("assistant", "Зафиксировано: push-уведомления через Firebase Cloud Messaging.")])
