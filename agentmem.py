@@ -2019,12 +2019,17 @@ _SHELL_TOOLS = frozenset(
 _ANSWERS_REGEX = _LazyRegex(r'"((?:[^"\\]|\\.)*)"="((?:[^"\\]|\\.)*)"')
 _FILE_ARGS = ("file_path", "path", "notebook_path", "filePath", "absolute_path", "target_file")
 _SHORT_ARGS = ("command", "cmd", "file_path", "path", "pattern", "query", "url", "description")
-_CODEX_LINE_TYPES = ("session_meta", "response_item", "event_msg", "turn_context")
+_CODEX_LINE_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
+_CODEX_WHOLE = ("session_meta", "compacted")  # line types read whole, whatever their payload's type
+# the line Codex CLI puts before a compaction's summary (0.171: in the rollout's "compacted" line
+# and in the history it hands on): the harness's words, never the person's or the agent's
+_CODEX_SUMMARY_REGEX = _LazyRegex(r"\A\s*Another language model started to solve this problem.*\n")
 _INJECTED_USER_REGEX = _LazyRegex(
     r"^\s*(<(environment_context|session_context|user_instructions|instructions|permissions|"
     r"system-reminder|local-command|command-name|command-message|user_shell_command|"
     r"turn_aborted|task-notification|bash-input|bash-stdout|bash-stderr)|# AGENTS\.md|"
-    r"\[Request interrupted|Caveat: The messages below|System: Please continue)",
+    r"\[Request interrupted|Caveat: The messages below|System: Please continue|"
+    r"Another language model started to solve this problem)",
     re.I,
 )
 # blocks an agent adds to the person's message: its reminders, a hook's context (Gemini CLI
@@ -2443,6 +2448,21 @@ def _codex_output(p, ts, info, out):
         out["items"].append(Event("user", answers, ts, "answer"))  # the person's choices
 
 
+def _codex_compacted(p, ts, info, out):
+    """A compaction: its summary, without the words Codex puts before it (a remote compaction
+    keeps none readable). The model's answer to the compaction prompt is also recorded, just
+    before, as an agent message: that is the summary, not the agent's words."""
+    text = _CODEX_SUMMARY_REGEX.sub("", _str_field(p, "message")).strip()
+    if not text:
+        return
+    items = out["items"]
+    for i in range(len(items) - 1, max(len(items) - 4, -1), -1):
+        if items[i].role == "assistant" and items[i].text.strip() == text:
+            del items[i]
+            break
+    items.append(Event("compact", text, ts))
+
+
 def _codex_event(p, ts, info, out):
     """The event stream's copy of a message: used only when the rollout has no other."""
     role = "user" if p.get("type") == "user_message" else "assistant"
@@ -2456,6 +2476,7 @@ def _codex_event(p, ts, info, out):
 # fmt: off
 _CODEX_RECORDS = {
     ("session_meta", None): _codex_meta,
+    ("compacted", None): _codex_compacted,
     ("response_item", "message"): _codex_message,
     ("response_item", "function_call"): _codex_call,
     ("response_item", "custom_tool_call"): _codex_call,
@@ -2480,7 +2501,7 @@ def _parse_codex(lines, info):
                 _str_field(d, "timestamp"),
             )
             read = _CODEX_RECORDS.get(
-                (kind, None if kind == "session_meta" else _str_field(p, "type"))
+                (kind, None if kind in _CODEX_WHOLE else _str_field(p, "type"))
             )
             if read:
                 read(p, ts, info, out)
@@ -5634,7 +5655,7 @@ class _Words:
             self.said_by("compaction", _strip_private(ev.text), ev.ts)
         elif ev.role == "call":
             line = _call_line(ev)
-            if line and (not self.said or self.said[-1][0] == "person"):
+            if line and (not self.said or self.said[-1][0] in ("person", "compaction")):
                 self.said_by("agent", "", ev.ts)  # it acted before it said anything
             calls = self.said[-1][3] if line else ()
             if line and line not in calls and len(calls) < _CALLS_SHOWN:
@@ -5687,9 +5708,10 @@ class _Words:
 _RECORD_LABEL_REGEX = _LazyRegex(r"^(?:Asked|Sub-agent|Plan|Commit|Session|Reported|Committed):\s*")
 
 
-# a heading of a compaction summary: "2. **Pending Tasks:**", "## Next Steps:"
+# a heading of a compaction summary: "2. **Pending Tasks:**", "## Next Steps:", "## Next steps"
 _SUMMARY_HEADING_REGEX = _LazyRegex(
-    r"^\s*(?:#+\s*)?(?:\d+\.\s*)?\*{0,2}([A-Z][^:*\n]{2,60}?)(?::\*{0,2}|\*{0,2}:)\s*$"
+    r"^\s*(?:#+\s*(?:\d+\.\s*)?\*{0,2}([A-Z][^:*\n]{2,60}?)\*{0,2}:?\*{0,2}"
+    r"|(?:\d+\.\s*)?\*{0,2}([A-Z][^:*\n]{2,60}?)(?::\*{0,2}|\*{0,2}:))\s*$"
 )
 _PENDING_TITLES = ("pending", "remaining", "next step")
 
@@ -5724,7 +5746,8 @@ class _Episode:
         for line in text.split("\n"):
             heading = _SUMMARY_HEADING_REGEX.match(line)
             if heading:
-                pending = heading.group(1).strip().lower().startswith(_PENDING_TITLES)
+                title = heading.group(1) or heading.group(2)
+                pending = title.strip().lower().startswith(_PENDING_TITLES)
                 section = [] if pending else None
             elif section is not None:
                 found = section  # a heading with nothing under it is no section

@@ -140,6 +140,7 @@ E2E_SCRIPTS = {
     "TOOLS_TEST": [("remember", {"text": "Deploys go through the blue-green script because "
                                          "rollbacks must take seconds", "type": "decision"}),
                    ("recall", {"query": "how long may a handler be"})],
+    "COMPACT_TEST": [("recall", {"query": "flaky checkout test"})],
 }
 
 

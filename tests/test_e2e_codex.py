@@ -24,8 +24,14 @@ from conftest import LocalServer, am, e2e_install, e2e_project, e2e_script, wait
 CODEX = os.environ.get("AGENTMEM_CODEX_BIN") or shutil.which("codex")
 pytestmark = pytest.mark.skipif(not CODEX, reason="no Codex CLI (set AGENTMEM_CODEX_BIN)")
 
+COMPACTION_SUMMARY = ("## Progress\nThe flaky test_checkout_total came from the JWT expiry; its "
+                      "lifetime is now 1 hour.\n\n## Next steps\n- Add a retry to the webhook sender")
+
+
 class FakeResponses(LocalServer):
     """The OpenAI Responses API, streamed: a scripted MCP tool call, or one line of text."""
+
+    full_once = False
 
     def reply(self, handler, body):
         items = body.get("input") or []
@@ -40,10 +46,15 @@ class FakeResponses(LocalServer):
         else:
             item = {"type": "message", "role": "assistant", "id": "msg_1",
                     "content": [{"type": "output_text", "text": "Noted."}]}
+        if "CONTEXT CHECKPOINT COMPACTION" in json.dumps(items):  # Codex compacting the history
+            item["content"][0]["text"] = COMPACTION_SUMMARY
         handler.send_response(200)
         handler.send_header("content-type", "text/event-stream")
         handler.end_headers()
-        usage = {"input_tokens": 10, "output_tokens": 2, "total_tokens": 12}
+        full = "COMPACT_TEST" in said and not self.full_once  # past the compaction limit, once
+        self.full_once = self.full_once or full
+        usage = {"input_tokens": 9000 if full else 10, "output_tokens": 2,
+                 "total_tokens": 9002 if full else 12}
         for data in ({"type": "response.created", "response": {"id": "resp_1"}},
                      {"type": "response.output_item.done", "item": item},
                      {"type": "response.completed", "response": {"id": "resp_1", "usage": usage}}):
@@ -56,7 +67,7 @@ def project(tmp_path, monkeypatch):
     fake = FakeResponses()
     (home / ".codex").mkdir(parents=True)
     (home / ".codex" / "config.toml").write_text(
-        'model = "gpt-5"\nmodel_provider = "fake"\n'
+        'model = "gpt-5"\nmodel_provider = "fake"\nmodel_auto_compact_token_limit = 1000\n'
         '[model_providers.fake]\nname = "fake"\nbase_url = "%s/v1"\nwire_api = "responses"\n'
         'env_key = "FAKE_OPENAI_KEY"\n[projects.%s]\ntrust_level = "trusted"\n'
         % (fake.url, json.dumps(str(proj))))
@@ -110,3 +121,15 @@ def test_the_model_remembers_and_recalls_through_mcp(project):
     wait_for_session_files(proj, "TOOLS_TEST")
     marks = (proj / ".agentmem" / "local" / "evidence.jsonl").read_text()
     assert '"outcome": "used"' in marks and "opened it: " in marks
+
+
+def test_a_compaction_is_kept_as_the_session_s_summary(project):
+    """The model's first answer is past the compaction limit: Codex compacts the history
+    mid-turn, then goes on. The summary is the session's, its next steps what was left."""
+    proj, fake = project
+    codex(proj, "COMPACT_TEST: fix the flaky checkout test.")
+    assert any("CONTEXT CHECKPOINT COMPACTION" in json.dumps(r) for r in fake.requests)
+    text = wait_for_session_files(proj, "Left: Add a retry")
+    assert '"who": "compaction"' in text and "came from the JWT expiry" in text
+    assert text.count("came from the JWT expiry") == 1 and "Another language model" not in text
+    assert "Left: Add a retry to the webhook sender." in text

@@ -277,6 +277,41 @@ def test_codex_request_user_input_answers_are_the_person_s_words(tmp_path, store
         ["chosen idea: EdgeRunner. Build it as a reusable trading engine."]
 
 
+
+def test_a_codex_compaction_is_the_session_s_summary_not_the_agent_s_words(tmp_path, store):
+    """As Codex CLI 0.171 writes an automatic compaction (tests/test_e2e_codex.py runs it): the
+    model's summary recorded as an agent message, then a "compacted" line that holds it again
+    after the harness's words for the model that resumes."""
+    summary = ("## Progress\nThe flaky test_checkout_total came from the JWT expiry; its lifetime is "
+               "now 1 hour.\n\n## Next steps\n- Add a retry to the webhook sender")
+    handoff = ("Another language model started to solve this problem and produced a summary of its "
+               "thinking process. Here is the summary produced by the other language model, use the "
+               "information in this summary to assist with your own analysis:\n" + summary)
+
+    def item(n, payload, kind="response_item"):
+        return {"timestamp": "2026-11-20T10:%02d:00Z" % n, "type": kind, "payload": payload}
+
+    def said(n, role, text):
+        kind = "input_text" if role == "user" else "output_text"
+        return item(n, {"type": "message", "role": role, "content": [{"type": kind, "text": text}]})
+
+    lines = [item(0, {"id": "cx2", "cwd": CWD}, "session_meta"), said(1, "user", "Fix the flaky checkout test"),
+             said(2, "assistant", summary), item(3, {"message": handoff, "replacement_history": [
+                 {"type": "message", "role": "user", "content": [{"type": "input_text", "text": handoff}]}]},
+                 "compacted"),
+             item(4, {"type": "function_call", "name": "shell", "call_id": "c1",
+                      "arguments": json.dumps({"command": ["bash", "-lc", "pytest -q"]})}),
+             said(5, "assistant", "The checkout tests pass 50 times in a row.")]
+    mems = capture(tmp_path, lines, "rollout-cx2")
+    words = [(m.get("who"), m["text"]) for m in mems if m["type"] == "episode"]
+    assert ("compaction", summary) in words                             # once, and as the summary
+    assert not [t for who, t in words if who != "compaction" and "JWT expiry" in t]
+    assert ("agent", "Ran `pytest -q`.") in words                       # what ran next is the agent's
+    assert "Another language model" not in json.dumps(mems)              # the harness's words: none
+    [digest] = [m["text"] for m in mems if m["type"] == "summary"]
+    assert "Left: Add a retry to the webhook sender." in digest.split("\n")  # its "## Next steps"
+    assert agentmem._person_text(handoff) == ""  # the hand-off in a history is never the person's
+
 # -- evidence: what a session said on the way is not what it found -----------------------
 
 def test_a_mid_session_guess_is_episode_only_and_the_final_word_is_typed():
