@@ -2258,11 +2258,20 @@ def _claude_summary(d, ts, out):
 
 
 def _claude_queued(d, ts, out):
-    """A message the person typed while the agent worked (not a slash command)."""
-    if d.get("operation") == "enqueue":
+    """A message the person typed while the agent worked (not a slash command). The queue hands
+    them on in order: one taken in mid-turn ("remove") is only here; one sent as the next prompt
+    ("dequeue", as every prompt of `claude -p` is) comes again as a user line, which counts it."""
+    queue, op = out["queue"], d.get("operation")
+    if op == "enqueue":
         text = _person_text(_str_field(d, "content"))
-        if text and not text.startswith("/"):
-            out["events"].append(Event("user", text, ts))
+        ev = Event("user", text, ts) if text and not text.startswith("/") else None
+        queue.append(ev)
+        if ev:
+            out["events"].append(ev)
+    elif op in ("dequeue", "remove") and queue:
+        ev = queue.pop(0)
+        if ev and op == "dequeue":
+            out["dropped"].add(id(ev))
 
 
 def _claude_user(d, ts, out):
@@ -2356,7 +2365,7 @@ def _claude_words(d):
 def _parse_claude(lines, info):
     """Events of a Claude Code transcript (JSONL lines), each line read by its handler in
     _CLAUDE_RECORDS; `isMeta` lines are injected text, not the person."""
-    out = {"events": [], "tools": {}, "seen": set(), "titles": []}
+    out = {"events": [], "tools": {}, "seen": set(), "titles": [], "queue": [], "dropped": set()}
     uuids = set()
     for d in lines:
         try:
@@ -2371,7 +2380,7 @@ def _parse_claude(lines, info):
                 read(d, _str_field(d, "timestamp"), out)
         except _RECORD_ERRORS:
             info["skipped"] = info.get("skipped", 0) + 1  # one bad record costs itself
-    foreign = {id(ev) for leaf, ev in out["titles"] if leaf not in uuids}
+    foreign = {id(ev) for leaf, ev in out["titles"] if leaf not in uuids} | out["dropped"]
     return [ev for ev in out["events"] if id(ev) not in foreign]
 
 

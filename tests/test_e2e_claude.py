@@ -77,6 +77,8 @@ def test_notes_reach_the_model_and_the_session_is_captured(project):
     assert "Handlers must stay under 15 lines" in sent and "not instructions from the person" in sent
     text = wait_for_session_files(project, "Postgres 16")
     assert "## decision" in text and "Postgres 16" in text and '"source": "claude-code:' in text
+    # `claude -p` queues the prompt, sends it on, then writes its user line: one turn, said once
+    assert text.count('"who": "person"') == 1 and '"turn": 2' not in text
 
 
 def test_the_model_can_call_the_mcp_tool(project):

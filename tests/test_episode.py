@@ -160,6 +160,10 @@ def test_answers_queued_messages_todos_plans_and_commits_are_read(tmp_path, stor
     ])
     lines.insert(2, line("queue-operation", operation="enqueue",
                          content="Also make the lint job fail on any Credo warning."))
+    lines.insert(3, line("queue-operation", operation="remove"))         # taken in mid-turn
+    # as `claude -p` (2.1.197) writes every prompt: queued, sent on, then its user line
+    lines[:0] = [line("queue-operation", operation="enqueue", content=lines[0]["message"]["content"]),
+                 line("queue-operation", operation="dequeue")]
     mems = capture(tmp_path, lines)
     texts = {m["type"]: [] for m in mems}
     for m in mems:
@@ -170,6 +174,9 @@ def test_answers_queued_messages_todos_plans_and_commits_are_read(tmp_path, stor
     assert any("credo --strict" in t for t in texts["episode"])      # the command the agent ran
     assert any("12 Dialyzer warnings" in t for t in texts["todo"])   # left pending at the end
     assert not any("Add Credo config" in t for t in texts.get("todo", []))
+    person = sorted((m["turn"], m["text"]) for m in mems if m.get("who") == "person")
+    assert person[0] == (1, "Set up static analysis for the Elixir project.")
+    assert [turn for turn, _ in person] == list(range(1, len(person) + 1))  # none counted twice
 
 
 def test_sub_agent_reports_are_attributed_in_the_words(tmp_path, store):
