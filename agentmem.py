@@ -4372,6 +4372,8 @@ class _Observer:
         if ev.role == "call":
             if _edits_files(ev.tool):
                 self.turn_files += [_relative_file(f, self.cwd) for f in ev.files]
+                if self.context.get("problem_open"):  # a change made in reply: not unresolved
+                    self.context["problem_answered"] = True
         elif ev.role == "summary":
             self.context.setdefault("title", _clip(ev.text, 160))
         elif ev.role == "user" and ev.tool == "answer":  # what they chose when the agent asked

@@ -89,6 +89,10 @@ def test_an_unanswered_problem_is_kept_as_an_open_todo_at_session_end():
     assert compress_heuristic([ev("user", "What would happen if the config file is missing?")], final=True) == []
     answered = events + [ev("assistant", "Changed the backup job to run as the backup user.")]
     assert compress_heuristic(answered, final=True) == []     # a change made in reply: not left
+    read, edit = (Event("call", "", "2026-11-20T10:01:00Z", tool, ["backup.sh"]) for tool in ("Read", "Edit"))
+    reply = ev("assistant", "The backup job runs as the backup user now.")  # no phrasing of a change
+    assert compress_heuristic(events + [edit, reply], final=True) == []  # ... but the edit was one
+    assert [m.type for m in compress_heuristic(events + [read, reply], final=True)] == ["todo"]
 
 
 def test_the_person_s_own_plan_is_no_todo_left():
