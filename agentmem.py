@@ -2258,19 +2258,21 @@ def _claude_summary(d, ts, out):
 
 
 def _claude_queued(d, ts, out):
-    """A message the person typed while the agent worked (not a slash command). The queue hands
-    them on in order: one taken in mid-turn ("remove") is only here; one sent as the next prompt
-    ("dequeue", as every prompt of `claude -p` is) comes again as a user line, which counts it."""
+    """A message the person typed while the agent worked (not a slash command). One taken in
+    mid-turn ("remove") is only here. One sent as the next prompt ("dequeue", as every prompt of
+    `claude -p` is) or pulled back to be edited and sent ("popOne", "popAll") comes again as a
+    user line, which counts it: its queued copy is dropped."""
     queue, op = out["queue"], d.get("operation")
+    text = _person_text(_str_field(d, "content"))
     if op == "enqueue":
-        text = _person_text(_str_field(d, "content"))
         ev = Event("user", text, ts) if text and not text.startswith("/") else None
         queue.append(ev)
         if ev:
             out["events"].append(ev)
-    elif op in ("dequeue", "remove") and queue:
-        ev = queue.pop(0)
-        if ev and op == "dequeue":
+    elif op in ("dequeue", "remove", "popOne", "popAll") and queue:
+        named = [i for i, ev in enumerate(queue) if text and ev and ev.text == text]
+        ev = queue.pop(named[0] if named else 0)  # the one it names, else the oldest
+        if ev and op != "remove":
             out["dropped"].add(id(ev))
 
 

@@ -161,6 +161,8 @@ def test_answers_queued_messages_todos_plans_and_commits_are_read(tmp_path, stor
     lines.insert(2, line("queue-operation", operation="enqueue",
                          content="Also make the lint job fail on any Credo warning."))
     lines.insert(3, line("queue-operation", operation="remove"))         # taken in mid-turn
+    lines.insert(3, line("queue-operation", operation="enqueue", content="Use mix credo"))
+    lines.insert(4, line("queue-operation", operation="popOne", content="Use mix credo"))  # edited
     # as `claude -p` (2.1.197) writes every prompt: queued, sent on, then its user line
     lines[:0] = [line("queue-operation", operation="enqueue", content=lines[0]["message"]["content"]),
                  line("queue-operation", operation="dequeue")]
@@ -171,6 +173,7 @@ def test_answers_queued_messages_todos_plans_and_commits_are_read(tmp_path, stor
     everything = " ".join(m["text"] for m in mems)
     assert "Credo and Dialyxir, not Sobelow" in everything          # the person's answer
     assert "fail on any Credo warning" in everything                # typed while the agent worked
+    assert "Use mix credo" not in everything                         # taken back to be edited
     assert any("credo --strict" in t for t in texts["episode"])      # the command the agent ran
     assert any("12 Dialyzer warnings" in t for t in texts["todo"])   # left pending at the end
     assert not any("Add Credo config" in t for t in texts.get("todo", []))
