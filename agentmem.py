@@ -10030,8 +10030,11 @@ def _newest_of_slots(mems):
     return [m for m in mems if newest.get(m.extra.get("slot"), m) is m]
 
 
-def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", source="startup"):
-    """The markdown notes block inject prints, or '' when there is nothing to say.
+def _build_context(
+    store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", source="startup", session=""
+):
+    """The markdown notes block inject prints, or '' when there is nothing to say; never a
+    memory of `session`, the one told (resumed, it holds what it said).
 
     In this order, while the budget lasts: rules (with AGENTMEM_AUTO_RULES=1,
     proposed rules are promoted first); high-confidence conventions and
@@ -10051,7 +10054,7 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     def section(title, mems, flag_stale=True, low=False):
         lines = []
         for m in mems:
-            if m.id in used or _withheld(m):
+            if m.id in used or _withheld(m) or session and m.session == session:
                 continue
             flags = _start_flags(store, m, root, flag_stale)
             if flags and not low:
@@ -10092,6 +10095,7 @@ def _build_context(store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", sou
     facts = [m for m in ran if m.type == "fact" and not _undone_since(m, ran)]
     section("How to work here", _newest_of_slots(facts)[:_SETUP_FACTS])
     digests = idx.top(("summary",), limit=_DIGESTS_READ, newest=True)
+    digests = [d for d in digests if not session or d.session != session]
     reported = _changes_reported(digests)
     todos = [m for m in todos if not _undone_since(m, ran) and not _done_since(m, reported)]
     section("Open todos", todos)
@@ -10428,8 +10432,9 @@ def _prompt_passage(hit, weights, pairs=frozenset()):
     return share, _clip(m.text, 2 * _PASSAGE_CHARS) if typed else passage
 
 
-def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
-    """The few passages a prompt clearly needs, as a notes block; '' for most prompts.
+def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
+    """The few passages a prompt clearly needs, as a notes block; '' for most prompts; never
+    one of `session`, the one asking (what it said is in its context).
 
     Recall (typed memories and episodes alike) proposes memories; from each,
     the best run of sentences is weighed by the share of the prompt's weight
@@ -10453,8 +10458,14 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS):
     query = " ".join(own) or said
     pairs = _prompt_pairs(said, words, weights)
     # two more than it weighs: a session's digest among them is SessionStart's, left out here
-    hits = store.recall(query, _PROMPT_CANDIDATES + 2, refresh=False, pool=_PROMPT_POOL)
-    hits = [h for h in hits if h.memory.type != "summary"][:_PROMPT_CANDIDATES]
+    asked = _PROMPT_CANDIDATES + 2 + (_PROMPT_CANDIDATES if session else 0)  # ... and its own
+    hits = store.recall(query, asked, refresh=False, pool=_PROMPT_POOL)
+    hits = [
+        h
+        for h in hits
+        if h.memory.type != "summary" and not (session and h.memory.session == session)
+    ]
+    hits = hits[:_PROMPT_CANDIDATES]
     found = []
     for h in hits:
         share, passage = _prompt_passage(h, weights, pairs)
@@ -12669,12 +12680,13 @@ def _cmd_inject(args):
     if _in_subagent(d) and cfg.get("inject_subagents") is not True:
         return  # a sub-agent works on its parent's brief, not on old notes
     budget = _inject_budget(cfg, args.prompt, args.budget)
+    own = store.clean(_one_line(fields["session"] or ""))  # it has its own words in context
     if args.prompt:
-        context = _prompt_context(store, fields["prompt"] or d.get("_raw", ""), budget)
+        context = _prompt_context(store, fields["prompt"] or d.get("_raw", ""), budget, own)
         event = fields["event"] or "UserPromptSubmit"
     else:
         start = fields["source"] or "startup"
-        context = _build_context(store, fields["cwd"], budget, args.query or "", start)
+        context = _build_context(store, fields["cwd"], budget, args.query or "", start, own)
         event = "SessionStart"
     if context:
         sys.stdout.write(

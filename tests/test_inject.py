@@ -307,8 +307,8 @@ def remembered(*texts, type):
     s.close()
 
 
-def prompt(text, **kw):
-    return context("--prompt", stdin=json.dumps({"hook_event_name": "UserPromptSubmit",
+def prompt(text, session="new", **kw):
+    return context("--prompt", stdin=json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": session,
                                                  "prompt": text, "cwd": "/nowhere"}), **kw)
 
 
@@ -455,6 +455,21 @@ def test_session_start_tells_the_last_session_digest_not_its_counts(store, tmp_p
     assert "Stay on the free tier machine, no bigger instance" in text.split("## Last session")[0]
     assert len(text) <= agentmem._DEFAULT_BUDGET_TOKENS * agentmem._CHARS_PER_TOKEN
 
+
+
+def test_a_session_is_never_told_what_it_said_itself(store, tmp_path):
+    """Captured after each turn (a Stop hook), a session resumed or asked again already has its
+    own words in context: told them again, it would only be judged on them as if they were news."""
+    path = tmp_path / "s.jsonl"
+    path.write_text(render_claude(AGENT_DRIVEN, "sess-fly", cwd="/nowhere"))
+    am("capture", "--sync", input=hook_json("sess-fly", path), check=0)
+    asked = "Raise the batch size the scoring workers pull from the Redis stream"
+    assert "the Redis stream" in prompt(asked)                        # another session is told
+    assert prompt(asked, session="sess-fly") == ""                    # the one that said it is not
+    resumed = json.dumps({"session_id": "sess-fly", "hook_event_name": "SessionStart", "source": "resume",
+                          "cwd": "/nowhere"})
+    text = context(stdin=resumed)
+    assert "Deploy the scoring API on Fly.io" not in text and "Stay on the free tier" not in text
 
 def test_how_to_run_things_here_is_told_at_start(store):
     s = agentmem.open_store()
