@@ -10034,7 +10034,8 @@ def _build_context(
     store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", source="startup", session=""
 ):
     """The markdown notes block inject prints, or '' when there is nothing to say; never a
-    memory of `session`, the one told (resumed, it holds what it said).
+    memory of `session`, the one told, unless it starts again after a compaction (resumed, it
+    holds what it said).
 
     In this order, while the budget lasts: rules (with AGENTMEM_AUTO_RULES=1,
     proposed rules are promoted first); high-confidence conventions and
@@ -10046,6 +10047,7 @@ def _build_context(
     """
     if not store.exists():
         return ""
+    session = "" if source == "compact" else session  # its words are a summary now
     idx = store.index()
     root = store.project_root(cwd) or cwd or ""
     limit = min(_HOOK_CONTEXT_CAP, max(400, int(budget) * _CHARS_PER_TOKEN))
@@ -10432,9 +10434,20 @@ def _prompt_passage(hit, weights, pairs=frozenset()):
     return share, _clip(m.text, 2 * _PASSAGE_CHARS) if typed else passage
 
 
+def _in_context(store, session, mems):
+    """The ids of the memories the asking `session` said itself since its last compaction:
+    they are in its context (what a compaction summarised is not)."""
+    mine = [m for m in mems if session and m.session == session]
+    if not mine:
+        return set()
+    own = store.index().of_session(session)
+    since = max((m.created for m in own if m.extra.get("who") == "compaction"), default="")
+    return {m.id for m in mine if m.created >= since}
+
+
 def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
     """The few passages a prompt clearly needs, as a notes block; '' for most prompts; never
-    one of `session`, the one asking (what it said is in its context).
+    one the asking `session` said since its last compaction (_in_context).
 
     Recall (typed memories and episodes alike) proposes memories; from each,
     the best run of sentences is weighed by the share of the prompt's weight
@@ -10460,11 +10473,8 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
     # two more than it weighs: a session's digest among them is SessionStart's, left out here
     asked = _PROMPT_CANDIDATES + 2 + (_PROMPT_CANDIDATES if session else 0)  # ... and its own
     hits = store.recall(query, asked, refresh=False, pool=_PROMPT_POOL)
-    hits = [
-        h
-        for h in hits
-        if h.memory.type != "summary" and not (session and h.memory.session == session)
-    ]
+    held = _in_context(store, session, [h.memory for h in hits])
+    hits = [h for h in hits if h.memory.type != "summary" and h.memory.id not in held]
     hits = hits[:_PROMPT_CANDIDATES]
     found = []
     for h in hits:

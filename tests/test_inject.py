@@ -470,6 +470,15 @@ def test_a_session_is_never_told_what_it_said_itself(store, tmp_path):
                           "cwd": "/nowhere"})
     text = context(stdin=resumed)
     assert "Deploy the scoring API on Fly.io" not in text and "Stay on the free tier" not in text
+    # after a compaction its words are a summary: what it said before is told again
+    assert "Stay on the free tier" in context(stdin=resumed.replace('"resume"', '"compact"'))
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    lines.append({**lines[-1], "type": "user", "isCompactSummary": True, "uuid": "compact-1",
+                  "timestamp": "2026-11-20T23:00:00Z",
+                  "message": {"role": "user", "content": "Summary: deployed the scoring API on Fly.io."}})
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    am("capture", "--sync", input=hook_json("sess-fly", path, event="PreCompact"), check=0)
+    assert "the Redis stream" in prompt(asked, session="sess-fly")
 
 def test_how_to_run_things_here_is_told_at_start(store):
     s = agentmem.open_store()
