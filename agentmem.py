@@ -2023,7 +2023,9 @@ _CODEX_LINE_TYPES = ("session_meta", "response_item", "event_msg", "turn_context
 _CODEX_WHOLE = ("session_meta", "compacted")  # line types read whole, whatever their payload's type
 # the line Codex CLI puts before a compaction's summary (0.171: in the rollout's "compacted" line
 # and in the history it hands on): the harness's words, never the person's or the agent's
-_CODEX_SUMMARY_REGEX = _LazyRegex(r"\A\s*Another language model started to solve this problem.*\n")
+_CODEX_SUMMARY_REGEX = _LazyRegex(
+    r"\A\s*Another language model started to solve this problem.*(?:\n|\Z)"
+)
 _INJECTED_USER_REGEX = _LazyRegex(
     r"^\s*(<(environment_context|session_context|user_instructions|instructions|permissions|"
     r"system-reminder|local-command|command-name|command-message|user_shell_command|"

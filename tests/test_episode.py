@@ -321,6 +321,10 @@ def test_a_codex_compaction_is_the_session_s_summary_not_the_agent_s_words(tmp_p
     [digest] = [m["text"] for m in mems if m["type"] == "summary"]
     assert "Left: Add a retry to the webhook sender." in digest.split("\n")  # its "## Next steps"
     assert agentmem._person_text(handoff) == ""  # the hand-off in a history is never the person's
+    bare = tmp_path / "bare.jsonl"  # a compaction whose summary is empty: no passage of the harness
+    bare.write_text("\n".join(json.dumps(x) for x in (lines[0], item(6, {"message": handoff.split("\n")[0]},
+                                                                       "compacted"))) + "\n")
+    assert [e.role for e in agentmem.read_transcript(str(bare))[0]] == []
 
 # -- evidence: what a session said on the way is not what it found -----------------------
 
