@@ -6844,10 +6844,12 @@ class _Index:
         )
         return [m for m in (_memory_from_index(r[0]) for r in rows) if m.extra.get(key)]
 
-    def of_session(self, session):
-        """The memories of one session, in file order."""
+    def of_session(self, session, holding=""):
+        """The memories of one session, in file order; with `holding`, only those whose stored
+        form holds that text (found without reading the others)."""
         rows = self.db.execute(
-            "SELECT data FROM memories WHERE session = ? ORDER BY path, line", (session,)
+            "SELECT data FROM memories WHERE session = ? AND instr(data, ?) ORDER BY path, line",
+            (session, holding),
         )
         return [_memory_from_index(r[0]) for r in rows]
 
@@ -10442,8 +10444,8 @@ def _in_context(store, session, mems):
     mine = [m for m in mems if session and m.session == session]
     if not mine:
         return set()
-    own = store.index().of_session(session)
-    since = max((m.created for m in own if m.extra.get("who") == "compaction"), default="")
+    said = store.index().of_session(session, '"who": "compaction"')
+    since = max((m.created for m in said if m.extra.get("who") == "compaction"), default="")
     return {m.id for m in mine if m.created >= since}
 
 
@@ -10473,8 +10475,9 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
     query = " ".join(own) or said
     pairs = _prompt_pairs(said, words, weights)
     # two more than it weighs: a session's digest among them is SessionStart's, left out here
-    asked = _PROMPT_CANDIDATES + 2 + (_PROMPT_CANDIDATES if session else 0)  # ... and its own
-    hits = store.recall(query, asked, refresh=False, pool=_PROMPT_POOL)
+    # (and as many more when the session's own are left out)
+    wanted = _PROMPT_CANDIDATES + 2 + (_PROMPT_CANDIDATES if session else 0)
+    hits = store.recall(query, wanted, refresh=False, pool=_PROMPT_POOL)
     held = _in_context(store, session, [h.memory for h in hits])
     hits = [h for h in hits if h.memory.type != "summary" and h.memory.id not in held]
     hits = hits[:_PROMPT_CANDIDATES]
@@ -12692,7 +12695,7 @@ def _cmd_inject(args):
     if _in_subagent(d) and cfg.get("inject_subagents") is not True:
         return  # a sub-agent works on its parent's brief, not on old notes
     budget = _inject_budget(cfg, args.prompt, args.budget)
-    own = store.clean(_one_line(fields["session"] or ""))  # it has its own words in context
+    own = _one_line(fields["session"] or "")  # the session asking: its own words are in context
     if args.prompt:
         context = _prompt_context(store, fields["prompt"] or d.get("_raw", ""), budget, own)
         event = fields["event"] or "UserPromptSubmit"
