@@ -287,7 +287,6 @@ def test_codex_request_user_input_answers_are_the_person_s_words(tmp_path, store
         ["chosen idea: EdgeRunner. Build it as a reusable trading engine."]
 
 
-
 def test_a_codex_compaction_is_the_session_s_summary_not_the_agent_s_words(tmp_path, store):
     """As Codex CLI 0.171 writes an automatic compaction (tests/test_e2e_codex.py runs it): the
     model's summary recorded as an agent message, then a "compacted" line that holds it again
@@ -325,6 +324,7 @@ def test_a_codex_compaction_is_the_session_s_summary_not_the_agent_s_words(tmp_p
     bare.write_text("\n".join(json.dumps(x) for x in (lines[0], item(6, {"message": handoff.split("\n")[0]},
                                                                        "compacted"))) + "\n")
     assert [e.role for e in agentmem.read_transcript(str(bare))[0]] == []
+
 
 # -- evidence: what a session said on the way is not what it found -----------------------
 

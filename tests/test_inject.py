@@ -456,7 +456,6 @@ def test_session_start_tells_the_last_session_digest_not_its_counts(store, tmp_p
     assert len(text) <= agentmem._DEFAULT_BUDGET_TOKENS * agentmem._CHARS_PER_TOKEN
 
 
-
 def test_a_session_is_never_told_what_it_said_itself(store, tmp_path):
     """Captured after each turn (a Stop hook), a session resumed or asked again already has its
     own words in context: told them again, it would only be judged on them as if they were news."""
@@ -479,6 +478,7 @@ def test_a_session_is_never_told_what_it_said_itself(store, tmp_path):
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     am("capture", "--sync", input=hook_json("sess-fly", path, event="PreCompact"), check=0)
     assert "the Redis stream" in prompt(asked, session="sess-fly")
+
 
 def test_how_to_run_things_here_is_told_at_start(store):
     s = agentmem.open_store()
