@@ -1688,7 +1688,7 @@ _SECRET_PATTERNS = (
     (("sk",), r"\bSK[0-9a-f]{32}\b", "[REDACTED]"),                                   # Twilio
     (("-us",), r"\b[0-9a-f]{32}-us\d{1,2}\b", "[REDACTED]"),                          # Mailchimp
     (("oy2",), r"\boy2[a-z0-9]{43}\b", "[REDACTED]"),                                  # NuGet
-    ((".",), r"\b[MNO][A-Za-z\d_\-]{23,25}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,38}\b",
+    ((".",), r"\b[MNO][A-Za-z\d_\-]{23,27}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,38}\b",
      "[REDACTED]"),                                                                   # Discord bot
     (("eaa",), r"\bEAA(?:A[A-Za-z0-9_\-]{60}|[A-Za-z0-9]{90,})", "[REDACTED]"),  # Square, Meta
     (("aaaaaaaaaa",), r"\bA{20,}[A-Za-z0-9%]{30,}", "[REDACTED]"),          # Twitter/X bearer
@@ -1717,6 +1717,10 @@ _SECRET_PATTERNS = (
      "[REDACTED]"),                                                                   # JFrog
     (("squ_", "sqp_", "sqa_"), r"\bsq[upa]_[0-9a-f]{40}\b", "[REDACTED]"),                # Sonar
     (("api-",), r"\bAPI-(?=[A-Z]*\d)[A-Z0-9]{26}\b", "[REDACTED]"),                        # Octopus
+    (("tskey-",), r"\btskey-[a-z]+-[A-Za-z0-9]{6,}-[A-Za-z0-9]{20,}", "[REDACTED]"),     # Tailscale
+    (("bkua_",), r"\bbkua_[a-f0-9]{40}\b", "[REDACTED]"),                               # Buildkite
+    (("ops_eyj",), r"\bops_eyJ[A-Za-z0-9+/=_\-]{40,}", "[REDACTED]"),                    # 1Password
+    (("vercel_blob_rw_",), r"\bvercel_blob_rw_[A-Za-z0-9]+_[A-Za-z0-9]{20,}", "[REDACTED]"),  # Vercel
     (("accountkey=", "sharedaccesskey="),
      r"(?i)\b((?:Account|SharedAccess)Key=)[A-Za-z0-9+/=]{20,}", r"\1[REDACTED]"),   # Azure
     (("sig=",), r"([?&]sig=)[A-Za-z0-9%+/=]{16,}", r"\1[REDACTED]"),                   # Azure SAS
@@ -1727,9 +1731,14 @@ _SECRET_PATTERNS = (
                              else m.group(2))),
     (("bearer", "token"), r"(?i)\b(bearer|token)(\s+)[A-Za-z0-9._~+/\-]{20,}=*", r"\1\2[REDACTED]"),
     (("curl", " -u"), r"(\s-u\s*['\"]?[^\s:'\"]+:)[^\s'\"]+", r"\1[REDACTED]"),          # curl -u
-    # a password given on a command line: --password X, mysql's -pX, `docker login -p X`
-    (("--pass", "mysql", "login"),
-     r"(--pass(?:word|wd)?\s+|\bmysql\w*\b[^\n|;&]*?\s-p(?=[^\s-])|\blogin\b[^\n|;&]*?\s-p\s+)"
+    # a password given on a command line: --password X, mysql's -pX, `docker login -p X`,
+    # `sshpass -p X`, `redis-cli -a X`, `openssl ... -k X`, 7-Zip's -pX, `zip -P X`,
+    # `htpasswd -b FILE USER X`
+    (("--pass", "mysql", "login", "sshpass", "redis-cli", "openssl", "7z", "zip", "htpasswd"),
+     r"(--pass(?:word|wd)?\s+|\bmysql\w*\b[^\n|;&]*?\s-p(?=[^\s-])|\blogin\b[^\n|;&]*?\s-p\s+"
+     r"|\bsshpass\s+-p\s*|\bredis-cli\b[^\n|;&]*?\s-a\s+|\bopenssl\b[^\n|;&]*?\s-k\s+"
+     r"|\b7za?\b[^\n|;&]*?\s-p(?=[^\s-])|\b(?:un)?zip\b[^\n|;&]*?\s-P\s+"
+     r"|\bhtpasswd\b[^\n|;&]*?\s-\w*b\w*\s+(?:-\S+\s+)*\S+\s+\S+\s+)"
      r"(?![$<])(?:'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"|;&]+)", r"\1[REDACTED]"),
     # a long key after a name with a credential word inside it: "secret_key_base: 8f7e..."
     (("secret", "token", "key", "pass"),
@@ -1744,9 +1753,11 @@ _SECRET_PATTERNS = (
      r"|CREDENTIALS?|AUTH)[A-Za-z0-9_]*\s*=\s*)(\S{4,})",
      lambda m: m.group(1) + ("[REDACTED]" if _looks_secret(m.group(2)) else m.group(2))),
     # a secret written in prose after its name: "secret access key wJalr...", "with secret X",
-    # "use password Summer2024!" (a password may be as short as _PASSWORD_MIN_CHARS)
+    # "use password Summer2024!" (a password may be as short as _PASSWORD_MIN_CHARS), or after
+    # a setting's name: `aws configure set aws_secret_access_key wJalr...`
     (("key", "token", "secret", "password", "passphrase"),
-     r"(?i)\b((?:secret|access|api|private|signing|master)\s+key|secret|token|password|passphrase)"
+     r"(?i)\b((?:[a-z]+_)*(?:(?:secret|access|api|private|signing|master)[\s_]+key|secret|token"
+     r"|password|passphrase))"
      r"((?:\s+(?:is|was|of|for|to|set\s+to|as))?\s+)([^\s\"'`,;)]{%d,})" % _PASSWORD_MIN_CHARS,
      lambda m: m.group(1) + m.group(2) + ("[REDACTED]" if _strong_secret(
          m.group(3), _PASSWORD_MIN_CHARS if m.group(1)[:4].lower() == "pass" else _SECRET_MIN_CHARS)

@@ -206,6 +206,11 @@ SECRET_FORMATS = {
  "jfrog": "cmVmdGtuOjAxOj" + r(50),
  "sonar": "squ_" + r(40, H),
  "octopus": "API-" + r(20, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") + "123456",
+ "tailscale": "tskey-auth-k" + r(10) + "CNTRL-" + r(30),
+ "buildkite": "bkua_" + r(40, H),
+ "1password": "ops_eyJ" + r(60),
+ "vercel-blob": "vercel_blob_rw_" + r(16) + "_" + r(30),
+ "discord-bot": "MTA5ODc2NTQzMjEwOTg3NjU0Mz." + r(6) + "." + r(38),
 }
 LOOK_ALIKES = [
  "def verify(token: Optional[str]) -> bool:", "primary_key=True", "sort_key: created_at", "access_token=None",
@@ -220,6 +225,9 @@ LOOK_ALIKES = [
  "if token is None: raise AuthError", "export GITHUB_TOKEN=$(gh auth token)", "SKIPPED tests/test_api.py::test_login",
  "API-RESPONSE-HANDLER", "The AAAA record points at ::1", "sl.no is the serial number column", "live_reload = True",
  "uuid 123e4567-e89b-12d3-a456-426614174000", "Use EAAccess for the role", "1/2 of the tests fail",
+ "openssl req -new -key server.key -out server.csr", "7z x archive.7z -o/tmp/out", "redis-cli -h cache ping",
+ "zip -r out.zip src", "sshpass -f ~/.pw ssh host", "htpasswd -c .htpasswd admin", "zip -P $ZIP_PASS out.zip f",
+ "aws configure set region eu-west-1", "the refresh_token is rotated hourly",
 ]
 
 
@@ -302,6 +310,13 @@ def test_a_secret_the_person_pastes_reaches_no_file_of_the_store(store, tmp_path
     ("secret_key_base: 8f7e6d5c4b3a29180f7e6d5c4b3a29180f7e6d5c4b3a2918", "8f7e6d5c4b3a"),
     ("Log in to the staging admin with password Summer2024! for now", "Summer2024"),
     ("Set the password to Kx7#mQ2p in the router", "Kx7#mQ2p"),
+    ("sshpass -p 'Ssh9Pass4Word' ssh deploy@web1", "Ssh9Pass4Word"),
+    ("redis-cli -h cache -a Rd9sPass4Word ping", "Rd9sPass4Word"),
+    ("openssl enc -aes-256-cbc -k Op9nPass4Word -in backup.tar", "Op9nPass4Word"),
+    ("7z a -pSz9Pass4Word backup.7z data/", "Sz9Pass4Word"),
+    ("zip -P Zp9Pass4Word backup.zip data", "Zp9Pass4Word"),
+    ("htpasswd -b -B .htpasswd admin Ht9Pass4Word", "Ht9Pass4Word"),
+    ("aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtn"),
 ])
 def test_secrets_in_prose_env_files_and_prefixed_server_keys_are_masked(text, secret):
     assert secret not in agentmem.redact(text)
