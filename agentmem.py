@@ -1720,7 +1720,7 @@ _SECRET_PATTERNS = (
     (("tskey-",), r"\btskey-[a-z]+-[A-Za-z0-9]{6,}-[A-Za-z0-9]{20,}", "[REDACTED]"),     # Tailscale
     (("bkua_",), r"\bbkua_[a-f0-9]{40}\b", "[REDACTED]"),                               # Buildkite
     (("ops_eyj",), r"\bops_eyJ[A-Za-z0-9+/=_\-]{40,}", "[REDACTED]"),                    # 1Password
-    (("vercel_blob_rw_",), r"\bvercel_blob_rw_[A-Za-z0-9]+_[A-Za-z0-9]{20,}", "[REDACTED]"),  # Vercel
+    (("vercel_blob_rw_",), r"\bvercel_blob_rw_[A-Za-z0-9]+_[A-Za-z0-9]{20,}", "[REDACTED]"),
     (("accountkey=", "sharedaccesskey="),
      r"(?i)\b((?:Account|SharedAccess)Key=)[A-Za-z0-9+/=]{20,}", r"\1[REDACTED]"),   # Azure
     (("sig=",), r"([?&]sig=)[A-Za-z0-9%+/=]{16,}", r"\1[REDACTED]"),                   # Azure SAS
