@@ -210,7 +210,7 @@ SECRET_FORMATS = {
  "buildkite": "bkua_" + r(40, H),
  "1password": "ops_eyJ" + r(60),
  "vercel-blob": "vercel_blob_rw_" + r(16) + "_" + r(30),
- "discord-bot-26": "MTA5ODc2NTQzMjEwOTg3NjU0MzI." + r(6) + "." + r(38),
+ "discord-bot-long": "MTA5ODc2NTQzMjEwOTg3NjU0MzI." + r(6) + "." + r(38),
 }
 LOOK_ALIKES = [
  "def verify(token: Optional[str]) -> bool:", "primary_key=True", "sort_key: created_at", "access_token=None",
