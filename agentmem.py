@@ -1627,6 +1627,26 @@ _PRIVATE_REGEX = _LazyRegex(r"<private>.*?(?:</private>|\Z)", re.S | re.I)
 # runs only when one of its triggers occurs, so clean text costs a few `in` checks.
 _SECRET_MIN_CHARS = 16  # a bare word named a secret in prose is one from this long ...
 _PASSWORD_MIN_CHARS = 8  # ... and one named a password from this long (people pick short ones)
+# The names of a password, and of a secret, key or token, in the languages people write to
+# agents in: "пароль: ...", "密码是 ...", "la contraseña es ...", "ключ API: ...". A value after
+# one is masked when it has a secret's alphabet (_strong_secret), as in English prose below
+# ("passe": French "mot de passe").
+_PASSWORD_NAMES = (
+    "пароль парол 密码 密碼 口令 パスワード 비밀번호 contraseña contrasena senha passwort kennwort "
+    "passe wachtwoord hasło haslo parola şifre sifre heslo lösenord losenord salasana"
+)
+_SECRET_NAMES = (
+    "токен ключ секрет 密钥 密鑰 令牌 秘钥 トークン シークレット 토큰 "
+    "clave chave schlüssel clé jeton segreto sekret geheimnis"
+)
+
+
+def _names_regex(names):
+    """Names as alternatives of a regular expression, each a whole word where words have
+    spaces around them (Chinese and Japanese have none: "api密钥" names a key)."""
+    return "|".join(("" if ord(n[0]) >= 0x2E80 else r"(?<!\w)") + n for n in names.split())
+
+
 # fmt: off
 _SECRET_PATTERNS = (
     (("-----begin",),
@@ -1762,6 +1782,14 @@ _SECRET_PATTERNS = (
      lambda m: m.group(1) + m.group(2) + ("[REDACTED]" if _strong_secret(
          m.group(3), _PASSWORD_MIN_CHARS if m.group(1)[:4].lower() == "pass" else _SECRET_MIN_CHARS)
          else m.group(3))),
+    # ... or in another language, or as `pwd: X`, `pass=X` (the short English names, only
+    # with a colon or an equals sign): the value after the name, a word or two, and a sign
+    (tuple((_PASSWORD_NAMES + " " + _SECRET_NAMES).split()) + ("pwd", "pass"),
+     r"(?i)((?:(?:(%s)|(%s))(?:[^\S\n]+[^\s:=：]+){0,2}?[^\S\n]*(?:[:=：]|是|为|為|は|ist|es|est|é)?"
+     r"|(?<!\w)(pwd|pass)[^\S\n]*[:=])[^\S\n]*)([^\s\"'`,;)]{%d,})"
+     % (_names_regex(_PASSWORD_NAMES), _names_regex(_SECRET_NAMES), _PASSWORD_MIN_CHARS),
+     lambda m: m.group(1) + ("[REDACTED]" if _strong_secret(
+         m.group(5), _SECRET_MIN_CHARS if m.group(3) else _PASSWORD_MIN_CHARS) else m.group(5))),
     (("key", "token", "secret", "pass", "pwd", "credential", "auth"),
      r"""(?i)(\b(?:[A-Za-z_][A-Za-z0-9_.\-]*?)?(?:api[_\- ]?key|access[_\- ]?key|secret[_\- ]?key"""
      r"""|private[_\- ]?key|_key|_token|_secret|secret|password|passwd|_pwd|_pass|token|apikey"""

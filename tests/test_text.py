@@ -322,6 +322,26 @@ def test_secrets_in_prose_env_files_and_prefixed_server_keys_are_masked(text, se
     assert secret not in agentmem.redact(text)
 
 
+@pytest.mark.parametrize("text,secret", [
+    ("пароль от базы: Xk92mPq7Lz!", "Xk92mPq7Lz"), ("密码是 Xk92mPq7Lz!", "Xk92mPq7Lz"),
+    ("la contraseña es Xk92mPq7Lz!", "Xk92mPq7Lz"), ("das Passwort ist Xk92mPq7Lz!", "Xk92mPq7Lz"),
+    ("le mot de passe : Xk92mPq7Lz!", "Xk92mPq7Lz"), ("パスワード: Xk92mPq7Lz!", "Xk92mPq7Lz"),
+    ("ключ API: Zx8Kq2Lm9Pw4Rt7Yv3Nb6Hj1Gf5Ds0Ac", "Zx8Kq2Lm9P"), ("api密钥: Zx8Kq2Lm9Pw4Rt7Yv3Nb6Hj1", "Zx8Kq2Lm9P"),
+    ("login admin, pwd: Xk92mPq7Lz!", "Xk92mPq7Lz"), ("user=admin pass=Xk92mPq7Lz!", "Xk92mPq7Lz"),
+])
+def test_a_password_or_key_named_in_another_language_or_as_pwd_is_masked(text, secret):
+    assert secret not in agentmem.redact(text)
+
+
+@pytest.mark.parametrize("text", [
+    "пароль хранится в Vault", "смени пароль пользователя admin", "ключ кэша: user:{id}", "clave primaria: id",
+    "密码长度至少 8 位", "токен истекает через 15 минут", "the tests pass in CI now", "pass: true",
+    "pwd: /home/app", "bypass: Xk92mPq7Lz!", "компас: Xk92mPq7Lz!",
+])
+def test_words_after_a_password_s_name_in_any_language_stay_unless_they_look_like_one(text):
+    assert agentmem.redact(text) == text
+
+
 @pytest.mark.parametrize("text", [
     "The password field needs a MinLength of 8", "password hashing uses bcrypt",
     "Reset the password for staging users", "The passphrase prompt appears twice",
