@@ -1641,6 +1641,19 @@ _SECRET_NAMES = (
 )
 
 
+def _pem_in_base64(m):
+    """A private key's PEM block, base64-encoded as kubeconfig's client-key-data holds it, is
+    masked; a certificate (public) is left."""
+    import binascii
+
+    head = m.group()[:64]
+    try:
+        said = binascii.a2b_base64(head[: len(head) // 4 * 4])
+    except (binascii.Error, ValueError):
+        return m.group()
+    return "[REDACTED PRIVATE KEY]" if b"PRIVATE KEY" in said else m.group()
+
+
 def _names_regex(names):
     """Names as alternatives of a regular expression, each a whole word where words have
     spaces around them (Chinese and Japanese have none: "api密钥" names a key)."""
@@ -1741,6 +1754,11 @@ _SECRET_PATTERNS = (
     (("bkua_",), r"\bbkua_[a-f0-9]{40}\b", "[REDACTED]"),                               # Buildkite
     (("ops_eyj",), r"\bops_eyJ[A-Za-z0-9+/=_\-]{40,}", "[REDACTED]"),                    # 1Password
     (("vercel_blob_rw_",), r"\bvercel_blob_rw_[A-Za-z0-9]+_[A-Za-z0-9]{20,}", "[REDACTED]"),
+    (("login",), r"(\b(?:machine\s+\S+|default)\s+login\s+\S+\s+password\s+)\S+",  # .netrc
+     r"\1[REDACTED]"),
+    (("ls0tls1crudjti",), r"\bLS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}", _pem_in_base64),  # kubectl
+    (("cookie:",), r"(?im)^([^\S\n]*(?:set-)?cookie:)(.*)$",                  # a cookie's values
+     lambda m: m.group(1) + re.sub(r"=[^;\s]{16,}", "=[REDACTED]", m.group(2))),
     (("accountkey=", "sharedaccesskey="),
      r"(?i)\b((?:Account|SharedAccess)Key=)[A-Za-z0-9+/=]{20,}", r"\1[REDACTED]"),   # Azure
     (("sig=",), r"([?&]sig=)[A-Za-z0-9%+/=]{16,}", r"\1[REDACTED]"),                   # Azure SAS
@@ -1782,14 +1800,15 @@ _SECRET_PATTERNS = (
      lambda m: m.group(1) + m.group(2) + ("[REDACTED]" if _strong_secret(
          m.group(3), _PASSWORD_MIN_CHARS if m.group(1)[:4].lower() == "pass" else _SECRET_MIN_CHARS)
          else m.group(3))),
-    # ... or in another language, or as `pwd: X`, `pass=X` (the short English names, only
-    # with a colon or an equals sign): the value after the name, a word or two, and a sign
-    (tuple((_PASSWORD_NAMES + " " + _SECRET_NAMES).split()) + ("pwd", "pass"),
+    # ... or in another language, or as `pwd: X`, `pass=X`, `key: X` (the short English names,
+    # only with a colon or an equals sign): the value after the name, a word or two, and a sign
+    (tuple((_PASSWORD_NAMES + " " + _SECRET_NAMES).split()) + ("pwd", "pass", "key"),
      r"(?i)((?:(?:(%s)|(%s))(?:[^\S\n]+[^\s:=：]+){0,2}?[^\S\n]*(?:[:=：]|是|为|為|は|ist|es|est|é)?"
-     r"|(?<!\w)(pwd|pass)[^\S\n]*[:=])[^\S\n]*)([^\s\"'`,;)]{%d,})"
+     r"|(?<!\w)(pwd|pass|key)[^\S\n]*[:=])[^\S\n]*)([^\s\"'`,;)]{%d,})"
      % (_names_regex(_PASSWORD_NAMES), _names_regex(_SECRET_NAMES), _PASSWORD_MIN_CHARS),
      lambda m: m.group(1) + ("[REDACTED]" if _strong_secret(
-         m.group(5), _SECRET_MIN_CHARS if m.group(3) else _PASSWORD_MIN_CHARS) else m.group(5))),
+         m.group(5), _SECRET_MIN_CHARS if m.group(3) or m.group(4) == "key"
+         else _PASSWORD_MIN_CHARS) else m.group(5))),
     (("key", "token", "secret", "pass", "pwd", "credential", "auth"),
      r"""(?i)(\b(?:[A-Za-z_][A-Za-z0-9_.\-]*?)?(?:api[_\- ]?key|access[_\- ]?key|secret[_\- ]?key"""
      r"""|private[_\- ]?key|_key|_token|_secret|secret|password|passwd|_pwd|_pass|token|apikey"""
