@@ -1630,10 +1630,10 @@ _PASSWORD_MIN_CHARS = 8  # ... and one named a password from this long (people p
 # The names of a password, and of a secret, key or token, in the languages people write to
 # agents in: "пароль: ...", "密码是 ...", "la contraseña es ...", "ключ API: ...". A value after
 # one is masked when it has a secret's alphabet (_strong_secret), as in English prose below
-# ("passe": French "mot de passe").
+# ("_" is a space).
 _PASSWORD_NAMES = (
     "пароль парол 密码 密碼 口令 パスワード 비밀번호 contraseña contrasena senha passwort kennwort "
-    "passe wachtwoord hasło haslo parola şifre sifre heslo lösenord losenord salasana"
+    "mot_de_passe wachtwoord hasło haslo parola şifre sifre heslo lösenord losenord salasana"
 )
 _SECRET_NAMES = (
     "токен ключ секрет 密钥 密鑰 令牌 秘钥 トークン シークレット 토큰 "
@@ -1655,9 +1655,20 @@ def _pem_in_base64(m):
 
 
 def _names_regex(names):
-    """Names as alternatives of a regular expression, each a whole word where words have
-    spaces around them (Chinese and Japanese have none: "api密钥" names a key)."""
-    return "|".join(("" if ord(n[0]) >= 0x2E80 else r"(?<!\w)") + n for n in names.split())
+    """Names ("_" a space) as alternatives of a regular expression: the signs its search
+    looks for first (see _named_value for where a name must start)."""
+    return "|".join(n.replace("_", r"\s+") for n in names.split())
+
+
+def _named_value(m):
+    """The value after a name of _PASSWORD_NAMES or _SECRET_NAMES, masked when it looks like a
+    secret; the name must start a word, where words have spaces around them (Chinese and
+    Japanese have none: "api密钥" names a key)."""
+    at = m.start()
+    if at and m.string[at - 1].isalnum() and ord(m.group()[0]) < 0x2E80:
+        return m.group()  # "компас" is no "пас"
+    least = _SECRET_MIN_CHARS if m.group(3) else _PASSWORD_MIN_CHARS
+    return m.group(1) + ("[REDACTED]" if _strong_secret(m.group(4), least) else m.group(4))
 
 
 # fmt: off
@@ -1800,15 +1811,18 @@ _SECRET_PATTERNS = (
      lambda m: m.group(1) + m.group(2) + ("[REDACTED]" if _strong_secret(
          m.group(3), _PASSWORD_MIN_CHARS if m.group(1)[:4].lower() == "pass" else _SECRET_MIN_CHARS)
          else m.group(3))),
-    # ... or in another language, or as `pwd: X`, `pass=X`, `key: X` (the short English names,
-    # only with a colon or an equals sign): the value after the name, a word or two, and a sign
-    (tuple((_PASSWORD_NAMES + " " + _SECRET_NAMES).split()) + ("pwd", "pass", "key"),
-     r"(?i)((?:(?:(%s)|(%s))(?:[^\S\n]+[^\s:=：]+){0,2}?[^\S\n]*(?:[:=：]|是|为|為|は|ist|es|est|é)?"
-     r"|(?<!\w)(pwd|pass|key)[^\S\n]*[:=])[^\S\n]*)([^\s\"'`,;)]{%d,})"
+    # ... or in another language: the value after the name, a word or two, and a sign
+    (tuple(n.replace("_", " ") for n in (_PASSWORD_NAMES + " " + _SECRET_NAMES).split()),
+     r"(?i)((?:(%s)|(%s))(?:[^\S\n]+[^\s:=：]+){0,2}?[^\S\n]*(?:[:=：]|是|为|為|は|ist|es|est|é)?"
+     r"[^\S\n]*)([^\s\"'`,;)]{%d,})"
      % (_names_regex(_PASSWORD_NAMES), _names_regex(_SECRET_NAMES), _PASSWORD_MIN_CHARS),
+     _named_value),
+    # ... or as `pwd: X`, `pass=X`, `key: X`: short names, so only with a colon or equals sign
+    (("pwd", "pass", "key"), r"(?i)((?<!\w)(pwd|pass|key)[^\S\n]*[:=][^\S\n]*)([^\s\"'`,;)]{%d,})"
+     % _PASSWORD_MIN_CHARS,
      lambda m: m.group(1) + ("[REDACTED]" if _strong_secret(
-         m.group(5), _SECRET_MIN_CHARS if m.group(3) or m.group(4) == "key"
-         else _PASSWORD_MIN_CHARS) else m.group(5))),
+         m.group(3), _SECRET_MIN_CHARS if m.group(2).lower() == "key" else _PASSWORD_MIN_CHARS)
+         else m.group(3))),
     (("key", "token", "secret", "pass", "pwd", "credential", "auth"),
      r"""(?i)(\b(?:[A-Za-z_][A-Za-z0-9_.\-]*?)?(?:api[_\- ]?key|access[_\- ]?key|secret[_\- ]?key"""
      r"""|private[_\- ]?key|_key|_token|_secret|secret|password|passwd|_pwd|_pass|token|apikey"""
