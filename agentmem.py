@@ -1671,6 +1671,16 @@ def _named_value(m):
     return m.group(1) + ("[REDACTED]" if _strong_secret(m.group(4), least) else m.group(4))
 
 
+def _short_named(m):
+    """The value after `pwd:`, `pass=` or `key:`, masked when it looks like a secret; a key's
+    in a token's alphabet only (`key: "user:{id}:v2"` is a cache key's template)."""
+    key, value = m.group(2).lower() == "key", m.group(3)
+    secret = _strong_secret(value, _SECRET_MIN_CHARS if key else _PASSWORD_MIN_CHARS)
+    if key and not re.fullmatch(r"[\w+/=.\-]+", value):
+        secret = False
+    return m.group(1) + ("[REDACTED]" if secret else value)
+
+
 # fmt: off
 _SECRET_PATTERNS = (
     (("-----begin",),
@@ -1813,16 +1823,14 @@ _SECRET_PATTERNS = (
          else m.group(3))),
     # ... or in another language: the value after the name, a word or two, and a sign
     (tuple(n.replace("_", " ") for n in (_PASSWORD_NAMES + " " + _SECRET_NAMES).split()),
-     r"(?i)((?:(%s)|(%s))(?:[^\S\n]+[^\s:=：]+){0,2}?[^\S\n]*(?:[:=：]|是|为|為|は|ist|es|est|é)?"
-     r"[^\S\n]*)([^\s\"'`,;)]{%d,})"
+     r"(?i)((?:(%s)|(%s))[\"'`]?(?:[^\S\n]+[^\s:=：]+){0,2}?[^\S\n]*"
+     r"(?:[:=：]|是|为|為|は|ist|es|est|é)?[^\S\n]*[\"'`]?)([^\s\"'`,;)]{%d,})"
      % (_names_regex(_PASSWORD_NAMES), _names_regex(_SECRET_NAMES), _PASSWORD_MIN_CHARS),
      _named_value),
     # ... or as `pwd: X`, `pass=X`, `key: X`: short names, so only with a colon or equals sign
-    (("pwd", "pass", "key"), r"(?i)((?<!\w)(pwd|pass|key)[^\S\n]*[:=][^\S\n]*)([^\s\"'`,;)]{%d,})"
-     % _PASSWORD_MIN_CHARS,
-     lambda m: m.group(1) + ("[REDACTED]" if _strong_secret(
-         m.group(3), _SECRET_MIN_CHARS if m.group(2).lower() == "key" else _PASSWORD_MIN_CHARS)
-         else m.group(3))),
+    (("pwd", "pass", "key"), r"(?i)((?<!\w)(pwd|pass|key)[\"'`]?[^\S\n]*[:=][^\S\n]*[\"'`]?)"
+     r"([^\s\"'`,;)]{%d,})"
+     % _PASSWORD_MIN_CHARS, _short_named),
     (("key", "token", "secret", "pass", "pwd", "credential", "auth"),
      r"""(?i)(\b(?:[A-Za-z_][A-Za-z0-9_.\-]*?)?(?:api[_\- ]?key|access[_\- ]?key|secret[_\- ]?key"""
      r"""|private[_\- ]?key|_key|_token|_secret|secret|password|passwd|_pwd|_pass|token|apikey"""

@@ -329,7 +329,8 @@ def test_secrets_in_prose_env_files_and_prefixed_server_keys_are_masked(text, se
     ("le mot de passe : Xk92mPq7Lz!", "Xk92mPq7Lz"), ("パスワード: Xk92mPq7Lz!", "Xk92mPq7Lz"),
     ("ключ API: Zx8Kq2Lm9Pw4Rt7Yv3Nb6Hj1Gf5Ds0Ac", "Zx8Kq2Lm9P"), ("api密钥: Zx8Kq2Lm9Pw4Rt7Yv3Nb6Hj1", "Zx8Kq2Lm9P"),
     ("login admin, pwd: Xk92mPq7Lz!", "Xk92mPq7Lz"), ("user=admin pass=Xk92mPq7Lz!", "Xk92mPq7Lz"),
-    ("here is the key: Zx8Kq2Lm9Pw4Rt7Yv3Nb6Hj1Gf5Ds0Ac", "Zx8Kq2Lm9P"),
+    ("here is the key: Zx8Kq2Lm9Pw4Rt7Yv3Nb6Hj1Gf5Ds0Ac", "Zx8Kq2Lm9P"), ('{"пароль": "Xk92mPq7Lz!"}', "Xk92mPq7Lz"),
+    ('pass = "Xk92mPq7Lz!"', "Xk92mPq7Lz"),
     ("machine api.heroku.com login me password 9f8e7d6c-5b4a-3928-1706-f5e4d3c2b1a0", "9f8e7d6c-5b4a"),
     ("client-key-data: " + base64.b64encode(b"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAzx8Kq2Lm9Pw4Rt7Yv3"
                                             ).decode(), "LS0tLS1CRUdJTiBSU0Eg"),
@@ -343,7 +344,7 @@ def test_a_password_or_key_named_in_another_language_or_in_a_config_s_shape_is_m
     "пароль хранится в Vault", "смени пароль пользователя admin", "ключ кэша: user:{id}", "clave primaria: id",
     "密码长度至少 8 位", "токен истекает через 15 минут", "the tests pass in CI now", "pass: true",
     "pwd: /home/app", "bypass: Xk92mPq7Lz!", "компас: Xk92mPq7Lz!", "the machine learning password policy",
-    "key=lambda x: x[1]", "Set-Cookie: theme=dark; Path=/", "certificate-authority-data: " + base64.b64encode(
+    "key=lambda x: x[1]", 'key: "user:{id}:profile:v2"', "Set-Cookie: theme=dark; Path=/", "certificate-authority-data: " + base64.b64encode(
         b"-----BEGIN CERTIFICATE-----\nMIIDBTCCAe2gAwIBAgIIabcdefghijk").decode(),
 ])
 def test_words_after_a_password_s_name_in_any_language_stay_unless_they_look_like_one(text):
