@@ -1799,6 +1799,12 @@ _SECRET_PATTERNS = (
      r"|\b7za?\b[^\n|;&]*?\s-p(?=[^\s-])|\b(?:un)?zip\b[^\n|;&]*?\s-P\s+"
      r"|\bhtpasswd\b[^\n|;&]*?\s-\w*b\w*\s+(?:-\S+\s+)*\S+\s+\S+\s+)"
      r"(?![$<])(?:'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"|;&]+)", r"\1[REDACTED]"),
+    # a secret a tool's own command sets: `aws configure set aws_secret_access_key X`,
+    # `npm config set //host/:_authToken X`, `gh secret set NAME --body X`
+    (("configure", "config", "secret set"),
+     r"(?i)(\b(?:(?:aws\s+configure|(?:npm|yarn|pnpm)\s+config)\s+set\s+\S*(?:secret|token|key|pass"
+     r"|auth)\S*|gh\s+secret\s+set\s+\S+\s+(?:--body|-b))[\s=]+)(?![$<])['\"]?[^\s'\"]+",
+     r"\1[REDACTED]"),
     # a long key after a name with a credential word inside it: "secret_key_base: 8f7e..."
     (("secret", "token", "key", "pass"),
      r"(?i)((?:secret|token|passw(?:or)?d|key)_[a-z_]+[\"']?\s*[=:]\s*[\"']?)"
@@ -1812,11 +1818,9 @@ _SECRET_PATTERNS = (
      r"|CREDENTIALS?|AUTH)[A-Za-z0-9_]*\s*=\s*)(\S{4,})",
      lambda m: m.group(1) + ("[REDACTED]" if _looks_secret(m.group(2)) else m.group(2))),
     # a secret written in prose after its name: "secret access key wJalr...", "with secret X",
-    # "use password Summer2024!" (a password may be as short as _PASSWORD_MIN_CHARS), or after
-    # a setting's name: `aws configure set aws_secret_access_key wJalr...`
+    # "use password Summer2024!" (a password may be as short as _PASSWORD_MIN_CHARS)
     (("key", "token", "secret", "password", "passphrase"),
-     r"(?i)\b((?:[a-z]+_)*(?:(?:secret|access|api|private|signing|master)[\s_]+key|secret|token"
-     r"|password|passphrase))"
+     r"(?i)\b((?:secret|access|api|private|signing|master)\s+key|secret|token|password|passphrase)"
      r"((?:\s+(?:is|was|of|for|to|set\s+to|as))?\s+)([^\s\"'`,;)]{%d,})" % _PASSWORD_MIN_CHARS,
      lambda m: m.group(1) + m.group(2) + ("[REDACTED]" if _strong_secret(
          m.group(3), _PASSWORD_MIN_CHARS if m.group(1)[:4].lower() == "pass" else _SECRET_MIN_CHARS)

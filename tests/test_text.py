@@ -229,6 +229,7 @@ LOOK_ALIKES = [
  "openssl req -new -key server.key -out server.csr", "7z x archive.7z -o/tmp/out", "redis-cli -h cache ping",
  "zip -r out.zip src", "sshpass -f ~/.pw ssh host", "htpasswd -c .htpasswd admin", "zip -P $ZIP_PASS out.zip f",
  "aws configure set region eu-west-1", "the refresh_token is rotated hourly",
+ "gh secret set DEPLOY_KEY --body $DEPLOY_KEY", "npm config set registry https://registry.npmjs.org/",
 ]
 
 
@@ -318,6 +319,8 @@ def test_a_secret_the_person_pastes_reaches_no_file_of_the_store(store, tmp_path
     ("zip -P Zp9Pass4Word backup.zip data", "Zp9Pass4Word"),
     ("htpasswd -b -B .htpasswd admin Ht9Pass4Word", "Ht9Pass4Word"),
     ("aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtn"),
+    ("npm config set //registry.example.com/:_authToken Np9mTok3nValue42", "Np9mTok3n"),
+    ("gh secret set DEPLOY_KEY --body Gh9Secr3tValue42", "Gh9Secr3t"),
 ])
 def test_secrets_in_prose_env_files_and_prefixed_server_keys_are_masked(text, secret):
     assert secret not in agentmem.redact(text)
