@@ -3944,6 +3944,9 @@ _UNFIT = (
     ("user-todo", None, "self-plan", "", "the person's own plan, not a task left"),
 )
 # fmt: on
+# how a sentence may start that goes on to correct a detail, or only to add one: it takes back
+# no claim unless it names it ("Actually, I'll also add a test")
+_WEAK_OVERTURNS = ("actually", "in fact", "correction")
 _SHORT_ANSWER_WORDS = 14  # an answer this short to a question does not name its subject
 _CONTINUATION_WORDS = 8  # "Not using it." continues what came before when this short
 _SENTENCE_ENDS = (".", "!", "?", "。", "！", "？")
@@ -4449,11 +4452,16 @@ class _Observer:
                 self.out.remove(c)
         self.unsettled = []
 
-    def overturn(self, s):
+    def overturn(self, s, earlier):
         """A sentence taking back what was said before ("Actually, the cause was X") drops the
-        agent's earlier claims about the same thing."""
-        for c in list(self.out):
-            if c.kind.startswith("assistant") and c.type in _CLAIM_TYPES and _overlaps(c.text, s):
+        agent's earlier claims about the same thing. One that names none of them in words of
+        their own ("I was wrong about the timeout", said of "the upload times out") takes back
+        the agent's last claim of an earlier message; a bare "Actually, ..." does not."""
+        claims = [c for c in earlier if c.kind.startswith("assistant") and c.type in _CLAIM_TYPES]
+        said = [c for c in claims if _overlaps(c.text, s)]
+        weak = _says("overturn", s).group().strip(" ,:").lower() in _WEAK_OVERTURNS
+        for c in said or ([] if weak else claims[-1:]):
+            if c in self.out:
                 self.out.remove(c)
 
     def event(self, ev):
@@ -4641,9 +4649,10 @@ class _Observer:
         objection, self.objection = self.objection, None
         if objection:
             self._conceded(objection, text)
+        earlier = list(self.out)
         for s, heading in sentences:
             if _says("overturn", s):
-                self.overturn(s)
+                self.overturn(s, earlier)
             self._agent_sentence(turn, s, heading or "", ts)
         self._agent_bug(turn, ts)
 

@@ -356,6 +356,23 @@ def test_a_claim_the_session_overturns_is_not_typed_and_its_correction_follows_i
     assert episode.index("parsed as floats") < episode.index("rounded per line")
 
 
+def test_a_fix_the_agent_later_takes_back_in_other_words_is_not_told_as_the_bug_s_fix():
+    first = [Event("user", "The nightly export to S3 fails half of the time."),
+             Event("call", "edit", tool="Edit", files=["jobs/export.py"]),
+             Event("assistant", "The export fails because the upload times out on large files; fixed by "
+                                "raising the timeout in `jobs/export.py` to 300 seconds."),
+             Event("user", "Still failing tonight."),
+             Event("call", "edit", tool="Edit", files=["jobs/creds.py"])]
+    took_back = first + [Event("assistant", "I was wrong about the timeout. The expired IAM session token "
+                                            "was the culprit; fixed by refreshing credentials in "
+                                            "`jobs/creds.py` before each run.")]
+    told = " ".join(m.text for m in compress_heuristic(took_back, final=True))
+    assert "IAM session token" in told and "times out" not in told
+    # "Actually, ..." that only adds a detail takes nothing back
+    added = first + [Event("assistant", "Actually, I'll also log each upload's size.")]
+    assert "times out" in " ".join(m.text for m in compress_heuristic(added, final=True))
+
+
 def test_a_cause_without_a_fix_blame_and_status_chatter_are_not_typed():
     events = [Event("user", "The linter fails on the CI."),
               Event("assistant", "The linter error is caused by the new `noqa` comments in models.py."),
