@@ -1674,6 +1674,8 @@ def _named_value(m):
 def _short_named(m):
     """The value after `pwd:`, `pass=` or `key:`, masked when it looks like a secret; a key's
     in a token's alphabet only (`key: "user:{id}:v2"` is a cache key's template)."""
+    if m.start() and m.string[m.start() - 1].isalnum():
+        return m.group()  # "bypass: X", "monkey=X"
     key, value = m.group(2).lower() == "key", m.group(3)
     secret = _strong_secret(value, _SECRET_MIN_CHARS if key else _PASSWORD_MIN_CHARS)
     if key and not re.fullmatch(r"[\w+/=.\-]+", value):
@@ -1793,15 +1795,17 @@ _SECRET_PATTERNS = (
     # a password given on a command line: --password X, mysql's -pX, `docker login -p X`,
     # `sshpass -p X`, `redis-cli -a X`, `openssl ... -k X`, 7-Zip's -pX, `zip -P X`,
     # `htpasswd -b FILE USER X`
-    (("--pass", "mysql", "login", "sshpass", "redis-cli", "openssl", "7z", "zip", "htpasswd"),
-     r"(--pass(?:word|wd)?\s+|\bmysql\w*\b[^\n|;&]*?\s-p(?=[^\s-])|\blogin\b[^\n|;&]*?\s-p\s+"
-     r"|\bsshpass\s+-p\s*|\bredis-cli\b[^\n|;&]*?\s-a\s+|\bopenssl\b[^\n|;&]*?\s-k\s+"
+    (("--pass", "mysql", "login"),
+     r"(--pass(?:word|wd)?\s+|\bmysql\w*\b[^\n|;&]*?\s-p(?=[^\s-])|\blogin\b[^\n|;&]*?\s-p\s+)"
+     r"(?![$<])(?:'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"|;&]+)", r"\1[REDACTED]"),
+    (("sshpass", "redis-cli", "openssl", "7z", "zip ", "htpasswd"),  # a row of its own: fast
+     r"(\bsshpass\s+-p\s*|\bredis-cli\b[^\n|;&]*?\s-a\s+|\bopenssl\b[^\n|;&]*?\s-k\s+"
      r"|\b7za?\b[^\n|;&]*?\s-p(?=[^\s-])|\b(?:un)?zip\b[^\n|;&]*?\s-P\s+"
      r"|\bhtpasswd\b[^\n|;&]*?\s-\w*b\w*\s+(?:-\S+\s+)*\S+\s+\S+\s+)"
      r"(?![$<])(?:'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"|;&]+)", r"\1[REDACTED]"),
     # a secret a tool's own command sets: `aws configure set aws_secret_access_key X`,
     # `npm config set //host/:_authToken X`, `gh secret set NAME --body X`
-    (("configure", "config", "secret set"),
+    (("configure set", "config set", "secret set"),
      r"(?i)(\b(?:(?:aws\s+configure|(?:npm|yarn|pnpm)\s+config)\s+set\s+\S*(?:secret|token|key|pass"
      r"|auth)\S*|gh\s+secret\s+set\s+\S+\s+(?:--body|-b))[\s=]+)(?![$<])['\"]?[^\s'\"]+",
      r"\1[REDACTED]"),
@@ -1832,7 +1836,8 @@ _SECRET_PATTERNS = (
      % (_names_regex(_PASSWORD_NAMES), _names_regex(_SECRET_NAMES), _PASSWORD_MIN_CHARS),
      _named_value),
     # ... or as `pwd: X`, `pass=X`, `key: X`: short names, so only with a colon or equals sign
-    (("pwd", "pass", "key"), r"(?i)((?<!\w)(pwd|pass|key)[\"'`]?[^\S\n]*[:=][^\S\n]*[\"'`]?)"
+    (("pwd",) + tuple(n + c for n in ("pass", "key") for c in ":= \"'`"),
+     r"(?i)((pwd|pass|key)[\"'`]?[^\S\n]*[:=][^\S\n]*[\"'`]?)"
      r"([^\s\"'`,;)]{%d,})"
      % _PASSWORD_MIN_CHARS, _short_named),
     (("key", "token", "secret", "pass", "pwd", "credential", "auth"),
