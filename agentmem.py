@@ -1660,13 +1660,18 @@ def _names_regex(names):
     return "|".join(n.replace("_", r"\s+") for n in names.split())
 
 
+def _inside_word(m):
+    """Whether a match starts inside a word of a spaced script ("компас" holds no "пас",
+    "bypass" no "pass"); Chinese and Japanese have no spaces: "api密钥" names a key."""
+    at = m.start()
+    return bool(at) and m.string[at - 1].isalnum() and ord(m.group()[0]) < 0x2E80
+
+
 def _named_value(m):
     """The value after a name of _PASSWORD_NAMES or _SECRET_NAMES, masked when it looks like a
-    secret; the name must start a word, where words have spaces around them (Chinese and
-    Japanese have none: "api密钥" names a key)."""
-    at = m.start()
-    if at and m.string[at - 1].isalnum() and ord(m.group()[0]) < 0x2E80:
-        return m.group()  # "компас" is no "пас"
+    secret; the name must start a word (_inside_word)."""
+    if _inside_word(m):
+        return m.group()
     least = _SECRET_MIN_CHARS if m.group(3) else _PASSWORD_MIN_CHARS
     return m.group(1) + ("[REDACTED]" if _strong_secret(m.group(4), least) else m.group(4))
 
@@ -1674,8 +1679,8 @@ def _named_value(m):
 def _short_named(m):
     """The value after `pwd:`, `pass=` or `key:`, masked when it looks like a secret; a key's
     in a token's alphabet only (`key: "user:{id}:v2"` is a cache key's template)."""
-    if m.start() and m.string[m.start() - 1].isalnum():
-        return m.group()  # "bypass: X", "monkey=X"
+    if _inside_word(m):
+        return m.group()
     key, value = m.group(2).lower() == "key", m.group(3)
     secret = _strong_secret(value, _SECRET_MIN_CHARS if key else _PASSWORD_MIN_CHARS)
     if key and not re.fullmatch(r"[\w+/=.\-]+", value):
@@ -4457,17 +4462,18 @@ class _Observer:
                 self.out.remove(c)
         self.unsettled = []
 
-    def overturn(self, s, earlier):
-        """A sentence taking back what was said before ("Actually, the cause was X") drops the
-        agent's earlier claims about the same thing. One that names none of them in words of
-        their own ("I was wrong about the timeout", said of "the upload times out") takes back
-        the agent's last claim of an earlier message; a bare "Actually, ..." does not."""
-        claims = [c for c in earlier if c.kind.startswith("assistant") and c.type in _CLAIM_TYPES]
+    def overturn(self, s, turned, earlier):
+        """A sentence taking back what was said before ("Actually, the cause was X", `turned`
+        its match) drops the agent's claims about the same thing. One that names none of them
+        in words of their own ("I was wrong about the timeout", said of "the upload times
+        out") takes back the agent's last claim of an `earlier` message; a bare "Actually,
+        ..." does not."""
+        claims = [c for c in self.out if c.kind.startswith("assistant") and c.type in _CLAIM_TYPES]
         said = [c for c in claims if _overlaps(c.text, s)]
-        weak = _says("overturn", s).group().strip(" ,:").lower() in _WEAK_OVERTURNS
-        for c in said or ([] if weak else claims[-1:]):
-            if c in self.out:
-                self.out.remove(c)
+        if not said and turned.group().strip(" ,:").lower() not in _WEAK_OVERTURNS:
+            said = [c for c in claims if c in earlier][-1:]
+        for c in said:
+            self.out.remove(c)
 
     def event(self, ev):
         if ev.role == "call":
@@ -4656,8 +4662,9 @@ class _Observer:
             self._conceded(objection, text)
         earlier = list(self.out)
         for s, heading in sentences:
-            if _says("overturn", s):
-                self.overturn(s, earlier)
+            turned = _says("overturn", s)
+            if turned:
+                self.overturn(s, turned, earlier)
             self._agent_sentence(turn, s, heading or "", ts)
         self._agent_bug(turn, ts)
 
