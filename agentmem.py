@@ -3647,6 +3647,17 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"(my|the) (earlier|previous|first|initial) assumption"),
         ("word", "ru", r"на самом деле ; я ошибся ; ошибался"),
     ),
+    # the person reporting that the problem the agent said it fixed is still there
+    "persists": (
+        ("word", "en", r"still (fail*|broken|crash*|error*|happen*|hang*|slow|the same|not)"),
+        ("word", "en", r"still (doesn't|does not|isn't|is not|won't|can't|getting|seeing)"),
+        ("word", "en", r"same (error|problem|issue|failure|crash|exception|result) ; not fixed"),
+        ("word", "en", r"(didn't|did not|doesn't|does not) (help|fix|solve|change anything)"),
+        ("word", "en", r"no (luck|change|difference)"),
+        ("word", "ru", r"(всё|все) ещё ; до сих пор ; не помогло ; та же ошибка ; опять пада*"),
+        ("word", "zh", r"(还是|還是|仍然|依然|依旧|依舊)(失[败敗]|[报報][错錯]|不行|一样|一樣)"),
+        ("word", "zh", r"没用 ; 沒用 ; 没有?解决 ; 沒有?解決"),
+    ),
     # a report of how far work got, which tells the next session nothing
     "status": (
         ("start", "en", r"all (done|set|good|green|fixed|passing|complete) ; done ; finished"),
@@ -4519,6 +4530,7 @@ class _Observer:
 
     def person(self, text, ts):
         context = self.context
+        claimed = [c for c, _said in self.unsettled if c.type == "bug" and c.fixed]
         self.settle()
         self.turn_user, self.turn_files = [], []
         text = _typed_words(text)  # a command's template or a pasted document is not their words
@@ -4541,12 +4553,33 @@ class _Observer:
             context["request"] = _clip(title or sentences[0][0], 160)
         turn = _PersonTurn(context.pop("asked", ""), context.pop("answer", ""))
         kept = self._kept(sentences, ts)
+        persists = self._disproved(claimed, [s for s, _h in sentences] or [text.strip()])
+        if persists:
+            turn.problems.append(self.problem)  # the same problem, said again
         for s, heading in sentences:
-            if not _looks_like_noise(s) and s not in kept:
+            if s in persists:
+                turn.problems.append(s)
+            elif not _looks_like_noise(s) and s not in kept:
                 self._person_sentence(turn, s, heading, ts)
         if turn.problems:
-            self.problem = " ".join(turn.problems)
+            self.problem = " ".join(p for p in turn.problems if p)
             context["problem_open"], context["problem_answered"] = True, False
+
+    def _disproved(self, claimed, sentences):
+        """The person reporting that the problem is still there ("Still failing.", "Same
+        error.") disproves the fix the agent just claimed: its bug story is dropped. A report
+        that names something the claim does not, beyond one word ("the export test still
+        fails"), is about something else. The sentences that disproved a claim."""
+        said = []
+        for s in sentences:
+            if not _says("persists", s) or s.endswith(("?", "？")):
+                continue
+            rest = _content_terms(_phrase("persists").sub(" ", s))
+            for c in claimed:
+                if c in self.out and (_overlaps(c.text, s) or len(rest - _content_terms(c.text)) <= 1):
+                    self.out.remove(c)
+                    said.append(s)
+        return said
 
     def _kept(self, sentences, ts):
         """The sentences the person asked to be kept, as one convention by them: the one that

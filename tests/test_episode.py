@@ -369,8 +369,34 @@ def test_a_fix_the_agent_later_takes_back_in_other_words_is_not_told_as_the_bug_
     told = " ".join(m.text for m in compress_heuristic(took_back, final=True))
     assert "IAM session token" in told and "times out" not in told
     # "Actually, ..." that only adds a detail takes nothing back
-    added = first + [Event("assistant", "Actually, I'll also log each upload's size.")]
+    added = first[:3] + [Event("user", "Thanks, and log each upload."),
+                         Event("assistant", "Actually, I'll also log each upload's size.")]
     assert "times out" in " ".join(m.text for m in compress_heuristic(added, final=True))
+
+
+def test_a_fix_the_person_reports_did_not_work_is_not_told_and_the_problem_stays_open():
+    claim = [Event("user", "The nightly export to S3 fails half of the time."),
+             Event("call", "edit", tool="Edit", files=["jobs/export.py"]),
+             Event("assistant", "The export fails because the upload times out on large files; fixed by "
+                                "raising the timeout in `jobs/export.py` to 300 seconds.")]
+    second = [Event("call", "edit", tool="Edit", files=["jobs/creds.py"]),
+              Event("assistant", "The expired IAM session token was the culprit; fixed by refreshing "
+                                 "credentials in `jobs/creds.py` before each run.")]
+    for report in ("Still failing tonight.", "Same error again.", "That didn't help, it still fails.",
+                   "Всё ещё падает.", "还是失败。"):
+        mems = compress_heuristic(claim + [Event("user", report)] + second, final=True)
+        assert [m.type for m in mems] == ["bug"], report
+        # the fix that held, with the problem it fixed; the one the person disproved is gone
+        assert mems[0].text.startswith("The nightly export to S3 fails") and "IAM" in mems[0].text
+        assert "times out" not in mems[0].text
+    # no second fix: the problem is still open at the end
+    told = [m.text for m in compress_heuristic(claim + [Event("user", "still failing")], final=True)]
+    assert told == ["Unresolved: The nightly export to S3 fails half of the time."]
+    # a report about something else, and a dead end the person names, leave the fix alone
+    for said in ("Thanks. The login page is still slow though.",
+                 "Switching to uvloop didn't help, so we stay on asyncio."):
+        told = " ".join(m.text for m in compress_heuristic(claim + [Event("user", said)], final=True))
+        assert "raising the timeout" in told and said.split(".")[-2][-10:] in told
 
 
 def test_a_cause_without_a_fix_blame_and_status_chatter_are_not_typed():
