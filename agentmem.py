@@ -3946,6 +3946,7 @@ _SAME_SUBJECT = ((3, 0.6), (5, 0.4))
 # share of the shorter one's
 _OVERLAP_WORDS, _OVERLAP_SHARE = 3, 0.5
 _CLAIM_TYPES = ("bug", "fact", "decision", "dead-end")
+_UNRESOLVED = "Unresolved: "  # what a problem the session left open is told as, a todo
 # What a statement says that keeps it from being a typed memory, first match wins:
 # (whose kinds, of which types or None for all, concept ('?' a question mark), unless the text
 # says this concept ('named': names something itself), why)
@@ -4432,10 +4433,11 @@ class _Observer:
         self.objection = None  # (words, ts) of the person's last message, until the agent answers
         self.turns = 0  # messages of the person so far
 
-    def add(self, kind, mtype, text, files=(), ts="", tags=()):
-        """Keep one candidate, unless it cannot stand as a memory (_unfit) or is already kept."""
+    def add(self, kind, mtype, text, files=(), ts="", tags=(), own=None):
+        """Keep one candidate, unless it cannot stand as a memory (_unfit: judged on `own`,
+        the speaker's own words, when the text leads with the person's) or is already kept."""
         text = _capitalized(_clip(_phrase("lead-in").sub("", text)))
-        if _unfit(kind, mtype, text):
+        if _unfit(kind, mtype, text if own is None else own):
             return None
         by_agent = kind.startswith("assistant")
         terms = _content_terms(text)
@@ -4576,7 +4578,9 @@ class _Observer:
                 continue
             rest = _content_terms(_phrase("persists").sub(" ", s))
             for c in claimed:
-                if c in self.out and (_overlaps(c.text, s) or len(rest - _content_terms(c.text)) <= 1):
+                if c in self.out and (
+                    _overlaps(c.text, s) or len(rest - _content_terms(c.text)) <= 1
+                ):
                     self.out.remove(c)
                     said.append(s)
         return said
@@ -4834,14 +4838,14 @@ class _Observer:
         """One bug of a message's story: the person's open problem, its cause, its fix."""
         if not turn.bug or not turn.fixed:
             return  # a cause without its fix: a diagnosis, for the episode
-        text = " ".join(turn.bug)
+        text = story = " ".join(turn.bug)
         if self.problem and self.context.get("problem_open"):
             symptom = self.problem.rstrip()
-            text = symptom + (" " if symptom.endswith(_SENTENCE_ENDS) else ". ") + text
+            text = symptom + (" " if symptom.endswith(_SENTENCE_ENDS) else ". ") + story
             self.context["problem_open"] = False
         elif not _says("cause", text):  # no problem of the person's, and no cause found:
             return  # "Fixed the lint errors; the plan is complete": a status, for the words
-        c = self.add("assistant-bug", "bug", text, self.turn_files, ts)
+        c = self.add("assistant-bug", "bug", text, self.turn_files, ts, own=story)
         if c:
             c.fixed = True
 
@@ -4851,8 +4855,7 @@ class _Observer:
         self.settle()
         answered = self.context.get("problem_answered")
         if final and self.problem and self.context.get("problem_open") and not answered:
-            self.add("open-problem", "todo", "Unresolved: " + self.problem)
-            self.context["problem_open"] = False
+            self.add("open-problem", "todo", _UNRESOLVED + self.problem)  # open, if resumed
         memories = []
         for c in self.out:
             if c.kind == "assistant-todo" and not (final and c.turn == self.turns):
@@ -10131,20 +10134,30 @@ def _undone_since(m, ran):
     )
 
 
-def _changes_reported(digests):
-    """[(digest, line)] of the digests' lines that say a change was made (_reports_change)."""
+def _changes_reported(digests, idx):
+    """[(memory, line)] of what sessions say they did: the digests' lines that say a change
+    was made (_reports_change), and the newest bugs fixed."""
     lines = (
         (d, _RECORD_LABEL_REGEX.sub("", ln.strip())) for d in digests for ln in d.text.split("\n")
     )
-    return [(d, line) for d, line in lines if _reports_change(line)]
+    fixed = idx.top(("bug",), limit=_DIGESTS_READ, newest=True)
+    return [(d, line) for d, line in lines if _reports_change(line)] + [(b, b.text) for b in fixed]
 
 
 def _done_since(todo, reported):
     """Whether a later session reported done what a todo asked: a change its digest reports
-    (_changes_reported) on the todo's subject (_same_subject)."""
+    (_changes_reported) on the todo's subject (_same_subject); for a problem a session left
+    unresolved, a later fix of it, in a later session or the same one resumed (a bug that
+    shares its words: _overlaps)."""
+    problem = todo.text[len(_UNRESOLVED) :] if todo.text.startswith(_UNRESOLVED) else ""
     return any(
-        d.created > todo.created and d.session != todo.session and _same_subject(todo.text, line)
-        for d, line in reported
+        m.created > todo.created
+        and (
+            _overlaps(problem, line)
+            if m.type == "bug"
+            else m.session != todo.session and _same_subject(todo.text, line)
+        )
+        for m, line in reported
     )
 
 
@@ -10240,7 +10253,7 @@ def _build_context(
     section("How to work here", _newest_of_slots(facts)[:_SETUP_FACTS])
     digests = idx.top(("summary",), limit=_DIGESTS_READ, newest=True)
     digests = [d for d in digests if not session or d.session != session]
-    reported = _changes_reported(digests)
+    reported = _changes_reported(digests, idx)
     todos = [m for m in todos if not _undone_since(m, ran) and not _done_since(m, reported)]
     section("Open todos", todos)
     section("Last session", digests[:1], flag_stale=False)
@@ -10626,7 +10639,7 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
             found.append((share, h.memory, passage))
     if any(m.type == "todo" for _s, m, _p in found):  # one a later session did is not open
         digests = store.index().top(("summary",), limit=_DIGESTS_READ, newest=True)
-        done = _changes_reported(digests)
+        done = _changes_reported(digests, store.index())
         found = [x for x in found if x[1].type != "todo" or not _done_since(x[1], done)]
     found = sorted(found, key=lambda x: -x[0])[:_PROMPT_PASSAGES]
     later = _taken_up(found, hits, weights)[: _PROMPT_PASSAGES - 1]  # in the weakest's place

@@ -399,6 +399,16 @@ def test_a_fix_the_person_reports_did_not_work_is_not_told_and_the_problem_stays
         assert "raising the timeout" in told and said.split(".")[-2][-10:] in told
 
 
+def test_a_bug_story_is_judged_on_the_agent_s_words_not_the_person_s_that_lead_it():
+    # "Let's look at ..." is the person's request; the story after it is no plan of the agent's
+    [bug] = compress_heuristic([
+        Event("user", "Let's look at the S3 export failure again, I attached the bucket policy."),
+        Event("call", "edit", tool="Edit", files=["jobs/export.py"]),
+        Event("assistant", "The export failed because the bucket policy denies multipart uploads; "
+                           "fixed by switching `jobs/export.py` to single-part uploads.")], final=True)
+    assert bug.type == "bug" and bug.text.startswith("Let's look at the S3 export failure")
+
+
 def test_a_cause_without_a_fix_blame_and_status_chatter_are_not_typed():
     events = [Event("user", "The linter fails on the CI."),
               Event("assistant", "The linter error is caused by the new `noqa` comments in models.py."),

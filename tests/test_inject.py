@@ -371,6 +371,25 @@ def test_the_person_s_report_is_told_with_the_last_session_s_word_on_it_not_the_
     assert not any("Unresolved" in n for n in notes)       # the second session's report did it
 
 
+def test_a_problem_left_unresolved_is_not_told_once_the_resumed_session_fixed_it(store, tmp_path):
+    path = tmp_path / "s.jsonl"
+    asked = [("user", "The nightly export to S3 fails half of the time."),
+             ("assistant", "The upload step is where it stops; I need the bucket policy to go on.")]
+    path.write_text(render_claude(asked, "sess-r", cwd="/nowhere"))
+    am("capture", "--sync", input=hook_json("sess-r", path), check=0)
+    assert "Unresolved: The nightly export to S3 fails" in context()
+    # the same session, resumed: the fix comes in a later capture of the same transcript
+    path.write_text(render_claude(asked + [
+        ("user", "Here is the policy: it denies multipart uploads."),
+        ("tool", "Edit", {"file_path": "/nowhere/jobs/export.py", "old_string": "a",
+                          "new_string": "b"}, "ok"),
+        ("assistant", "The export failed because the bucket policy denies multipart uploads; fixed "
+                      "by switching `jobs/export.py` to single-part uploads.")], "sess-r", cwd="/nowhere"))
+    am("capture", "--sync", input=hook_json("sess-r", path), check=0)
+    told = context()
+    assert "single-part uploads" in told and "Unresolved" not in told
+
+
 def test_a_passage_the_session_took_back_is_told_with_its_later_word_after_it(store, tmp_path):
     path = tmp_path / "s.jsonl"
     path.write_text(render_claude([
