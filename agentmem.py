@@ -3947,6 +3947,7 @@ _SAME_SUBJECT = ((3, 0.6), (5, 0.4))
 _OVERLAP_WORDS, _OVERLAP_SHARE = 3, 0.5
 _CLAIM_TYPES = ("bug", "fact", "decision", "dead-end")
 _UNRESOLVED = "Unresolved: "  # what a problem the session left open is told as, a todo
+_CLAIMS_KEPT = 8  # the agent's last claims a capture hands the next one, to be taken back
 # What a statement says that keeps it from being a typed memory, first match wins:
 # (whose kinds, of which types or None for all, concept ('?' a question mark), unless the text
 # says this concept ('named': names something itself), why)
@@ -4424,12 +4425,18 @@ class _Observer:
     def __init__(self, info=None, context=None):
         self.cwd = (info or {}).get("cwd") or ""
         self.context = context if context is not None else {}
-        self.out = []  # [_Candidate]
+        # the agent's claims an earlier capture of this session stored (Codex's Stop hook
+        # captures each turn): a later word may still take them back (memories: "retracted")
+        self.stored = [_Candidate(*c) for c in self.context.pop("claims", [])]
+        for c in self.stored:
+            c.fixed = True
+        self.out = list(self.stored)  # [_Candidate]
         self.turn_user = []  # candidates from the last message of the person
         self.turn_files = []  # files edited since the person last spoke
         self.problem = self.context.get("problem") or ""
         self.said = 0  # messages of the agent so far
-        self.unsettled = []  # [(candidate, message)] the agent made since the person spoke
+        self.unsettled = [(c, 0) for c in self.stored]  # [(candidate, message)] since the
+        # person spoke, made by the agent
         self.objection = None  # (words, ts) of the person's last message, until the agent answers
         self.turns = 0  # messages of the person so far
 
@@ -4856,8 +4863,13 @@ class _Observer:
         answered = self.context.get("problem_answered")
         if final and self.problem and self.context.get("problem_open") and not answered:
             self.add("open-problem", "todo", _UNRESOLVED + self.problem)  # open, if resumed
+        claims = [c for c in self.out if c.kind.startswith("assistant") and c.type in _CLAIM_TYPES]
+        self.context["claims"] = [[c.kind, c.type, c.text] for c in claims[-_CLAIMS_KEPT:]]
+        self.context["retracted"] = [[c.type, c.text] for c in self.stored if c not in self.out]
         memories = []
         for c in self.out:
+            if c in self.stored:
+                continue  # stored by an earlier capture
             if c.kind == "assistant-todo" and not (final and c.turn == self.turns):
                 continue  # "next steps" of a turn the session went on past: the episode has them
             by = "person" if c.kind.startswith(("user", "open")) else "final"
@@ -9738,6 +9750,16 @@ class _Capture:
             memories, job.get("session") or "", {"cwd": job.get("cwd", "")}, job, {}, []
         )
 
+    def _retract(self, session, retracted):
+        """Forget what an earlier capture of the session stored of the agent's claims the
+        session took back since (a retraction, the person's "still failing"): [(type, text)]."""
+        for mtype, text in retracted:
+            with contextlib.suppress(AgentmemError):
+                said = self.store.prepare(Memory(text, type=mtype)).text
+                for m in self.store.index().of_session(session):
+                    if (m.type, m.text, m.extra.get("by")) == (mtype, said, "final"):
+                        self.store.forget(m.id)
+
     def _add_earlier_passes(self, memories, session):
         """The session's note of the commands that passed, with what passed in earlier
         sessions and not here (_passed_with the newest other session's note)."""
@@ -9763,6 +9785,7 @@ class _Capture:
         commit = info.get("commit") or git.get("commit", "")
         first_ts = next((e.ts for e in events if e.ts), "") or job.get("created") or _now_iso()
         items, replaced = [], set()
+        self._retract(session, context.pop("retracted", []))
         self._add_earlier_passes(memories, session)
         summary = _session_summary(memories, context, info) if events else None
         if summary:

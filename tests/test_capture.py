@@ -55,6 +55,29 @@ def test_stop_after_every_turn_adds_only_what_is_new(store, tmp_path):
     assert len(files) == 1
 
 
+def test_a_claim_stored_at_one_turn_is_taken_back_by_a_later_turn_s_word(store, tmp_path):
+    """Codex captures after every turn: the session's final word still wins over what an
+    earlier capture stored (the person's "still failing", the agent's retraction)."""
+    path = tmp_path / "turns.jsonl"
+    edit = ("tool", "Edit", {"file_path": "/nowhere/jobs/export.py", "old_string": "a", "new_string": "b"}, "ok")
+    turns = [[("user", "The nightly export to S3 fails half of the time."), edit,
+              ("assistant", "The export fails because the upload times out on large files; fixed by "
+                            "raising the timeout in `jobs/export.py` to 300 seconds.")],
+             [("user", "Still failing tonight."), edit,
+              ("assistant", "The expired IAM session token was the culprit; fixed by refreshing "
+                            "credentials in `jobs/export.py` before each run.")]]
+    hook = hook_json("sess-turns", path, event="Stop")
+    bugs = []
+    for n in (1, 2):
+        path.write_text(render_claude([s for t in turns[:n] for s in t], "sess-turns"))
+        am("capture", "--sync", input=hook, check=0)
+        bugs.append([m["text"] for m in export(store) if m["type"] == "bug"])
+    assert len(bugs[0]) == 1 and "times out" in bugs[0][0]          # stored at the first turn
+    [bug] = bugs[1]                                                  # taken back at the second
+    assert bug.startswith("The nightly export to S3 fails") and "IAM session token" in bug
+    assert "times out" not in bug
+
+
 def test_the_last_message_counts_when_the_transcript_lags(store, tmp_path):
     path = tmp_path / "lag.jsonl"
     path.write_text(render_claude([("user", "The login page returns 500 after deploy.")], "sess-lag"))
