@@ -3649,11 +3649,13 @@ _OBSERVER_PHRASES = {
     ),
     # the person reporting that the problem the agent said it fixed is still there
     "persists": (
-        ("word", "en", r"still (fail*|broken|crash*|error*|happen*|hang*|slow|the same|not)"),
-        ("word", "en", r"still (doesn't|does not|isn't|is not|won't|can't|getting|seeing)"),
-        ("word", "en", r"same (error|problem|issue|failure|crash|exception|result) ; not fixed"),
+        ("word", "en", r"still (fail*|broken|crash*|error*|happen*|hang*|slow|the same)"),
+        ("word", "en", r"still (not|isn't|is not) (working|fixed|passing|loading|starting)"),
+        ("word", "en", r"still (doesn't|does not|won't|can't) (work|load|start|run|pass|build)"),
+        ("word", "en", r"still (getting|seeing) (the|an?|that|this)"),
+        ("word", "en", r"same (error|problem|issue|failure|crash|exception) ; not fixed"),
         ("word", "en", r"(didn't|did not|doesn't|does not) (help|fix|solve|change anything)"),
-        ("word", "en", r"no (luck|change|difference)"),
+        ("word", "en", r"no luck ; (made|makes) no difference"),
         ("word", "ru", r"(всё|все) ещё ; до сих пор ; не помогло ; та же ошибка ; опять пада*"),
         ("word", "zh", r"(还是|還是|仍然|依然|依旧|依舊)(失[败敗]|[报報][错錯]|不行|一样|一樣)"),
         ("word", "zh", r"没用 ; 沒用 ; 没有?解决 ; 沒有?解決"),
