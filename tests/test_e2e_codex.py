@@ -28,6 +28,12 @@ COMPACTION_SUMMARY = ("## Progress\nThe flaky test_checkout_total came from the 
                       "lifetime is now 1 hour.\n\n## Next steps\n- Add a retry to the webhook sender")
 
 
+FIXES = ("The export fails because the upload times out on large files; fixed by raising the "
+         "timeout in jobs/export.py to 300 seconds.",
+         "The expired IAM session token was the culprit; fixed by refreshing credentials in "
+         "jobs/creds.py before each run.")
+
+
 class FakeResponses(LocalServer):
     """The OpenAI Responses API, streamed: a scripted MCP tool call, or one line of text."""
 
@@ -46,6 +52,8 @@ class FakeResponses(LocalServer):
         else:
             item = {"type": "message", "role": "assistant", "id": "msg_1",
                     "content": [{"type": "output_text", "text": "Noted."}]}
+        if "RETRACT_TEST" in said:  # a fix claimed, then another once the person says it failed
+            item["content"][0]["text"] = FIXES[1 if "Still failing" in said else 0]
         if "CONTEXT CHECKPOINT COMPACTION" in json.dumps(items):  # Codex compacting the history
             item["content"][0]["text"] = COMPACTION_SUMMARY
         handler.send_response(200)
@@ -133,3 +141,21 @@ def test_a_compaction_is_kept_as_the_session_s_summary(project):
     assert '"who": "compaction"' in text and "came from the JWT expiry" in text
     assert text.count("came from the JWT expiry") == 1 and "Another language model" not in text
     assert "Left: Add a retry to the webhook sender." in text
+
+
+def test_a_fix_the_person_reports_still_failing_at_the_next_turn_is_taken_back(project):
+    """Codex captures after every turn (Stop): the claim of the first turn is already stored
+    when the person, resuming, says it still fails; the session's final word wins."""
+    proj, _fake = project
+    codex(proj, "RETRACT_TEST: The nightly export to S3 fails half of the time.")
+    assert "times out on large files" in wait_for_session_files(proj, "times out on large files")
+    env = dict(os.environ, FAKE_OPENAI_KEY="fake", NO_COLOR="1")
+    p = subprocess.run([CODEX, "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check",
+                        "resume", "--last", "Still failing tonight."], cwd=str(proj), env=env,
+                       capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stderr[-3000:]
+    wait_for_session_files(proj, "IAM session token was the culprit")
+    bugs = [m["text"] for m in map(json.loads, am("export", cwd=proj).stdout.splitlines())
+            if m["type"] == "bug"]
+    assert len(bugs) == 1 and "IAM session token" in bugs[0], bugs
+    assert bugs[0].startswith("RETRACT_TEST: The nightly export to S3 fails"), bugs
