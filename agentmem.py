@@ -4176,6 +4176,12 @@ def _turned_from_claim(turned, claim):
     return not (_NEGATED_REGEX.search(claim) or _turned_from(claim))
 
 
+def _speaks_of(known, s, rest):
+    """Whether a short report `s` speaks of a `known` text: it overlaps it, or names at most
+    one word it does not say besides `rest`, the report's own words."""
+    return _overlaps(known, s) or len(rest - _content_terms(known)) <= 1
+
+
 def _overlaps(a, b):
     ta, tb = _content_terms(a), _content_terms(b)
     if not ta or not tb:
@@ -4564,34 +4570,35 @@ class _Observer:
             context["request"] = _clip(title or sentences[0][0], 160)
         turn = _PersonTurn(context.pop("asked", ""), context.pop("answer", ""))
         kept = self._kept(sentences, ts)
-        persists = self._disproved(claimed, [s for s, _h in sentences] or [text.strip()])
-        if persists:
-            turn.problems.append(self.problem)  # the same problem, said again
+        persists = self._still_there([s for s, _h in sentences] or [text.strip()], claimed)
         for s, heading in sentences:
-            if s in persists:
-                turn.problems.append(s)
-            elif not _looks_like_noise(s) and s not in kept:
+            if s not in persists and not _looks_like_noise(s) and s not in kept:
                 self._person_sentence(turn, s, heading, ts)
+        if persists:  # the same problem, said again: open once more, in its first words
+            turn.problems.insert(0, self.problem)
         if turn.problems:
-            self.problem = " ".join(p for p in turn.problems if p)
+            self.problem = " ".join(turn.problems)
             context["problem_open"], context["problem_answered"] = True, False
 
-    def _disproved(self, claimed, sentences):
-        """The person reporting that the problem is still there ("Still failing.", "Same
-        error.") disproves the fix the agent just claimed: its bug story is dropped. A report
-        that names something the claim does not, beyond one word ("the export test still
-        fails"), is about something else. The sentences that disproved a claim."""
+    def _still_there(self, sentences, claimed):
+        """The sentences that report the known problem still there ("Still failing.", "Same
+        error."): they name nothing the problem, or a fix the agent just claimed, does not say,
+        beyond one word ("the export test still fails" is another problem). Each disproves
+        the fixes it speaks of: their bug stories are dropped."""
         said = []
         for s in sentences:
-            if not _says("persists", s) or s.endswith(("?", "？")):
+            if not (self.problem or claimed) or not _says("persists", s) or s[-1:] in "?？":
                 continue
             rest = _content_terms(_phrase("persists").sub(" ", s))
+            about = [
+                k
+                for k in [self.problem] + claimed
+                if k and _speaks_of(getattr(k, "text", k), s, rest)
+            ]
             for c in claimed:
-                if c in self.out and (
-                    _overlaps(c.text, s) or len(rest - _content_terms(c.text)) <= 1
-                ):
+                if c in about and c in self.out:
                     self.out.remove(c)
-                    said.append(s)
+            said += [s] if about else []
         return said
 
     def _kept(self, sentences, ts):

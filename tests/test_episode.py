@@ -389,8 +389,12 @@ def test_a_fix_the_person_reports_did_not_work_is_not_told_and_the_problem_stays
         # the fix that held, with the problem it fixed; the one the person disproved is gone
         assert mems[0].text.startswith("The nightly export to S3 fails") and "IAM" in mems[0].text
         assert "times out" not in mems[0].text
-    # no second fix: the problem is still open at the end
+    # no second fix: the problem is still open at the end, in its first words
     told = [m.text for m in compress_heuristic(claim + [Event("user", "still failing")], final=True)]
+    assert told == ["Unresolved: The nightly export to S3 fails half of the time."]
+    looked = [claim[0], Event("assistant", "The upload step is where it stops; I need the bucket policy."),
+              Event("user", "Still failing tonight.")]
+    told = [m.text for m in compress_heuristic(looked, final=True)]
     assert told == ["Unresolved: The nightly export to S3 fails half of the time."]
     # a report about something else, and a dead end the person names, leave the fix alone
     for said in ("Thanks. The login page is still slow though.",
