@@ -3897,6 +3897,8 @@ _NOT_PATHS = frozenset("and/or n/a i/o w/o tcp/ip either/or read/write input/out
 # Each kind has its confidence in _OBSERVED_CONFIDENCE.
 # fmt: off
 _PERSON_RULES = (
+    # "no, that's wrong: X is not the cause": the person correcting a diagnosis, a fact
+    ("correction", "overturn", "fact", "user-fact"),
     # "no, not like that: use X": the person correcting what the agent did, how it is done here
     ("correction", None, "convention", "user-correction"),
     ("decided-against", None, "dead-end", "user-dead-end"),   # "we decided against Velero"
@@ -4495,13 +4497,14 @@ class _Observer:
         its match) drops the agent's claims about the same thing. One that names none of them
         in words of their own ("I was wrong about the timeout", said of "the upload times
         out") takes back the agent's last claim of an `earlier` message; a bare "Actually,
-        ..." does not."""
+        ..." does not. The claims taken back."""
         claims = [c for c in self.out if c.kind.startswith("assistant") and c.type in _CLAIM_TYPES]
         said = [c for c in claims if _overlaps(c.text, s)]
         if not said and turned.group().strip(" ,:").lower() not in _WEAK_OVERTURNS:
             said = [c for c in claims if c in earlier][-1:]
         for c in said:
             self.out.remove(c)
+        return said
 
     def event(self, ev):
         if ev.role == "call":
@@ -4570,11 +4573,16 @@ class _Observer:
             context["request"] = _clip(title or sentences[0][0], 160)
         turn = _PersonTurn(context.pop("asked", ""), context.pop("answer", ""))
         kept = self._kept(sentences, ts)
+        reopened = False
+        for s, _h in sentences:  # "that's not the cause": the agent's report taken back
+            turned = _says("overturn", s)
+            if turned and s[-1:] not in "?？":
+                reopened = self.overturn(s, turned, claimed) or reopened
         persists = self._still_there([s for s, _h in sentences] or [text.strip()], claimed)
         for s, heading in sentences:
             if s not in persists and not _looks_like_noise(s) and s not in kept:
                 self._person_sentence(turn, s, heading, ts)
-        if persists:  # the same problem, said again: open once more, in its first words
+        if (persists or reopened) and self.problem:  # the same problem: open once more
             turn.problems.insert(0, self.problem)
         if turn.problems:
             self.problem = " ".join(turn.problems)

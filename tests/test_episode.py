@@ -403,6 +403,30 @@ def test_a_fix_the_person_reports_did_not_work_is_not_told_and_the_problem_stays
         assert "raising the timeout" in told and said.split(".")[-2][-10:] in told
 
 
+def test_the_person_saying_the_agent_s_cause_is_wrong_takes_its_fix_back():
+    claim = [Event("user", "The nightly export to S3 fails half of the time."),
+             Event("call", "edit", tool="Edit", files=["jobs/export.py"]),
+             Event("assistant", "The export fails because the upload times out on large files; fixed by "
+                                "raising the timeout in `jobs/export.py` to 300 seconds.")]
+    mems = compress_heuristic(claim + [
+        Event("user", "That's not the real cause, the timeout was already 600 seconds."),
+        Event("call", "edit", tool="Edit", files=["jobs/upload.py"]),
+        Event("assistant", "The bucket policy denies multipart uploads; fixed by switching "
+                           "`jobs/upload.py` to single-part uploads.")], final=True)
+    [bug] = [m.text for m in mems if m.type == "bug"]
+    assert bug.startswith("The nightly export to S3 fails") and "bucket policy" in bug
+    assert "raising the timeout" not in bug
+    # a correction of a diagnosis is what the person knows, not how work is done here
+    # (and the problem is open again)
+    m, todo = compress_heuristic(claim + [Event("user", "No, that's wrong: the timeout is not the "
+                                                        "cause, the bucket policy is.")], final=True)
+    assert (m.type, m.extra["by"]) == ("fact", "person")
+    assert todo.text == "Unresolved: The nightly export to S3 fails half of the time."
+    # "Actually, ..." asking for more takes nothing back
+    mems = compress_heuristic(claim + [Event("user", "Actually, can you also log each upload?")])
+    assert [m.type for m in mems] == ["bug"]
+
+
 def test_a_bug_story_is_judged_on_the_agent_s_words_not_the_person_s_that_lead_it():
     # "Let's look at ..." is the person's request; the story after it is no plan of the agent's
     [bug] = compress_heuristic([
