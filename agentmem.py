@@ -4192,6 +4192,12 @@ def _overlaps(a, b):
     return shared >= _OVERLAP_WORDS or shared >= _OVERLAP_SHARE * min(len(ta), len(tb))
 
 
+# a command that undoes the changes to files (its paths follow), or to all of them
+_REVERT_REGEX = _LazyRegex(
+    r"\bgit\s+(?:(?:checkout\s+(?:HEAD\s+)?--|restore(?!.*--staged))\s+([^;&|\n]*)|reset\s+--hard\b)"
+)
+
+
 # the person asking that something be kept ("remember we deploy from the release branch", "... -
 # update your memory accordingly"): what they said with it is standing, by their own word
 _KEEP_THIS_REGEX = _LazyRegex(
@@ -4449,6 +4455,7 @@ class _Observer:
         # person spoke, made by the agent
         self.objection = None  # (words, ts) of the person's last message, until the agent answers
         self.turns = 0  # messages of the person so far
+        self.committed = False  # a commit since the person last spoke
 
     def add(self, kind, mtype, text, files=(), ts="", tags=(), own=None):
         """Keep one candidate, unless it cannot stand as a memory (_unfit: judged on `own`,
@@ -4512,6 +4519,9 @@ class _Observer:
                 self.turn_files += [_relative_file(f, self.cwd) for f in ev.files]
                 if self.context.get("problem_open"):  # a change made in reply: not unresolved
                     self.context["problem_answered"] = True
+            command = ev.text or ""
+            self.committed = self.committed or "git commit" in command
+            self._reverted(_REVERT_REGEX.search(command))
         elif ev.role == "summary":
             self.context.setdefault("title", _clip(ev.text, 160))
         elif ev.role == "user" and ev.tool == "answer":  # what they chose when the agent asked
@@ -4552,7 +4562,7 @@ class _Observer:
         context = self.context
         claimed = [c for c, _said in self.unsettled if c.type == "bug" and c.fixed]
         self.settle()
-        self.turn_user, self.turn_files = [], []
+        self.turn_user, self.turn_files, self.committed = [], [], False
         text = _typed_words(text)  # a command's template or a pasted document is not their words
         turned = _turned_from(text)  # the person turning away from what they chose before
         if turned:
@@ -4587,6 +4597,20 @@ class _Observer:
         if turn.problems:
             self.problem = " ".join(turn.problems)
             context["problem_open"], context["problem_answered"] = True, False
+
+    def _reverted(self, undo):
+        """A command undoing changes (`git checkout -- F`, `git restore F`, `git reset --hard`)
+        takes back the fixes the agent claimed since the person spoke that edited those files
+        (any, for all of them): the problem is open again. Once committed, a fix stays."""
+        if not undo or self.committed:
+            return
+        paths = [w for w in (undo.group(1) or ".").split() if not w.startswith("-")]
+        whole = "." in paths
+        for c, _said in self.unsettled:
+            named = [f for f in c.files if any(f.endswith(p.lstrip("./")) for p in paths)]
+            if c.type == "bug" and c.fixed and c in self.out and (whole or named):
+                self.out.remove(c)
+                self.context["problem_open"] = bool(self.problem)
 
     def _still_there(self, sentences, claimed):
         """The sentences that report the known problem still there ("Still failing.", "Same

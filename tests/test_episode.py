@@ -427,6 +427,28 @@ def test_the_person_saying_the_agent_s_cause_is_wrong_takes_its_fix_back():
     assert [m.type for m in mems] == ["bug"]
 
 
+def test_a_fix_the_agent_undid_with_git_is_not_told_unless_it_was_committed_first():
+    tried = [Event("user", "The nightly export to S3 fails half of the time."),
+             Event("call", "edit", tool="Edit", files=["jobs/export.py"]),
+             Event("assistant", "The export fails because the upload times out on large files; fixed by "
+                                "raising the timeout in `jobs/export.py` to 300 seconds."),
+             Event("call", "pytest tests/test_export.py", tool="Bash")]
+    fixed = [Event("call", "edit", tool="Edit", files=["jobs/creds.py"]),
+             Event("assistant", "The IAM session token expires mid-run; fixed by refreshing credentials "
+                                "in `jobs/creds.py` before each upload.")]
+
+    def bugs(*between):
+        return [m.text for m in compress_heuristic(tried + [Event("call", c, tool="Bash") for c in between]
+                                                   + fixed, final=True) if m.type == "bug"]
+    for undo in ("git checkout -- jobs/export.py", "git restore jobs/export.py", "git reset --hard"):
+        [bug] = bugs(undo)
+        assert bug.startswith("The nightly export to S3 fails") and "IAM session token" in bug, undo
+    # another file undone, only unstaged, or the fix committed first: the fix stays
+    for between in (["git checkout -- jobs/other.py"], ["git restore --staged jobs/export.py"],
+                    ["git commit -am 'Raise the upload timeout'", "git reset --hard"]):
+        assert any("raising the timeout" in b for b in bugs(*between)), between
+
+
 def test_a_bug_story_is_judged_on_the_agent_s_words_not_the_person_s_that_lead_it():
     # "Let's look at ..." is the person's request; the story after it is no plan of the agent's
     [bug] = compress_heuristic([
