@@ -3446,6 +3446,14 @@ _OBSERVER_PHRASES = {
         ("word", "ru", r"больше не ; убираем ; убери ; отказываемся ; переходим"),
         ("word", "zh", r"改用 ; 换成 ; 換成 ; 不再 ; やめ"),
     ),
+    # the person changing their mind about what they chose before
+    "reverse": (
+        ("start", "en", r"forget (about )?(?!to\b)\w+ ; scratch that ; never mind ; on second thought"),
+        ("start", "en", r"change of plans?"),
+        ("word", "en", r"(not|no|won't|don't) \w+( \w+)? after all"),
+        ("start", "ru", r"забудь(те)? ; передумал* ; отбой"),
+        ("start", "zh", r"算了 ; 不用了"),
+    ),
     # the person turning something down, or a dead end either of you hit
     # something tried that failed, or an option turned down for good: a dead end
     "reject": (
@@ -4155,14 +4163,20 @@ _NEGATED_REGEX = _LazyRegex(
 )
 
 
+# what a sentence puts something else in place of: the words after "instead of"
+_INSTEAD_REGEX = _LazyRegex(
+    r"\b(?:instead of|rather than|in place of|вместо)\s+(\S+(?:\s+\S+)?)", re.I
+)
+_TURNING = ("turn-away", "refuse", "reject", "decided-against", "reverse")
+
+
 def _turned_from(text):
     """The words of each sentence of the person's that turns away from something (refuses
     it, rejects it, decides otherwise, drops it for something else); never a question."""
     return [
         _content_terms(s)
         for s, _heading in _split_sentences(text)
-        if not s.endswith(("?", "？"))
-        and any(_says(c, s) for c in ("turn-away", "refuse", "reject", "decided-against"))
+        if not s.endswith(("?", "？")) and any(_says(c, s) for c in _TURNING)
     ]
 
 
@@ -4564,14 +4578,7 @@ class _Observer:
         self.settle()
         self.turn_user, self.turn_files, self.committed = [], [], False
         text = _typed_words(text)  # a command's template or a pasted document is not their words
-        turned = _turned_from(text)  # the person turning away from what they chose before
-        if turned:
-            self.out = [
-                c
-                for c in self.out
-                if c.type not in ("decision", "convention")
-                or not _turned_from_claim(turned, c.text)
-            ]
+        self._turn_away(text)
         text = re.sub(r"[ \t]*\\\n", "\n", text)  # a line typed on with "\" and Enter
         self.turns += 1
         sentences = _split_sentences(text)
@@ -4611,6 +4618,28 @@ class _Observer:
             if c.type == "bug" and c.fixed and c in self.out and (whole or named):
                 self.out.remove(c)
                 self.context["problem_open"] = bool(self.problem)
+
+    def _turn_away(self, text):
+        """The person turning away from what they chose before: the decisions and conventions
+        a sentence that turns away says all the words of (_turned_from_claim); of their own
+        that share two words with a sentence, the last one when it says they changed their
+        mind ("On second thought, keep the session cache in memory"), and those that say what
+        it puts something else in place of ("Use Memcached instead of Redis ...")."""
+        turned = _turned_from(text)
+        chosen = [c for c in self.out if c.type in ("decision", "convention")]
+        gone = [c for c in chosen if turned and _turned_from_claim(turned, c.text)]
+        changed = _says("reverse", text) or _INSTEAD_REGEX.search(text)
+        for s, _h in _split_sentences(text) if changed else ():
+            terms = _content_terms(s)
+            mine = [
+                c
+                for c in chosen
+                if c.kind.startswith("user") and len(terms & _content_terms(c.text)) >= 2
+            ]
+            gone += mine[-1:] if _says("reverse", s) else []
+            lost = {t for m in _INSTEAD_REGEX.finditer(s) for t in _content_terms(m.group(1))}
+            gone += [c for c in mine if lost & _content_terms(c.text)]
+        self.out = [c for c in self.out if c not in gone]
 
     def _still_there(self, sentences, claimed):
         """The sentences that report the known problem still there ("Still failing.", "Same

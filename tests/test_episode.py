@@ -449,6 +449,24 @@ def test_a_fix_the_agent_undid_with_git_is_not_told_unless_it_was_committed_firs
         assert any("raising the timeout" in b for b in bugs(*between)), between
 
 
+def test_a_decision_the_person_changed_their_mind_about_is_not_kept():
+    first = [Event("user", "Let's use Redis for the session cache."),
+             Event("assistant", "OK, I will add Redis as the session cache.")]
+    for later in ("Forget Redis, use an in-memory LRU for the session cache.",
+                  "Scratch that, no Redis: an in-memory LRU is enough for the session cache.",
+                  "On second thought, keep the session cache in memory with an LRU.",
+                  "Let's not use Redis after all, the session cache stays in memory.",
+                  "Use Memcached instead of Redis for the session cache.",
+                  "Передумал: забудь про Redis для session cache."):
+        told = [m.text for m in compress_heuristic(first + [Event("user", later)], final=True)]
+        assert not any("Let's use Redis" in t for t in told), later
+    # a reminder, or "instead of" something the decision does not say, takes nothing back
+    for later in ("Don't forget to set a TTL on the session cache.",
+                  "Also give the session cache two replicas instead of one."):
+        told = [m.text for m in compress_heuristic(first + [Event("user", later)], final=True)]
+        assert "Let's use Redis for the session cache." in told, later
+
+
 def test_a_bug_story_is_judged_on_the_agent_s_words_not_the_person_s_that_lead_it():
     # "Let's look at ..." is the person's request; the story after it is no plan of the agent's
     [bug] = compress_heuristic([
