@@ -3448,8 +3448,8 @@ _OBSERVER_PHRASES = {
     ),
     # the person changing their mind about what they chose before
     "reverse": (
-        ("start", "en", r"forget (about )?(?!to\b)\w+ ; scratch that ; never mind ; on second thought"),
-        ("start", "en", r"change of plans?"),
+        ("start", "en", r"forget (about )?(?!to\b)\w+ ; scratch that ; never mind"),
+        ("start", "en", r"on second thought ; change of plans?"),
         ("word", "en", r"(not|no|won't|don't) \w+( \w+)? after all"),
         ("start", "ru", r"забудь(те)? ; передумал* ; отбой"),
         ("start", "zh", r"算了 ; 不用了"),
