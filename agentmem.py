@@ -3959,7 +3959,7 @@ _SAME_SUBJECT = ((3, 0.6), (5, 0.4))
 _OVERLAP_WORDS, _OVERLAP_SHARE = 3, 0.5
 _CLAIM_TYPES = ("bug", "fact", "decision", "dead-end")
 _UNRESOLVED = "Unresolved: "  # what a problem the session left open is told as, a todo
-_CLAIMS_KEPT = 8  # the agent's last claims a capture hands the next one, to be taken back
+_CLAIMS_KEPT = 8  # the last claims a capture hands the next one (a later word may take them back)
 # What a statement says that keeps it from being a typed memory, first match wins:
 # (whose kinds, of which types or None for all, concept ('?' a question mark), unless the text
 # says this concept ('named': names something itself), why)
@@ -4455,7 +4455,7 @@ class _Observer:
     def __init__(self, info=None, context=None):
         self.cwd = (info or {}).get("cwd") or ""
         self.context = context if context is not None else {}
-        # the agent's claims an earlier capture of this session stored (Codex's Stop hook
+        # the claims and choices an earlier capture of this session stored (Codex's Stop hook
         # captures each turn): a later word may still take them back (memories: "retracted")
         self.stored = [_Candidate(*c) for c in self.context.pop("claims", [])]
         for c in self.stored:
@@ -4480,16 +4480,20 @@ class _Observer:
         by_agent = kind.startswith("assistant")
         terms = _content_terms(text)
         for c in list(self.out):
-            if c.type == mtype and (c.text == text or text in c.text):
+            same = c.type == mtype and (c.text == text or text in c.text)
+            if c in self.stored:  # said again: stored again (seen once more), not replaced
+                pass
+            elif same:
                 return None
-            if (
+            elif (
                 c.type == mtype
                 and by_agent
                 and len(terms & _content_terms(c.text)) >= _RESTATED_SHARE * len(terms)
             ):
                 return None  # the agent's recap of what is already kept
             if (
-                by_agent
+                not same
+                and by_agent
                 and c.kind.startswith("assistant")
                 and c.type in _CLAIM_TYPES
                 and mtype in _CLAIM_TYPES
@@ -4933,19 +4937,26 @@ class _Observer:
         answered = self.context.get("problem_answered")
         if final and self.problem and self.context.get("problem_open") and not answered:
             self.add("open-problem", "todo", _UNRESOLVED + self.problem)  # open, if resumed
-        claims = [c for c in self.out if c.kind.startswith("assistant") and c.type in _CLAIM_TYPES]
+        claims = [c for c in self.out if c.type in _CLAIM_TYPES + ("convention",)]
         self.context["claims"] = [[c.kind, c.type, c.text] for c in claims[-_CLAIMS_KEPT:]]
-        self.context["retracted"] = [[c.type, c.text] for c in self.stored if c not in self.out]
+        self.context["retracted"] = [
+            [c.type, c.text, _by_of(c.kind)] for c in self.stored if c not in self.out
+        ]
         memories = []
         for c in self.out:
             if c in self.stored:
                 continue  # stored by an earlier capture
             if c.kind == "assistant-todo" and not (final and c.turn == self.turns):
                 continue  # "next steps" of a turn the session went on past: the episode has them
-            by = "person" if c.kind.startswith(("user", "open")) else "final"
+            by = _by_of(c.kind)
             fields = dict(files=c.files, tags=c.tags, created=c.ts)
             memories.append(_observed(c.text, c.type, c.kind, by, **fields))
         return memories
+
+
+def _by_of(kind):
+    """What a candidate of this kind rests on: the person's words, or the session's final word."""
+    return "person" if kind.startswith(("user", "open")) else "final"
 
 
 def _markdown_sections(text):
@@ -9822,12 +9833,12 @@ class _Capture:
 
     def _retract(self, session, retracted):
         """Forget what an earlier capture of the session stored of the agent's claims the
-        session took back since (a retraction, the person's "still failing"): [(type, text)]."""
-        for mtype, text in retracted:
+        session took back since (a retraction, the person's "still failing"): [(type, text, by)]."""
+        for mtype, text, by in retracted:
             with contextlib.suppress(AgentmemError):
                 said = self.store.prepare(Memory(text, type=mtype)).text
                 for m in self.store.index().of_session(session):
-                    if (m.type, m.text, m.extra.get("by")) == (mtype, said, "final"):
+                    if (m.type, m.text, m.extra.get("by")) == (mtype, said, by):
                         self.store.forget(m.id)
 
     def _add_earlier_passes(self, memories, session):

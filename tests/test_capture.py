@@ -78,6 +78,21 @@ def test_a_claim_stored_at_one_turn_is_taken_back_by_a_later_turn_s_word(store, 
     assert "times out" not in bug
 
 
+def test_a_decision_stored_at_one_turn_is_taken_back_when_the_person_changes_their_mind(store, tmp_path):
+    path = tmp_path / "mind.jsonl"
+    turns = [("user", "Let's use Redis for the session cache."),
+             ("assistant", "OK, I will add Redis as the session cache."),
+             ("user", "Forget Redis, use an in-memory LRU for the session cache."),
+             ("assistant", "Done: an in-memory LRU holds the sessions now.")]
+    hook = hook_json("sess-mind", path, event="Stop")
+    told = []
+    for n in (2, 4):
+        path.write_text(render_claude(turns[:n], "sess-mind"))
+        am("capture", "--sync", input=hook, check=0)
+        told.append([m["text"] for m in export(store) if m["type"] == "decision"])
+    assert told == [["Let's use Redis for the session cache."], []]
+
+
 def test_the_last_message_counts_when_the_transcript_lags(store, tmp_path):
     path = tmp_path / "lag.jsonl"
     path.write_text(render_claude([("user", "The login page returns 500 after deploy.")], "sess-lag"))
