@@ -9832,13 +9832,15 @@ class _Capture:
         )
 
     def _retract(self, session, retracted):
-        """Forget what an earlier capture of the session stored of the agent's claims the
-        session took back since (a retraction, the person's "still failing"): [(type, text, by)]."""
+        """Forget what an earlier capture of the session stored of the claims the session took
+        back since (a retraction, the person's "still failing"): [(type, text, by)]. One a
+        person reviewed or edited since is theirs: it stays."""
         for mtype, text, by in retracted:
             with contextlib.suppress(AgentmemError):
                 said = self.store.prepare(Memory(text, type=mtype)).text
                 for m in self.store.index().of_session(session):
-                    if (m.type, m.text, m.extra.get("by")) == (mtype, said, by):
+                    held = (m.type, m.text, m.extra.get("by"), m.extra.get("reviewed"))
+                    if held == (mtype, said, by, None):
                         self.store.forget(m.id)
 
     def _add_earlier_passes(self, memories, session):
@@ -12819,7 +12821,7 @@ def _cmd_list(args):
         _json_out([m.to_dict() for m in mems])
         return 0
     if not mems:
-        _err("no memories yet in %s" % store.root)
+        _err("no %smemories yet in %s" % ("such " if args.type else "", store.root))
     for m in mems:
         _out("%s  %-10s %s  %s" % (m.id, m.type, (m.updated or m.created)[:10], _short(m.text, 90)))
     return 0
