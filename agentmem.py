@@ -4783,6 +4783,9 @@ class _Observer:
             turned = _says("overturn", s)
             if turned:
                 self.overturn(s, turned, earlier)
+            if _reports_change(s):  # a todo left at an earlier turn, done now
+                done = [c for c in earlier if c.type == "todo" and _same_subject(c.text, s)]
+                self.out = [c for c in self.out if c not in done or c.turn == self.turns]
             self._agent_sentence(turn, s, heading or "", ts)
         self._agent_bug(turn, ts)
 

@@ -467,6 +467,19 @@ def test_a_decision_the_person_changed_their_mind_about_is_not_kept():
         assert "Let's use Redis for the session cache." in told, later
 
 
+def test_a_todo_the_session_did_later_is_not_left_open():
+    def todos(report):
+        return [m.text for m in compress_heuristic([
+            Event("user", "TODO: add retries to the webhook sender, later."),
+            Event("assistant", "Noted."),
+            Event("user", "Now add the retries to the webhook sender."),
+            Event("call", "edit", tool="Edit", files=["webhook/sender.py"]),
+            Event("assistant", report)], final=True) if m.type == "todo"]
+    assert todos("Added three retries with exponential backoff to the webhook sender.") == []
+    assert todos("Added a timeout of 10 seconds to the billing client.") == [
+        "TODO: add retries to the webhook sender, later."]
+
+
 def test_a_bug_story_is_judged_on_the_agent_s_words_not_the_person_s_that_lead_it():
     # "Let's look at ..." is the person's request; the story after it is no plan of the agent's
     [bug] = compress_heuristic([
