@@ -4465,8 +4465,8 @@ class _Observer:
         self.turn_files = []  # files edited since the person last spoke
         self.problem = self.context.get("problem") or ""
         self.said = 0  # messages of the agent so far
-        self.unsettled = [(c, 0) for c in self.stored]  # [(candidate, message)] since the
-        # person spoke, made by the agent
+        # [(candidate, message)] the agent made since the person spoke
+        self.unsettled = [(c, 0) for c in self.stored]
         self.objection = None  # (words, ts) of the person's last message, until the agent answers
         self.turns = 0  # messages of the person so far
         self.committed = False  # a commit since the person last spoke
@@ -4597,7 +4597,8 @@ class _Observer:
         reopened = False
         for s, _h in sentences:  # "that's not the cause": the agent's report taken back
             turned = _says("overturn", s)
-            if turned and s[-1:] not in "?？":
+            weak = turned and turned.group().strip(" ,:").lower() in _WEAK_OVERTURNS
+            if turned and not weak and s[-1:] not in "?？":
                 reopened = self.overturn(s, turned, claimed) or reopened
         persists = self._still_there([s for s, _h in sentences] or [text.strip()], claimed)
         for s, heading in sentences:
@@ -4622,6 +4623,7 @@ class _Observer:
             if c.type == "bug" and c.fixed and c in self.out and (whole or named):
                 self.out.remove(c)
                 self.context["problem_open"] = bool(self.problem)
+                self.context["problem_answered"] = False
 
     def _turn_away(self, text):
         """The person turning away from what they chose before: the decisions and conventions
@@ -4655,15 +4657,10 @@ class _Observer:
             if not (self.problem or claimed) or not _says("persists", s) or s[-1:] in "?？":
                 continue
             rest = _content_terms(_phrase("persists").sub(" ", s))
-            about = [
-                k
-                for k in [self.problem] + claimed
-                if k and _speaks_of(getattr(k, "text", k), s, rest)
-            ]
-            for c in claimed:
-                if c in about and c in self.out:
-                    self.out.remove(c)
-            said += [s] if about else []
+            disproved = [c for c in claimed if _speaks_of(c.text, s, rest)]
+            self.out = [c for c in self.out if c not in disproved]
+            if disproved or self.problem and _speaks_of(self.problem, s, rest):
+                said.append(s)
         return said
 
     def _kept(self, sentences, ts):
