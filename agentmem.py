@@ -7920,7 +7920,7 @@ class Store:
             results.append((old, "unchanged"))
             return True
         m.path, m.line, m.created = old.path, old.line, old.created
-        m.updated = _now_iso()
+        m.updated = m.updated or _now_iso()
         touched.setdefault(old.path, {})[old.id] = m
         results.append((m, "updated"))
         return True
@@ -9873,6 +9873,8 @@ class _Capture:
         summary = _session_summary(memories, context, info) if events else None
         if summary:
             s = _observed(summary, "summary", "summary", id=_derived_id("summary", session))
+            last = _parse_time(next((e.ts for e in reversed(events) if e.ts), ""))
+            s.updated = _now_iso(last) if last else ""  # the session's last word, not today
             memories = memories + [s]
         for m in memories:
             slot = m.extra.get("slot")  # one memory a session keeps up to date

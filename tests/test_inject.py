@@ -388,6 +388,7 @@ def test_a_problem_left_unresolved_is_not_told_once_the_resumed_session_fixed_it
     am("capture", "--sync", input=hook_json("sess-r", path), check=0)
     told = context()
     assert "single-part uploads" in told and "Unresolved" not in told
+    assert "· summary · 2026-11-20]" in told         # the digest is dated by the session, not today
 
 
 def test_a_passage_the_session_took_back_is_told_with_its_later_word_after_it(store, tmp_path):
