@@ -158,8 +158,14 @@ def test_three_corrections_of_one_habit_propose_a_rule_that_leads_inject_once_pr
     assert rules["active"] == [] and len(rules["proposed"]) == 1
     [proposal] = rules["proposed"]
     assert "structured logger" in proposal["text"] and proposal["corrections"] == 3
+    listed = am("rules", cwd=repo).stdout                                      # what a person reads
+    assert "active rules (lead every inject): 0" in listed and "agentmem rules promote ID" in listed
+    assert "%s  " % proposal["id"] in listed and "(corrected 3 times)" in listed
     assert "## Rules" not in am("inject", "--format", "text", cwd=repo).stdout
     am("rules", "promote", proposal["id"], cwd=repo, check=0)
+    listed = am("rules", cwd=repo).stdout
+    assert "active rules (lead every inject): 1\n  %s  " % proposal["id"] in listed
+    assert "proposed: 0" in listed
     told = am("inject", "--format", "text", cwd=repo).stdout
     notes = told.split("agentmem-notes\n", 1)[1]
     assert notes.startswith("## Rules\n- [%s · rule" % proposal["id"])             # it leads
