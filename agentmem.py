@@ -4582,7 +4582,7 @@ class _Observer:
         self.settle()
         self.turn_user, self.turn_files, self.committed = [], [], False
         text = _typed_words(text)  # a command's template or a pasted document is not their words
-        self._turn_away(text)
+        self._turn_away(text, ts)
         text = re.sub(r"[ \t]*\\\n", "\n", text)  # a line typed on with "\" and Enter
         self.turns += 1
         sentences = _split_sentences(text)
@@ -4625,12 +4625,13 @@ class _Observer:
                 self.context["problem_open"] = bool(self.problem)
                 self.context["problem_answered"] = False
 
-    def _turn_away(self, text):
+    def _turn_away(self, text, ts):
         """The person turning away from what they chose before: the decisions and conventions
         a sentence that turns away says all the words of (_turned_from_claim); of their own
         that share two words with a sentence, the last one when it says they changed their
         mind ("On second thought, keep the session cache in memory"), and those that say what
-        it puts something else in place of ("Use Memcached instead of Redis ...")."""
+        it puts something else in place of ("Use Memcached instead of Redis ..."). Such a
+        sentence is their decision now, in the place of the one it took back."""
         turned = _turned_from(text)
         chosen = [c for c in self.out if c.type in ("decision", "convention")]
         gone = [c for c in chosen if turned and _turned_from_claim(turned, c.text)]
@@ -4642,9 +4643,15 @@ class _Observer:
                 for c in chosen
                 if c.kind.startswith("user") and len(terms & _content_terms(c.text)) >= 2
             ]
-            gone += mine[-1:] if _says("reverse", s) else []
             lost = {t for m in _INSTEAD_REGEX.finditer(s) for t in _content_terms(m.group(1))}
-            gone += [c for c in mine if lost & _content_terms(c.text)]
+            took = (
+                mine[-1:]
+                if _says("reverse", s)
+                else [c for c in mine if lost & _content_terms(c.text)]
+            )
+            self.out = [c for c in self.out if c not in took]
+            if took:
+                self.add("user-decision", "decision", s, ts=ts)
         self.out = [c for c in self.out if c not in gone]
 
     def _still_there(self, sentences, claimed):

@@ -94,7 +94,8 @@ def test_a_decision_stored_at_one_turn_is_taken_back_when_the_person_changes_the
         path.write_text(render_claude(turns[:n], "sess-mind"))
         am("capture", "--sync", input=hook, check=0)
         told.append([m["text"] for m in export(store) if m["type"] == "decision"])
-    assert told == [["Let's use Redis for the session cache."], []]
+    assert told == [["Let's use Redis for the session cache."],
+                    ["Forget Redis, use an in-memory LRU for the session cache."]]
 
 
 def test_the_last_message_counts_when_the_transcript_lags(store, tmp_path):

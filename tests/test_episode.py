@@ -460,6 +460,10 @@ def test_a_decision_the_person_changed_their_mind_about_is_not_kept():
                   "Передумал: забудь про Redis для session cache."):
         told = [m.text for m in compress_heuristic(first + [Event("user", later)], final=True)]
         assert not any("Let's use Redis" in t for t in told), later
+        assert told == [later], told                                   # their choice now
+    # a change of mind that names nothing the decision said takes nothing back
+    told = [m.text for m in compress_heuristic(first + [Event("user", "Never mind, keep it.")])]
+    assert told == ["Let's use Redis for the session cache."]
     # a reminder, or "instead of" something the decision does not say, takes nothing back
     for later in ("Don't forget to set a TTL on the session cache.",
                   "Also give the session cache two replicas instead of one."):
