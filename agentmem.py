@@ -4457,7 +4457,12 @@ class _Observer:
         self.context = context if context is not None else {}
         # the claims and choices an earlier capture of this session stored (Codex's Stop hook
         # captures each turn): a later word may still take them back (memories: "retracted")
-        self.stored = [_Candidate(*c) for c in self.context.pop("claims", [])]
+        claims = self.context.pop("claims", None)
+        self.stored = [  # a state file written by hand or by another version: what reads
+            _Candidate(*c[:3])
+            for c in (claims if isinstance(claims, list) else ())
+            if isinstance(c, list) and len(c) >= 3 and all(isinstance(x, str) for x in c[:3])
+        ]
         for c in self.stored:
             c.fixed = True
         self.out = list(self.stored)  # [_Candidate]
@@ -10249,13 +10254,15 @@ def _undone_since(m, ran):
     )
 
 
-def _changes_reported(digests, idx):
+def _changes_reported(digests, idx, todos):
     """[(memory, line)] of what sessions say they did: the digests' lines that say a change
-    was made (_reports_change), and the newest bugs fixed."""
+    was made (_reports_change), and, when one of the `todos` is an Unresolved problem, the
+    newest bugs fixed (read only then: SessionStart runs this every time)."""
     lines = (
         (d, _RECORD_LABEL_REGEX.sub("", ln.strip())) for d in digests for ln in d.text.split("\n")
     )
-    fixed = idx.top(("bug",), limit=_DIGESTS_READ, newest=True)
+    unresolved = any(t.text.startswith(_UNRESOLVED) for t in todos)
+    fixed = idx.top(("bug",), limit=_DIGESTS_READ, newest=True) if unresolved else ()
     return [(d, line) for d, line in lines if _reports_change(line)] + [(b, b.text) for b in fixed]
 
 
@@ -10368,7 +10375,7 @@ def _build_context(
     section("How to work here", _newest_of_slots(facts)[:_SETUP_FACTS])
     digests = idx.top(("summary",), limit=_DIGESTS_READ, newest=True)
     digests = [d for d in digests if not session or d.session != session]
-    reported = _changes_reported(digests, idx)
+    reported = _changes_reported(digests, idx, todos)
     todos = [m for m in todos if not _undone_since(m, ran) and not _done_since(m, reported)]
     section("Open todos", todos)
     section("Last session", digests[:1], flag_stale=False)
@@ -10754,7 +10761,7 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
             found.append((share, h.memory, passage))
     if any(m.type == "todo" for _s, m, _p in found):  # one a later session did is not open
         digests = store.index().top(("summary",), limit=_DIGESTS_READ, newest=True)
-        done = _changes_reported(digests, store.index())
+        done = _changes_reported(digests, store.index(), [m for _s, m, _p in found])
         found = [x for x in found if x[1].type != "todo" or not _done_since(x[1], done)]
     found = sorted(found, key=lambda x: -x[0])[:_PROMPT_PASSAGES]
     later = _taken_up(found, hits, weights)[: _PROMPT_PASSAGES - 1]  # in the weakest's place

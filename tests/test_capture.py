@@ -294,7 +294,8 @@ def test_a_capture_state_that_is_amiss_is_started_over_not_fatal(store, tmp_path
     path.write_text(render_claude(STEPS_EN, "sess-state"))
     (store / "local").mkdir(parents=True)
     for state in ({"transcripts": []}, {"transcripts": {str(path): {"offset": "x"}}},
-                  {"transcripts": {str(path): {"offset": 0, "seen": [["not", "a", "key"]]}}}):
+                  {"transcripts": {str(path): {"offset": 0, "seen": [["not", "a", "key"]]}}},
+                  {"transcripts": {str(path): {"offset": 0, "context": {"claims": [5, ["a"], [1, 2, 3]]}}}}):
         (store / "local" / "capture-state.json").write_text(json.dumps(state))
         p = am("capture", "--transcript", str(path))
         assert p.returncode == 0 and "captured" in p.stdout, p.stderr
