@@ -1834,6 +1834,13 @@ _SECRET_PATTERNS = (
      lambda m: m.group(1) + m.group(2) + ("[REDACTED]" if _strong_secret(
          m.group(3), _PASSWORD_MIN_CHARS if m.group(1)[:4].lower() == "pass" else _SECRET_MIN_CHARS)
          else m.group(3))),
+    # ... or before its name: "use Xy9kL2mPq7 as the admin password", "... is our API token"
+    (("key", "token", "secret", "password", "passphrase"),
+     r"(?i)(?<![\w\[])([^\s\"'`,;()\[\]]{%d,128})(\s+(?:is|as)\s+(?:(?:my|the|our|your|an?)\s+)?"
+     r"(?:[\w'\-]+\s+){0,2}(pass(?:word|phrase)|secret|token|(?:api|secret|access)\s+key))\b"
+     % _PASSWORD_MIN_CHARS,
+     lambda m: ("[REDACTED]" if _strong_secret(m.group(1), _PASSWORD_MIN_CHARS
+         if m.group(3)[:4].lower() == "pass" else _SECRET_MIN_CHARS) else m.group(1)) + m.group(2)),
     # ... or in another language: the value after the name, a word or two, and a sign
     (tuple(n.replace("_", " ") for n in (_PASSWORD_NAMES + " " + _SECRET_NAMES).split()),
      r"(?i)((?:(%s)|(%s))[\"'`]?(?:[^\S\n]+[^\s:=：]+){0,2}?[^\S\n]*"

@@ -312,6 +312,8 @@ def test_a_secret_the_person_pastes_reaches_no_file_of_the_store(store, tmp_path
     ("secret_key_base: 8f7e6d5c4b3a29180f7e6d5c4b3a29180f7e6d5c4b3a2918", "8f7e6d5c4b3a"),
     ("Log in to the staging admin with password Summer2024! for now", "Summer2024"),
     ("Set the password to Kx7#mQ2p in the router", "Kx7#mQ2p"),
+    ("Use Kx7#mQ2p9 as the router's admin password", "Kx7#mQ2p9"),
+    ("Zq8pL2vN9xR4tY7wK1mB3cD6 is our staging API key", "Zq8pL2vN9x"),
     ("sshpass -p 'Ssh9Pass4Word' ssh deploy@web1", "Ssh9Pass4Word"),
     ("redis-cli -h cache -a Rd9sPass4Word ping", "Rd9sPass4Word"),
     ("openssl enc -aes-256-cbc -k Op9nPass4Word -in backup.tar", "Op9nPass4Word"),
@@ -356,6 +358,7 @@ def test_words_after_a_password_s_name_in_any_language_stay_unless_they_look_lik
 
 @pytest.mark.parametrize("text", [
     "The password field needs a MinLength of 8", "password hashing uses bcrypt",
+    "Use config.yaml as the secret store", "Set TOKEN_TTL_SECONDS as the token lifetime",
     "Reset the password for staging users", "The passphrase prompt appears twice",
 ])
 def test_words_after_password_in_prose_stay_unless_they_look_like_one(text):
