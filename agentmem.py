@@ -9963,8 +9963,8 @@ _ONE_WORD_SHARE = 0.5
 _PROMPT_PASSAGES = 3
 _PROMPT_CANDIDATES = 8  # recall hits whose passages are weighed
 _PROMPT_POOL = 40  # docs FTS5 proposes per ranker for them (recall's 100: the hook's main cost)
-_PROMPT_BUDGET_TOKENS = 400
-_PASSAGE_CHARS = 360  # a quoted passage at most
+_PROMPT_BUDGET_TOKENS = 495  # the whole block's, its framing too: under 2,000 characters
+_PASSAGE_CHARS = 480  # a quoted passage at most
 # SessionStart's sections whose first note the ones before leave room for: what the last
 # session did, however many conventions a store holds (telling the first note of every
 # section instead cost a twelve-project store two tasks of 52: fewer conventions, commands)
@@ -10774,7 +10774,8 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
     later = _taken_up(found, hits, weights)[: _PROMPT_PASSAGES - 1]  # in the weakest's place
     found = found[: _PROMPT_PASSAGES - len(later)] + later
     found.sort(key=lambda x: x[1].created)  # in the order said: the final word last
-    limit, lines = max(200, int(budget) * _CHARS_PER_TOKEN), []
+    preamble = _preamble(store)  # the budget is the whole block's: its framing too
+    limit, lines = max(200, int(budget) * _CHARS_PER_TOKEN - len(preamble) - 40), []
     for _share, m, passage in found:
         bits = [m.id, m.type, (m.updated or m.created)[:10], _evidence(m, passage)]
         flags = ["unsure"] if m.confidence < _UNSURE_CONFIDENCE and m.type != "episode" else []
@@ -10789,7 +10790,7 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
     if not lines:
         return ""
     fence = _fence_for(lines)
-    return "%s\n%s agentmem-notes\n%s\n%s\n" % (_preamble(store), fence, "\n".join(lines), fence)
+    return "%s\n%s agentmem-notes\n%s\n%s\n" % (preamble, fence, "\n".join(lines), fence)
 
 
 ########################################################################
