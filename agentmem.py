@@ -4199,6 +4199,18 @@ def _turned_from_claim(turned, claim):
     return not (_NEGATED_REGEX.search(claim) or _turned_from(claim))
 
 
+def _changes_mind(s, claim):
+    """Whether the person's sentence `s` takes back their `claim` (its words before what the
+    agent added): it shares two of its words and says they changed their mind ("On second
+    thought, ...", "Forget Redis, ..."), or what it puts in the place of the claim's choice
+    ("Use Memcached instead of Redis ..."); never a question."""
+    said = _content_terms(claim.split(" (the agent", 1)[0])
+    if s.rstrip().endswith(("?", "？")) or len(_content_terms(s) & said) < 2:
+        return False
+    lost = {t for m in _INSTEAD_REGEX.finditer(s) for t in _content_terms(m.group(1))}
+    return bool(_says("reverse", s) or lost & said)
+
+
 def _speaks_of(known, s, rest):
     """Whether a short report `s` speaks of a `known` text: it overlaps it, or names at most
     one word it does not say besides `rest`, the report's own words."""
@@ -4649,18 +4661,8 @@ class _Observer:
         gone = [c for c in chosen if turned and _turned_from_claim(turned, c.text)]
         changed = _says("reverse", text) or _INSTEAD_REGEX.search(text)
         for s, _h in _split_sentences(text) if changed else ():
-            terms = _content_terms(s)
-            mine = [
-                c
-                for c in chosen
-                if c.kind.startswith("user") and len(terms & _content_terms(c.text)) >= 2
-            ]
-            lost = {t for m in _INSTEAD_REGEX.finditer(s) for t in _content_terms(m.group(1))}
-            took = (
-                mine[-1:]
-                if _says("reverse", s)
-                else [c for c in mine if lost & _content_terms(c.text)]
-            )
+            mine = [c for c in chosen if c.kind.startswith("user") and _changes_mind(s, c.text)]
+            took = mine[-1:] if _says("reverse", s) else mine
             self.out = [c for c in self.out if c not in took]
             if took:
                 self.add("user-decision", "decision", s, ts=ts)
@@ -7959,8 +7961,11 @@ class Store:
         turning away from a decision of an earlier session replaces it too, in their own
         words (a passage that says all of its words: "Drop RQ and Redis, ... instead")."""
         said = m.extra.get("by") == "words"
-        turned = _turned_from(m.text) if said and m.extra.get("who") == "person" else ()
-        if said and not turned:
+        person = said and m.extra.get("who") == "person"
+        turned = _turned_from(m.text) if person else ()
+        changing = person and (_says("reverse", m.text) or _INSTEAD_REGEX.search(m.text))
+        changed = [s for s, _h in _split_sentences(m.text)] if changing else ()
+        if said and not (turned or changed):
             return None
         if not (said or m.type in ("decision", "convention")) or not _query_terms(m.text):
             return None
@@ -7976,6 +7981,13 @@ class Store:
             ):
                 continue
             if said and o.created < m.created and _turned_from_claim(turned, o.text):
+                return o
+            if (  # ... or changes their mind about a choice of theirs
+                changed
+                and o.created < m.created
+                and o.extra.get("by") == "person"
+                and any(_changes_mind(s, o.text) for s in changed)
+            ):
                 return o
             if (
                 not said

@@ -6,6 +6,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from conftest import AGENTMEM, am
 from sessions import hook_json, render_claude
 
@@ -128,6 +130,28 @@ def test_the_person_turning_away_from_a_decision_later_replaces_it_in_their_own_
     assert "Go with RQ on Redis" not in told and "SKIP LOCKED" in told  # its digest says it
     [old] = [h for h in json.loads(am("list", "--json", cwd=repo).stdout) if h["type"] == "decision"]
     assert "Drop RQ and Redis" in am("show", old["superseded_by"], cwd=repo).stdout
+
+
+@pytest.mark.parametrize("later,replaced", [
+    ("Use Memcached instead of Redis for the session cache.", True),
+    ("On second thought, use an in-memory LRU for the session cache.", True),
+    ("Forget Redis, the session cache should be an in-memory LRU.", True),
+    ("Why not Memcached instead of Redis for the session cache?", False),     # a question
+    ("Also give the session cache two replicas instead of one.", False),      # not what it chose
+    ("Never mind, keep it.", False),                                           # names nothing
+])
+def test_the_person_changing_their_mind_in_a_later_session_replaces_their_decision(
+        tmp_path, monkeypatch, later, replaced):
+    repo = captured_project(tmp_path, monkeypatch)
+    for day, name, said in ((21, "sess-a", "Let's use Redis for the session cache."), (22, "sess-b", later)):
+        path = tmp_path / (name + ".jsonl")
+        steps = [("user", said), ("assistant", "Done: the session cache is set up that way in cache/store.py.")]
+        path.write_text(render_claude(steps, name, cwd=str(repo)).replace("2026-11-20T", "2026-11-%dT" % day))
+        am("capture", "--sync", input=hook_json(name, path, cwd=str(repo)), cwd=repo, check=0)
+    told = am("inject", "--format", "text", cwd=repo).stdout
+    assert ("Let's use Redis for the session cache" not in told) == replaced, told
+    [old] = [h for h in json.loads(am("list", "--json", cwd=repo).stdout) if h["type"] == "decision"]
+    assert bool(old.get("superseded_by")) == replaced
 
 
 def test_two_decisions_on_different_subjects_both_stand(tmp_path, monkeypatch):
