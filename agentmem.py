@@ -3449,7 +3449,8 @@ _OBSERVER_PHRASES = {
     # turning away from what was chosen before (not "instead" alone: "also X instead of Y")
     "turn-away": (
         ("word", "en", r"drop ; rip out ; get rid of ; no longer ; stop using ; forget about"),
-        ("word", "en", r"move (off|away from) ; switch(ing)? (to|from|away|back)"),
+        ("word", "en", r"switch(ing)? (to|from|away|back)"),
+        ("word", "en", r"(mov|switch|migrat)(e|es|ed|ing)?( [\w.\-]+){0,3} (off|away from|from)"),
         ("word", "ru", r"больше не ; убираем ; убери ; отказываемся ; переходим"),
         ("word", "zh", r"改用 ; 换成 ; 換成 ; 不再 ; やめ"),
     ),
@@ -4187,12 +4188,17 @@ def _turned_from(text):
     ]
 
 
+def _their_words(claim):
+    """What the person said of a claim, before what the agent added ("... (the agent: ...)")."""
+    return claim.split(" (the agent", 1)[0]
+
+
 def _turned_from_claim(turned, claim):
     """Whether one of those sentences (_turned_from) says all the words of a claim, or most
     of a long one's (_SAME_SUBJECT's strictest share): it turns away from that claim. A claim
     that itself turns something down ("no manual deploys") is said again that way, not
     turned from ("No more manual deploys, GitHub Actions only")."""
-    ta = _content_terms(claim)
+    ta = _content_terms(_their_words(claim))
     need = max(min(len(ta), 3), _SAME_SUBJECT[0][1] * len(ta))
     if not ta or not any(len(ta & t) >= need for t in turned):
         return False
@@ -4204,7 +4210,7 @@ def _changes_mind(s, claim):
     agent added): it shares two of its words and says they changed their mind ("On second
     thought, ...", "Forget Redis, ..."), or what it puts in the place of the claim's choice
     ("Use Memcached instead of Redis ..."); never a question."""
-    said = _content_terms(claim.split(" (the agent", 1)[0])
+    said = _content_terms(_their_words(claim))
     if s.rstrip().endswith(("?", "？")) or len(_content_terms(s) & said) < 2:
         return False
     lost = {t for m in _INSTEAD_REGEX.finditer(s) for t in _content_terms(m.group(1))}

@@ -139,6 +139,7 @@ def test_the_person_turning_away_from_a_decision_later_replaces_it_in_their_own_
     ("Why not Memcached instead of Redis for the session cache?", False),     # a question
     ("Also give the session cache two replicas instead of one.", False),      # not what it chose
     ("Never mind, keep it.", False),                                           # names nothing
+    ("We moved the session cache off Redis to an in-memory LRU last week.", True),
 ])
 def test_the_person_changing_their_mind_in_a_later_session_replaces_their_decision(
         tmp_path, monkeypatch, later, replaced):
