@@ -3512,6 +3512,9 @@ _OBSERVER_PHRASES = {
         ("start", "en", r"(don't|do not|never|avoid) (use|add|edit|touch|change|commit|push)"),
         ("start", "en", r"(don't|do not|never|avoid) (write|modify|run|deploy|call|import|put)"),
         ("start", "en", r"(don't|do not|never|avoid) (rely|hardcode|hard-code|mock|bypass|skip)"),
+        # a prohibition with its condition, whatever it forbids: "never merge without a review"
+        ("start", "en", r"(don't|do not|never) \w+( \w+){0,3} without"),
+        ("word", "en", r"(we|you) (don't|do not|never|must not|mustn't) \w+( \w+){0,3} without"),
         ("word", "ru", r"всегда ; никогда ; с этого момента ; впредь ; каждый раз ; по умолчанию"),
         ("word", "ru", r"в этом (репо|репозитории|проекте) ; не используем ; мы используем"),
         ("word", "zh", r"總是 ; 总是 ; 一律 ; 以後 ; 以后 ; 每次 ; 永遠 ; 永远 ; 務必 ; 务必"),

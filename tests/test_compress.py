@@ -491,10 +491,13 @@ def test_words_that_merely_contain_a_phrase_decide_nothing():
 ONE_TIME = ["Make sure the tests pass before you push.", "Ensure the build works on CI.",
             "The Best Moves panel should have 5 possible moves.", "Now in this project, let's deploy the API.",
             "Those queues will never be consumed after this change.", "Node 24 runs TypeScript (enabled by default).",
-            "Next steps and remove unused code and make sure it all builds"]
+            "Next steps and remove unused code and make sure it all builds",
+            "I don't think it works without the flag."]
 STANDING = ["Always run make lint before pushing.", "From now on, squash merge every PR.",
             "When committing, always use conventional commits.", "Never commit .env files.",
-            "Tests go in tests/unit, not next to the code.", "We use snake_case for database columns."]
+            "Tests go in tests/unit, not next to the code.", "We use snake_case for database columns.",
+            "You do not proceed without aligning on the plan with me.",   # a prohibition and its condition
+            "Never merge to main without a green CI run."]
 
 
 def test_a_one_time_request_is_not_a_convention_and_a_standing_instruction_is():
