@@ -10196,10 +10196,8 @@ def _note_line(m, flags=()):
         + [x for x in (where, said) if x]
         + list(flags)
     )
-    if m.type == "summary":
-        text = "\n  ".join(" ".join(ln.split()) for ln in m.text.split("\n") if ln.strip())
-    else:
-        text = " ".join(m.text.split())
+    lines = [" ".join(ln.split()) for ln in m.text.split("\n") if ln.strip()]
+    text = ("\n  " if m.type == "summary" else " ").join(lines)
     return "- [%s] %s" % (" · ".join(bits), text)
 
 
@@ -11391,10 +11389,9 @@ def _page_overview(store, root):
         else "%s · %d of %d tokens today in %d requests"
         % (cfg["provider"], llm["tokens"], cfg["budget"], llm["requests"])
     )
-    if cfg is not None:
-        llm_html = _esc(llm_html) + _svg_bars([("today", llm["tokens"])], over=cfg["budget"])
-    else:
-        llm_html = _esc(llm_html)
+    llm_html = _esc(llm_html) + (
+        _svg_bars([("today", llm["tokens"])], over=cfg["budget"]) if cfg else ""
+    )
     bad = store.index().bad()
     conflicts = store.index().having("conflict")
     found = [
