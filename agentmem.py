@@ -10793,7 +10793,7 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
     later = _taken_up(found, hits, weights)[: _PROMPT_PASSAGES - 1]  # in the weakest's place
     found = found[: _PROMPT_PASSAGES - len(later)] + later
     found.sort(key=lambda x: x[1].created)  # in the order said: the final word last
-    preamble = _preamble(store)  # the budget is the whole block's: its framing too
+    preamble = _preamble(store) if found else ""  # the budget is the whole block's, framing too
     limit, lines = max(200, int(budget) * _CHARS_PER_TOKEN - len(preamble) - 40), []
     for _share, m, passage in found:
         bits = [m.id, m.type, (m.updated or m.created)[:10], _evidence(m, passage)]
