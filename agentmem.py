@@ -5544,6 +5544,7 @@ class _Commands:
             elif _edits_files(name):
                 for failure in self.state["failing"].values():
                     failure["edits"] = _dedupe(failure.get("edits", []) + list(ev.files))[:8]
+                    failure["moved"] = True  # edited since it last failed
         elif ev.role == "result":
             call = self.calls.pop(ev.ref, None) if ev.ref else None
             call = call or (self.last_call if ev.tool.lower() in _SHELL_TOOLS else None)
@@ -5631,6 +5632,15 @@ class _Commands:
         """A command that failed: kept as failing, with the parts of its chain to blame."""
         good = self.state["ok"]
         failure = self.state["failing"].setdefault(key, {"first": said, "runs": 0})
+        if failure.pop("moved", False) and not _overlaps(failure["last"], said):
+            # edits got it past its error, to another: a story of its own when the agent said
+            # what caused it (told unless routine), and the new error starts anew; else the
+            # story names both ("E1; then E2"), never one error with another's cause
+            kinds = [_command_kind(k) for k in parts]
+            if not failure.get("said"):
+                failure["first"] = failure["first"].split("; then ")[0] + "; then " + said
+            elif self._fixed(shown, kinds, failure, ts, "failed with another error"):
+                failure.update(first=said, said=[], edits=[])
         failure.update(runs=failure["runs"] + 1, last=said, shown=shown)
         failure["claimed"] = False  # a run after the agent said "fixed" tells the truth
         failure.setdefault("ts", ts)
@@ -5643,13 +5653,14 @@ class _Commands:
         for k in parts if len(parts) == 1 else ():
             good[k] = False
 
-    def _fixed(self, shown, kinds, failure, ts):
-        """A command that failed and passed after edits: what broke, the agent's words, the
-        files changed. A lint or format complaint fixed is routine, not a lesson."""
+    def _fixed(self, shown, kinds, failure, ts, then="passed"):
+        """A command that failed and passed after edits (or `then` failed with another
+        error): what broke, the agent's words, the files changed; whether it is told. A lint
+        or format complaint fixed is routine, not a lesson."""
         if set(kinds) <= {"lint", "format", ""} or (
             set(kinds) <= {"run", ""} and failure["runs"] < 2
         ):
-            return  # one `node x.js` that failed once is the agent finding its way
+            return False  # one `node x.js` that failed once is the agent finding its way
         # a program that died with a traceback or a panic crashed; anything else failed
         crashed = (
             re.search(r"(?:Error|Exception|panicked at)\b", failure["first"]) and "run" in kinds
@@ -5659,18 +5670,20 @@ class _Commands:
             t.startswith("`%s` %s: %s" % (shown, verb, failure["first"]))
             for _k, t, _ts in self.found
         ):
-            return
+            return False
         if sum(1 for kind, _t, _ts in self.found if kind == "fixed") >= _FIXES_KEPT:
-            return
+            return False
         said = " ".join(failure.get("said", []))
-        text = "`%s` %s: %s%s Fixed by changing %s; then it passed." % (
+        text = "`%s` %s: %s%s Fixed by changing %s; then it %s." % (
             shown,
             verb,
             failure["first"].rstrip("."),
             "." if not said else ". " + said.rstrip(".") + ".",
             ", ".join("`%s`" % f for f in failure["edits"][:4]),
+            then,
         )
         self.found.append(("fixed", text, ts))
+        return True
 
     def _environment(self, call, text, keys, kinds, ok=None):
         """What the environment said: a program it could not find, a refusal, a warning, each

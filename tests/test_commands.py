@@ -47,8 +47,26 @@ def test_a_failure_fixed_by_an_edit_is_a_bug_with_its_error_cause_and_files():
                        ("edit", "pyproject.toml"),
                        ("uv run app --help", "usage: app [OPTIONS]", True)))
     [(kind, text)] = [m for m in mems if m[0] == "bug"]
-    assert text.startswith("`uv run app --help` crashed: TypeError: 'FastMCP' object is not callable.")
+    assert text.startswith("`uv run app --help` crashed: TypeError: 'FastMCP' object is not callable; "
+                           "then ImportError: cannot import name 'main'.")   # both errors it got past
     assert "`src/app/__main__.py`, `pyproject.toml`; then it passed." in text
+
+
+def test_each_error_a_command_got_past_is_told_with_its_own_cause_never_another_s():
+    mems = learned(ran(("pytest tests/test_report.py", "E   KeyError: 'totals'", False),
+                       ("say", "The report fails because the totals key was renamed to summary in the "
+                               "loader."),
+                       ("edit", "report/loader.py"),
+                       ("pytest tests/test_report.py", "E   ZeroDivisionError: division by zero", False),
+                       ("say", "The division by zero is caused by an empty month having no orders."),
+                       ("edit", "report/stats.py"),
+                       ("pytest tests/test_report.py", "4 passed", True)))
+    first, second = [text for kind, text in mems if kind == "bug"]
+    assert "KeyError: 'totals'. The report fails because the totals key was renamed" in first
+    assert "`report/loader.py`; then it failed with another error." in first
+    assert "ZeroDivisionError" not in first and "KeyError" not in second
+    assert "ZeroDivisionError: division by zero. The division by zero is caused by an empty month" in second
+    assert second.endswith("`report/stats.py`; then it passed.")
 
 
 def test_a_lint_complaint_fixed_once_is_routine_and_an_unproven_fix_is_not_still_failing():
