@@ -5632,7 +5632,7 @@ class _Commands:
         """A command that failed: kept as failing, with the parts of its chain to blame."""
         good = self.state["ok"]
         failure = self.state["failing"].setdefault(key, {"first": said, "runs": 0})
-        if failure.pop("moved", False) and not _overlaps(failure["last"], said):
+        if failure.pop("moved", False) and not _overlaps(failure.get("last", ""), said):
             # edits got it past its error, to another: a story of its own when the agent said
             # what caused it (told unless routine), and the new error starts anew; else the
             # story names both ("E1; then E2"), never one error with another's cause
