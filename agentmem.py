@@ -12716,14 +12716,8 @@ def _describe(m, score=None, stale=(), full=False):
         + "… (%d characters more: agentmem show %s)" % (len(m.text) - _SHOWN_CHARS, m.id)
     )
     lines = [head] + ["    " + ln for ln in text.split("\n")[: None if full else 12]]
-    extra = []
-    if m.files:
-        extra.append("files: " + ", ".join(m.files))
-    if m.tags:
-        extra.append("tags: " + ", ".join(m.tags))
-    if extra:
-        lines.append("    (" + "; ".join(extra) + ")")
-    return "\n".join(lines)
+    extra = [k + ": " + ", ".join(v) for k, v in (("files", m.files), ("tags", m.tags)) if v]
+    return "\n".join(lines + (["    (" + "; ".join(extra) + ")"] if extra else []))
 
 
 def _cmd_remember(args):
