@@ -3993,6 +3993,13 @@ _UNFIT = (
 # how a sentence may start that goes on to correct a detail, or only to add one: it takes back
 # no claim unless it names it ("Actually, I'll also add a test")
 _WEAK_OVERTURNS = ("actually", "in fact", "correction")
+
+
+def _weak(turned):
+    """Whether an overturn's words (a match of "overturn") are a bare opener: "Actually, ..."."""
+    return turned.group().strip(" ,:").lower() in _WEAK_OVERTURNS
+
+
 _SHORT_ANSWER_WORDS = 14  # an answer this short to a question does not name its subject
 _CONTINUATION_WORDS = 8  # "Not using it." continues what came before when this short
 _SENTENCE_ENDS = (".", "!", "?", "。", "！", "？")
@@ -4201,11 +4208,20 @@ def _turned_from_claim(turned, claim):
     of a long one's (_SAME_SUBJECT's strictest share): it turns away from that claim. A claim
     that itself turns something down ("no manual deploys") is said again that way, not
     turned from ("No more manual deploys, GitHub Actions only")."""
-    ta = _content_terms(_their_words(claim))
+    claim = _their_words(claim)
+    ta = _content_terms(claim)
     need = max(min(len(ta), 3), _SAME_SUBJECT[0][1] * len(ta))
     if not ta or not any(len(ta & t) >= need for t in turned):
         return False
     return not (_NEGATED_REGEX.search(claim) or _turned_from(claim))
+
+
+def _mind_changes(text):
+    """The sentences of the person's text when it may take back a choice of theirs: it says
+    they changed their mind, or puts something "instead of" something else; else []."""
+    if not (_says("reverse", text) or _INSTEAD_REGEX.search(text)):
+        return []
+    return [s for s, _h in _split_sentences(text)]
 
 
 def _changes_mind(s, claim):
@@ -4558,7 +4574,7 @@ class _Observer:
         ..." does not. The claims taken back."""
         claims = [c for c in self.out if c.kind.startswith("assistant") and c.type in _CLAIM_TYPES]
         said = [c for c in claims if _overlaps(c.text, s)]
-        if not said and turned.group().strip(" ,:").lower() not in _WEAK_OVERTURNS:
+        if not said and not _weak(turned):
             said = [c for c in claims if c in earlier][-1:]
         for c in said:
             self.out.remove(c)
@@ -4630,8 +4646,7 @@ class _Observer:
         reopened = False
         for s, _h in sentences:  # "that's not the cause": the agent's report taken back
             turned = _says("overturn", s)
-            weak = turned and turned.group().strip(" ,:").lower() in _WEAK_OVERTURNS
-            if turned and not weak and s[-1:] not in "?？":
+            if turned and not _weak(turned) and s[-1:] not in "?？":
                 reopened = self.overturn(s, turned, claimed) or reopened
         persists = self._still_there([s for s, _h in sentences] or [text.strip()], claimed)
         for s, heading in sentences:
@@ -4668,8 +4683,7 @@ class _Observer:
         turned = _turned_from(text)
         chosen = [c for c in self.out if c.type in ("decision", "convention")]
         gone = [c for c in chosen if turned and _turned_from_claim(turned, c.text)]
-        changed = _says("reverse", text) or _INSTEAD_REGEX.search(text)
-        for s, _h in _split_sentences(text) if changed else ():
+        for s in _mind_changes(text):
             mine = [c for c in chosen if c.kind.startswith("user") and _changes_mind(s, c.text)]
             took = mine[-1:] if _says("reverse", s) else mine
             self.out = [c for c in self.out if c not in took]
@@ -7985,8 +7999,7 @@ class Store:
         said = m.extra.get("by") == "words"
         person = said and m.extra.get("who") == "person"
         turned = _turned_from(m.text) if person else ()
-        changing = person and (_says("reverse", m.text) or _INSTEAD_REGEX.search(m.text))
-        changed = [s for s, _h in _split_sentences(m.text)] if changing else ()
+        changed = _mind_changes(m.text) if person else ()
         if said and not (turned or changed):
             return None
         if not (said or m.type in ("decision", "convention")) or not _query_terms(m.text):
