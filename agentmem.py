@@ -1863,6 +1863,7 @@ _SECRET_PATTERNS = (
      "[EMAIL]"),
 )
 # fmt: on
+_RANDOM_HEX_REGEX = _LazyRegex(r"[\da-f]{32,}|[\da-f]{8}(?:-[\da-f]{4}){3}-[\da-f]{12}", re.I)
 _PROSE_TIE_REGEX = _LazyRegex(r"\s(?:is|was|to|are)\s+$", re.I)  # "token is ...", not "token: ..."
 # What a value after "password =" is when it is no secret: code, a placeholder, a switch.
 _NOT_SECRET_REGEX = _LazyRegex(
@@ -1879,10 +1880,13 @@ _NOT_SECRET_REGEX = _LazyRegex(
 def _strong_secret(value, least=_SECRET_MIN_CHARS):
     """Whether a bare word, named as a secret in prose, has a secret's alphabet: at least
     `least` characters mixing three of lower case, upper case, digits and symbols (an
-    identifier such as refresh_token_v2 mixes two)."""
+    identifier such as refresh_token_v2 mixes two), or random hex: a UUID, or 32 hex digits
+    and more ("api key 9f8e7d6c-5b4a-...", as Heroku's are)."""
     v = value.rstrip(".:!?")
     if len(v) < least or _NOT_SECRET_REGEX.search(v) or re.search(r"\.[a-z]{1,5}$", v):
         return False  # a placeholder, a file name
+    if _RANDOM_HEX_REGEX.fullmatch(v) and re.search(r"\d", v) and re.search(r"[a-f]", v, re.I):
+        return True
     classes = [
         re.search(r"[a-z]", v),
         re.search(r"[A-Z]", v),

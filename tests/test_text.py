@@ -314,6 +314,8 @@ def test_a_secret_the_person_pastes_reaches_no_file_of_the_store(store, tmp_path
     ("Set the password to Kx7#mQ2p in the router", "Kx7#mQ2p"),
     ("Use Kx7#mQ2p9 as the router's admin password", "Kx7#mQ2p9"),
     ("Zq8pL2vN9xR4tY7wK1mB3cD6 is our staging API key", "Zq8pL2vN9x"),
+    ("heroku api key 01234567-89ab-cdef-0123-456789abcdef", "89ab-cdef-0123"),
+    ("the signing secret is 9e107d9d372bb6826bd81d3542a419d6 in prod", "9e107d9d372bb6"),
     ("sshpass -p 'Ssh9Pass4Word' ssh deploy@web1", "Ssh9Pass4Word"),
     ("redis-cli -h cache -a Rd9sPass4Word ping", "Rd9sPass4Word"),
     ("openssl enc -aes-256-cbc -k Op9nPass4Word -in backup.tar", "Op9nPass4Word"),
