@@ -3587,8 +3587,8 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"(won't|can't|cannot) (seem to )?(connect|build|compile) ; incorrect*"),
         ("word", "en", r"stale ; missing ; flaky ; logged out ; kicked out ; disconnect* ; stuck"),
         ("word", "en", r"freez* ; even though"),
-        ("word", "en", r"(returns?|gives?|throws?|raises?|shows?) (an? )?([45]\d\d|error)"),
-        ("word", "en", r"(returns?|gives?|throws?|raises?|shows?) (an? )?exception"),
+        ("word", "en", r"((return|give|get|throw|raise|show)s?|got) (an? )?([45]\d\d|error)"),
+        ("word", "en", r"((return|give|get|throw|raise|show)s?|got) (an? )?exception"),
         ("word", "en", r"(returns?|gives?|throws?|raises?|shows?) (null|none|nothing|wrong)"),
         ("word", "ru", r"дважды ; не работает ; пада* ; ошибк* ; тормоз* ; медленн* ; не запуска*"),
         ("word", "ru", r"дубл* ; зависа*"),
@@ -4462,7 +4462,20 @@ def _classify_user_sentence(s):
     typed = _first_rule(_PERSON_RULES, body)
     if typed is None and _general_rule(body):
         typed = ("convention", "user-convention")
-    return typed
+    return None if typed == ("convention", "user-convention") and _how_often(body) else typed
+
+
+def _how_often(s):
+    """Whether a sentence's "always" or "never" says how often a problem happens, the word
+    after it naming the problem ("The upload always times out", "Тест всегда падает"): a
+    report, no rule.
+
+    >>> _how_often("Always fails on CI when the cache is cold."), _how_often("Never push to main.")
+    (True, False)
+    """
+    said = _says("standing", s)
+    problem = said and _phrase("problem").search(s, said.end())
+    return bool(problem) and len(s[said.end() : problem.start()].split()) <= 1
 
 
 class _PersonTurn:

@@ -492,12 +492,16 @@ ONE_TIME = ["Make sure the tests pass before you push.", "Ensure the build works
             "The Best Moves panel should have 5 possible moves.", "Now in this project, let's deploy the API.",
             "Those queues will never be consumed after this change.", "Node 24 runs TypeScript (enabled by default).",
             "Next steps and remove unused code and make sure it all builds",
-            "I don't think it works without the flag."]
+            "I don't think it works without the flag.",
+            # how often a problem happens: a report
+            "The nightly export always times out.", "We always get a 502 from the gateway.",
+            "Тест всегда падает на CI."]
 STANDING = ["Always run make lint before pushing.", "From now on, squash merge every PR.",
             "When committing, always use conventional commits.", "Never commit .env files.",
             "Tests go in tests/unit, not next to the code.", "We use snake_case for database columns.",
             "You do not proceed without aligning on the plan with me.",   # a prohibition and its condition
-            "Never merge to main without a green CI run."]
+            "Never merge to main without a green CI run.", "Never commit code that fails the linter.",
+            "Всегда используй pnpm, никогда npm."]
 
 
 def test_a_one_time_request_is_not_a_convention_and_a_standing_instruction_is():
