@@ -4465,17 +4465,27 @@ def _classify_user_sentence(s):
     return None if typed == ("convention", "user-convention") and _how_often(body) else typed
 
 
+_PAST_REGEX = _LazyRegex(r"\w+[^e]ed|was|were|did|had")  # "used", "got" (_EN_IRREGULAR); not "need"
+
+
 def _how_often(s):
-    """Whether a sentence's "always" or "never" says how often a problem happens, the word
-    after it naming the problem ("The upload always times out", "Тест всегда падает"): a
-    report, no rule.
+    """Whether a sentence's "always", "never" or "every time" says how often something
+    happened, not what to do: a problem right after it ("The upload always times out",
+    "Тест всегда падает"), or after the person themselves ("Every time I run it, it hangs"),
+    or a verb in the past ("We never got staging to work"). A report, no rule.
 
     >>> _how_often("Always fails on CI when the cache is cold."), _how_often("Never push to main.")
     (True, False)
     """
     said = _says("standing", s)
-    problem = said and _phrase("problem").search(s, said.end())
-    return bool(problem) and len(s[said.end() : problem.start()].split()) <= 1
+    if not said:
+        return False
+    word = (s[said.end() :].split()[:1] or [""])[0].lower().strip(",;:")
+    adverb = said.group().split()[-1].lower() in ("always", "never")
+    if adverb and (word in _EN_IRREGULAR or word != "embed" and _PAST_REGEX.fullmatch(word)):
+        return True
+    problem = _phrase("problem").search(s, said.end())
+    return bool(problem) and (word == "i" or len(s[said.end() : problem.start()].split()) <= 1)
 
 
 class _PersonTurn:
