@@ -4465,14 +4465,17 @@ def _classify_user_sentence(s):
     return None if typed == ("convention", "user-convention") and _how_often(body) else typed
 
 
+_FREQUENCY_REGEX = _LazyRegex(r"(?:every|each) time|whenever|каждый раз", re.I)
 _PAST_REGEX = _LazyRegex(r"\w+[^e]ed|was|were|did|had")  # "used", "got" (_EN_IRREGULAR); not "need"
 
 
 def _how_often(s):
     """Whether a sentence's "always", "never" or "every time" says how often something
-    happened, not what to do: a problem right after it ("The upload always times out",
-    "Тест всегда падает"), or after the person themselves ("Every time I run it, it hangs"),
-    or a verb in the past ("We never got staging to work"). A report, no rule.
+    happened, not what to do: a problem right after "always" or "never" ("The upload always
+    times out", "Тест всегда падает") or a verb in the past ("We never got staging to work");
+    a problem in what "every time" leads to ("Every time I run the build it hangs"), past
+    the clause a comma closes ("Every time the build fails, post in #ci" is a rule). A
+    report, no rule.
 
     >>> _how_often("Always fails on CI when the cache is cold."), _how_often("Never push to main.")
     (True, False)
@@ -4484,8 +4487,10 @@ def _how_often(s):
     adverb = said.group().split()[-1].lower() in ("always", "never")
     if adverb and (word in _EN_IRREGULAR or word != "embed" and _PAST_REGEX.fullmatch(word)):
         return True
+    if _FREQUENCY_REGEX.search(said.group()):
+        return bool(_phrase("problem").search(s, max(said.end(), s.rfind(",") + 1)))
     problem = _phrase("problem").search(s, said.end())
-    return bool(problem) and (word == "i" or len(s[said.end() : problem.start()].split()) <= 1)
+    return bool(problem) and len(s[said.end() : problem.start()].split()) <= 1
 
 
 class _PersonTurn:
