@@ -3541,6 +3541,14 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"every ; each ; any"),
         ("word", "ru", r"каждый ; каждая ; каждое ; все ; любой"),
     ),
+    # a choice said only by pointing at it, or the branch to work on now: nothing to keep
+    "by-reference": (
+        ("whole", "en", r"(let's |ok,? |okay,? |yes,? )?(go|stick|stay) (with|on) (it|that|this"
+                        r"|them|those|yours|your \w+|option \w+|the (first|second|last|other))"
+                        r"( one| option| branch)?( then| for now| please)?"),
+        ("start", "en", r"(switch|go back) to (the )?([\w/.\-]+ )?branch"),
+        ("start", "en", r"(switch|go back) to (main|master)\b"),
+    ),
     # ... and what ties it to now: "don't push yet", "never mind for now"
     "for-now": (
         ("word", "en", r"yet ; for now ; right now ; this time ; today ; at the moment ; until"),
@@ -3991,6 +3999,7 @@ _UNFIT = (
     ("user", None, "subjectless", "named", "no subject of its own"),
     ("user", ("convention", "todo", "fact"), "request", "", "asked of the agent, not a rule"),
     ("user-convention", None, "for-now", "", "for this once, not a rule"),
+    ("user-decision", None, "by-reference", "", "a choice said only by pointing at it"),
     ("user-todo", None, "self-plan", "", "the person's own plan, not a task left"),
 )
 # fmt: on
@@ -4283,7 +4292,11 @@ _OPTION_ROW_REGEX = _LazyRegex(
     re.I,
 )
 _RECOMMENDED_REGEX = _LazyRegex(r"recommended:?\**:?\s*(?:option\s+)?([A-H1-9])\b", re.I)
-_CHOICE_REGEX = _LazyRegex(r"^\W*(?:option\s+)?([a-h1-9])\W*$|^\W*(yes|recommended)\W*$", re.I)
+_CHOICE_REGEX = _LazyRegex(  # "B", "go with option 2", "yes", "let's go with your suggestion"
+    r"^\W*(?:(?:let'?s\s+)?(?:go\s+with|pick|take)\s+)?(?:option\s+)?([a-h1-9])\W*$"
+    r"|^\W*(yes|recommended|(?:(?:let'?s\s+)?go\s+with\s+)?your\s+recommendation)\W*$",
+    re.I,
+)
 
 
 def _offered_options(text):

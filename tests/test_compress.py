@@ -312,6 +312,16 @@ def test_the_option_the_person_picks_by_its_letter_is_their_decision():
     plan = "Next steps:\n1. Add the route handler\n2. Write the tests\n3. Deploy to staging"
     assert decided(ev("assistant", plan), ev("user", "1")) == []
     assert decided(ev("assistant", OPTIONS), ev("assistant", "Done."), ev("user", "A")) == []
+    assert decided(ev("assistant", OPTIONS), ev("user", "Let's go with option C.")) == [
+        "Should ideas stay editable after they are created? Chosen: No, ideas are immutable"]
+
+
+def test_a_choice_said_only_by_pointing_at_it_or_a_branch_to_work_on_is_no_decision():
+    for said in ("Go with option 2.", "Stick with it for now.", "Let's go with that.", "Stay on this branch.",
+                 "Switch to the dev branch and pull.", "Switch to main."):
+        assert compress_heuristic([ev("user", said)]) == [], said
+    for said in ("Switch to pnpm.", "Stick with Postgres.", "Stay on the release branch for hotfixes."):
+        assert [m.type for m in compress_heuristic([ev("user", said)])] == ["decision"], said
 
 
 def test_a_report_of_fixes_with_no_problem_named_is_a_status_not_a_bug():
