@@ -4657,16 +4657,14 @@ class _Observer:
 
     def _chosen(self, options, reply, ts):
         """The person answering the agent's options with a label ("A"), or accepting its
-        recommendation ("yes"): a decision, the question with the option they picked."""
+        recommendation ("yes"): a decision, the question with the option they picked (the
+        option alone when the agent asked none in words)."""
         choice = _CHOICE_REGEX.match(reply)
-        if not choice:
-            return
-        option = options.get((choice.group(1) or "").upper())  # "" is the recommended one
+        option = choice and options.get((choice.group(1) or "").upper())  # "": recommended
         if option:
             asked = options.get("?", "")
-            self.add(
-                "user-decision", "decision", ("%s Chosen: %s" % (asked, option)).strip(), ts=ts
-            )
+            text = "%s Chosen: %s" % (asked, option) if asked else option
+            self.add("user-decision", "decision", text, ts=ts)
 
     # -- the person: decisions, rules, rejections, todos, facts, and the problem ----------
 

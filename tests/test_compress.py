@@ -314,6 +314,8 @@ def test_the_option_the_person_picks_by_its_letter_is_their_decision():
     assert decided(ev("assistant", OPTIONS), ev("assistant", "Done."), ev("user", "A")) == []
     assert decided(ev("assistant", OPTIONS), ev("user", "Let's go with option C.")) == [
         "Should ideas stay editable after they are created? Chosen: No, ideas are immutable"]
+    unasked = OPTIONS.replace("Should ideas stay editable after they are created?", "Two ways to go.")
+    assert decided(ev("assistant", unasked), ev("user", "C")) == ["No, ideas are immutable"]
 
 
 def test_a_choice_said_only_by_pointing_at_it_or_a_branch_to_work_on_is_no_decision():
