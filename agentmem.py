@@ -4292,7 +4292,7 @@ _OPTION_ROW_REGEX = _LazyRegex(
     re.I,
 )
 _RECOMMENDED_REGEX = _LazyRegex(r"recommended:?\**:?\s*(?:option\s+)?([A-H1-9])\b", re.I)
-_CHOICE_REGEX = _LazyRegex(  # "B", "go with option 2", "yes", "let's go with your suggestion"
+_CHOICE_REGEX = _LazyRegex(  # "B", "go with option 2", "yes", "go with your recommendation"
     r"^\W*(?:(?:let'?s\s+)?(?:go\s+with|pick|take)\s+)?(?:option\s+)?([a-h1-9])\W*$"
     r"|^\W*(yes|recommended|(?:(?:let'?s\s+)?go\s+with\s+)?your\s+recommendation)\W*$",
     re.I,
@@ -4484,10 +4484,10 @@ _PAST_REGEX = _LazyRegex(r"\w+[^e]ed|was|were|did|had")  # "used", "got" (_EN_IR
 
 def _how_often(s):
     """Whether a sentence's "always", "never" or "every time" says how often something
-    happened, not what to do: a problem right after "always" or "never" ("The upload always
-    times out", "Тест всегда падает") or a verb in the past ("We never got staging to work");
-    a problem in what "every time" leads to ("Every time I run the build it hangs"), past
-    the clause a comma closes ("Every time the build fails, post in #ci" is a rule). A
+    happened, not what to do: a problem right after "always" or "never" ("We always get a
+    502", "Тест всегда падает") or a verb in the past ("We never got staging to work"); a
+    problem in what "every time" leads to ("Every time I run the build it hangs"), past the
+    comma that closes its condition ("Every time the build fails, post in #ci" is a rule). A
     report, no rule.
 
     >>> _how_often("Always fails on CI when the cache is cold."), _how_often("Never push to main.")
@@ -4501,7 +4501,8 @@ def _how_often(s):
     if adverb and (word in _EN_IRREGULAR or word != "embed" and _PAST_REGEX.fullmatch(word)):
         return True
     if _FREQUENCY_REGEX.search(said.group()):
-        return bool(_phrase("problem").search(s, max(said.end(), s.rfind(",") + 1)))
+        comma = s.find(",", said.end())
+        return bool(_phrase("problem").search(s, comma + 1 if comma >= 0 else said.end()))
     problem = _phrase("problem").search(s, said.end())
     return bool(problem) and len(s[said.end() : problem.start()].split()) <= 1
 

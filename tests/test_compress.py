@@ -507,7 +507,7 @@ ONE_TIME = ["Make sure the tests pass before you push.", "Ensure the build works
             "I don't think it works without the flag.",
             # how often a problem happens: a report
             "The nightly export always times out.", "We always get a 502 from the gateway.",
-            "Тест всегда падает на CI.", "Every time I run the build it hangs at 90%.",
+            "Тест всегда падает на CI.", "Every time I run the build, it hangs at 90%, and the log is empty.",
             "We never got the staging deploy to work.", "Каждый раз при запуске сборка зависает."]   # ... and how often something happened
 STANDING = ["Always run make lint before pushing.", "From now on, squash merge every PR.",
             "When committing, always use conventional commits.", "Never commit .env files.",
@@ -515,7 +515,7 @@ STANDING = ["Always run make lint before pushing.", "From now on, squash merge e
             "You do not proceed without aligning on the plan with me.",   # a prohibition and its condition
             "Never merge to main without a green CI run.", "Never commit code that fails the linter.",
             "Всегда используй pnpm, никогда npm.", "Always embed the version in the binary.",
-            "Every time the build fails, post in #ci.", "Whenever a test fails, rerun it once before reporting."]
+            "Every time the build fails, post in #ci, then rerun it.", "Whenever a test fails, rerun it once before reporting."]
 
 
 def test_a_one_time_request_is_not_a_convention_and_a_standing_instruction_is():
