@@ -505,10 +505,10 @@ ONE_TIME = ["Make sure the tests pass before you push.", "Ensure the build works
             "Those queues will never be consumed after this change.", "Node 24 runs TypeScript (enabled by default).",
             "Next steps and remove unused code and make sure it all builds",
             "I don't think it works without the flag.",
-            # how often a problem happens: a report
+            # how often something happened: a report
             "The nightly export always times out.", "We always get a 502 from the gateway.",
             "Тест всегда падает на CI.", "Every time I run the build, it hangs at 90%, and the log is empty.",
-            "We never got the staging deploy to work.", "Каждый раз при запуске сборка зависает."]   # ... and how often something happened
+            "We never got the staging deploy to work.", "Каждый раз при запуске сборка зависает."]
 STANDING = ["Always run make lint before pushing.", "From now on, squash merge every PR.",
             "When committing, always use conventional commits.", "Never commit .env files.",
             "Tests go in tests/unit, not next to the code.", "We use snake_case for database columns.",
