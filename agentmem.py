@@ -3595,8 +3595,8 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"(won't|can't|cannot) (seem to )?(connect|build|compile) ; incorrect*"),
         ("word", "en", r"stale ; missing ; flaky ; logged out ; kicked out ; disconnect* ; stuck"),
         ("word", "en", r"freez* ; even though"),
-        ("word", "en", r"((return|give|get|throw|raise|show)s?|got) (an? )?([45]\d\d|error)"),
-        ("word", "en", r"((return|give|get|throw|raise|show)s?|got) (an? )?exception"),
+        ("word", "en", r"((return|give|get|throw|raise|show)s?|got) "
+                        r"(an? )?([45]\d\d|error|exception)"),
         ("word", "en", r"(returns?|gives?|throws?|raises?|shows?) (null|none|nothing|wrong)"),
         ("word", "ru", r"дважды ; не работает ; пада* ; ошибк* ; тормоз* ; медленн* ; не запуска*"),
         ("word", "ru", r"дубл* ; зависа*"),
@@ -4479,7 +4479,7 @@ def _classify_user_sentence(s):
 
 
 _FREQUENCY_REGEX = _LazyRegex(r"(?:every|each) time|whenever|каждый раз", re.I)
-_PAST_REGEX = _LazyRegex(r"\w+[^e]ed|was|were|did|had")  # "used", "got" (_EN_IRREGULAR); not "need"
+_PAST_REGEX = _LazyRegex(r"(?!embed$)\w+[^e]ed|was|were|did|had")  # "used"; not "need", "embed"
 
 
 def _how_often(s):
@@ -4498,7 +4498,7 @@ def _how_often(s):
         return False
     word = (s[said.end() :].split()[:1] or [""])[0].lower().strip(",;:")
     adverb = said.group().split()[-1].lower() in ("always", "never")
-    if adverb and (word in _EN_IRREGULAR or word != "embed" and _PAST_REGEX.fullmatch(word)):
+    if adverb and (word in _EN_IRREGULAR or _PAST_REGEX.fullmatch(word)):  # "got", "used"
         return True
     if _FREQUENCY_REGEX.search(said.group()):
         comma = s.find(",", said.end())
