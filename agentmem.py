@@ -1672,8 +1672,8 @@ def _named_value(m):
     secret; the name must start a word (_inside_word)."""
     if _inside_word(m):
         return m.group()
-    least = _SECRET_MIN_CHARS if m.group(3) else _PASSWORD_MIN_CHARS
-    return m.group(1) + ("[REDACTED]" if _strong_secret(m.group(4), least) else m.group(4))
+    secret = _strong_secret(m.group(4), password=not m.group(3))
+    return m.group(1) + ("[REDACTED]" if secret else m.group(4))
 
 
 def _short_named(m):
@@ -1682,7 +1682,7 @@ def _short_named(m):
     if _inside_word(m):
         return m.group()
     key, value = m.group(2).lower() == "key", m.group(3)
-    secret = _strong_secret(value, _SECRET_MIN_CHARS if key else _PASSWORD_MIN_CHARS)
+    secret = _strong_secret(value, password=not key)
     if key and not re.fullmatch(r"[\w+/=.\-]+", value):
         secret = False
     return m.group(1) + ("[REDACTED]" if secret else value)
@@ -1832,15 +1832,14 @@ _SECRET_PATTERNS = (
      r"(?i)\b((?:secret|access|api|private|signing|master)\s+key|secret|token|password|passphrase)"
      r"((?:\s+(?:is|was|of|for|to|set\s+to|as))?\s+)([^\s\"'`,;)]{%d,})" % _PASSWORD_MIN_CHARS,
      lambda m: m.group(1) + m.group(2) + ("[REDACTED]" if _strong_secret(
-         m.group(3), _PASSWORD_MIN_CHARS if m.group(1)[:4].lower() == "pass" else _SECRET_MIN_CHARS)
-         else m.group(3))),
+         m.group(3), password=m.group(1)[:4].lower() == "pass") else m.group(3))),
     # ... or before its name: "use Xy9kL2mPq7 as the admin password", "... is our API token"
     (("key", "token", "secret", "password", "passphrase"),
      r"(?i)(?<![\w\[])([^\s\"'`,;()\[\]]{%d,128})(\s+(?:is|as)\s+(?:(?:my|the|our|your|an?)\s+)?"
      r"(?:[\w'\-]+\s+){0,2}(pass(?:word|phrase)|secret|token|(?:api|secret|access)\s+key))\b"
      % _PASSWORD_MIN_CHARS,
-     lambda m: ("[REDACTED]" if _strong_secret(m.group(1), _PASSWORD_MIN_CHARS
-         if m.group(3)[:4].lower() == "pass" else _SECRET_MIN_CHARS) else m.group(1)) + m.group(2)),
+     lambda m: ("[REDACTED]" if _strong_secret(
+         m.group(1), password=m.group(3)[:4].lower() == "pass") else m.group(1)) + m.group(2)),
     # ... or in another language: the value after the name, a word or two, and a sign
     (tuple(n.replace("_", " ") for n in (_PASSWORD_NAMES + " " + _SECRET_NAMES).split()),
      r"(?i)((?:(%s)|(%s))[\"'`]?(?:[^\S\n]+[^\s:=：]+){0,2}?[^\S\n]*"
@@ -1877,14 +1876,19 @@ _NOT_SECRET_REGEX = _LazyRegex(
 )
 
 
-def _strong_secret(value, least=_SECRET_MIN_CHARS):
+def _strong_secret(value, password=False):
     """Whether a bare word, named as a secret in prose, has a secret's alphabet: at least
-    `least` characters mixing three of lower case, upper case, digits and symbols (an
-    identifier such as refresh_token_v2 mixes two), or random hex: a UUID, or 32 hex digits
-    and more ("api key 9f8e7d6c-5b4a-...", as Heroku's are)."""
+    _SECRET_MIN_CHARS characters mixing three of lower case, upper case, digits and symbols
+    (an identifier such as refresh_token_v2 mixes two), or random hex: a UUID, or 32 hex
+    digits and more ("api key 9f8e7d6c-5b4a-...", as Heroku's are). A `password` is one from
+    _PASSWORD_MIN_CHARS, and letters with digits are enough: people pick "hunter2x9" or
+    "summer-rain-42"."""
     v = value.rstrip(".:!?")
+    least = _PASSWORD_MIN_CHARS if password else _SECRET_MIN_CHARS
     if len(v) < least or _NOT_SECRET_REGEX.search(v) or re.search(r"\.[a-z]{1,5}$", v):
         return False  # a placeholder, a file name
+    if password and re.search(r"[a-z]", v, re.I) and re.search(r"\d", v):
+        return True
     if _RANDOM_HEX_REGEX.fullmatch(v) and re.search(r"\d", v) and re.search(r"[a-f]", v, re.I):
         return True
     classes = [
