@@ -1854,7 +1854,7 @@ _SECRET_PATTERNS = (
     (("key", "token", "secret", "pass", "pwd", "credential", "auth"),
      r"""(?i)(\b(?:[A-Za-z_][A-Za-z0-9_.\-]*?)?(?:api[_\- ]?key|access[_\- ]?key|secret[_\- ]?key"""
      r"""|private[_\- ]?key|_key|_token|_secret|secret|password|passwd|_pwd|_pass|token|apikey"""
-     r"""|credentials?|auth)["']?(?:\s*[=:]\s*|\s+(?:is|was|to|are)\s+))(?!\[REDACTED)"""
+     r"""|credentials?|auth)["']?(?:[^\S\n]*[=:][^\S\n]*|\s+(?:is|was|to|are)\s+))(?!\[REDACTED)"""
      r"""("[^"\n]{3,}"|'[^'\n]{3,}'|`[^`\n]{3,}`|[^\s"'`,;)}\]]{4,})""",
      lambda m: m.group(1) + ("[REDACTED]" if _looks_secret(
          m.group(2), prose=_PROSE_TIE_REGEX.search(m.group(1))) else m.group(2))),

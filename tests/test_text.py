@@ -230,6 +230,7 @@ LOOK_ALIKES = [
  "zip -r out.zip src", "sshpass -f ~/.pw ssh host", "htpasswd -c .htpasswd admin", "zip -P $ZIP_PASS out.zip f",
  "aws configure set region eu-west-1", "the refresh_token is rotated hourly",
  "the password is stored in Vault as db/creds", "password reset links expire after 24h",
+ "   107→  if creds != settings.token:\n   108→      raise HTTPException(status_code=401)",
  "gh secret set DEPLOY_KEY --body $DEPLOY_KEY", "npm config set registry https://registry.npmjs.org/",
 ]
 
@@ -316,6 +317,7 @@ def test_a_secret_the_person_pastes_reaches_no_file_of_the_store(store, tmp_path
     ("Use Kx7#mQ2p9 as the router's admin password", "Kx7#mQ2p9"),
     ("hunter2x9 is my password, don't tell anyone", "hunter2x9"),
     ("the passphrase is blue-horse-battery-staple-42", "battery-staple"),
+    ("credentials:\n  secret: nyoL6uniiFw152cTe8r0khCEr7n1Ay", "uniiFw152c"),
     ("Zq8pL2vN9xR4tY7wK1mB3cD6 is our staging API key", "Zq8pL2vN9x"),
     ("heroku api key 01234567-89ab-cdef-0123-456789abcdef", "89ab-cdef-0123"),
     ("the signing secret is 9e107d9d372bb6826bd81d3542a419d6 in prod", "9e107d9d372bb6"),
