@@ -10526,7 +10526,8 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
 
     A word weighs the IDF in the store of the word itself (or, when the store never
     saw it whole, of its rarest part), and a word the store never saw weighs most
-    (the prompt is about something the store does not know); a word common in general
+    (the prompt is about something the store does not know) and no passage says it; a word
+    common in general
     technical English (_common: "add", "errors", "test"), a word the store never saw
     that it uses ("roughly": everyday, not a name), and a word of the project's own
     name that no memory holds (`known`: a prompt may name its project), weighs _COMMON_WORD_WEIGHT.
@@ -10534,8 +10535,7 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
     quotes (an error it pastes: 'go: command not found'). `words`: _prompt_words(prompt,
     terms), when the caller has it already.
     """
-    n = max(1, idx.stats_of("mem")[0])
-    unseen = math.log(1.0 + (n + 0.5) / 0.5)
+    n, unseen = max(1, idx.stats_of("mem")[0]), _never_seen(idx)
     once = math.log(1.0 + (n - 0.5) / 1.5)  # the IDF of a word one memory holds
     latin = idx.in_latin(terms)  # "пуш" is the store's "push" (as recall reads it)
     idf = idx.idf("mem", list(terms) + list(latin.values()))
@@ -10554,8 +10554,8 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
             weight = idf[whole]
         elif parts and all(t in idf for t in parts):
             weight = max(idf[t] for t in parts)
-        else:
-            weight = unseen
+        else:  # nothing says it: "pattern-stack/linear-agent" is new, though "linear-agent" is not
+            weight, forms = unseen, []
         compound = whole != joined or bool(parts)
         named = whole in known and whole not in idf  # the project's name, which notes never say
         plain = not compound and whole not in quoted
@@ -10574,6 +10574,11 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
         out = [[unseen if e else w, f, some and not e, e] for w, f, _c, e in out]
     out = [x[:3] for x in out]
     return [(w * (_COMMON_WORD_WEIGHT if c else 1.0), f, c) for w, f, c in out]
+
+
+def _never_seen(idx):
+    """What a prompt's word no memory holds weighs (_prompt_weights): the most a word weighs."""
+    return math.log(1.0 + (max(1, idx.stats_of("mem")[0]) + 0.5) / 0.5)
 
 
 def _prompt_words(prompt, terms):
@@ -10842,10 +10847,15 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
     name = os.path.basename(store.project_root() or os.path.dirname(store.root))
     words = _prompt_words(said, terms)
     weights = _prompt_weights(store.index(), said, terms, set(tokenize(name)), words)
-    # the prompt's own words find the candidates: its common ones ("add", "when", "server")
-    # would only bring what any prompt brings, and each costs the search a long list
-    own = [word for (word, _t), (_w, _f, common) in zip(words, weights) if not common]
-    query = " ".join(own) or said
+    # the prompt's own words the store holds find the candidates: its common ones ("add",
+    # "when", "server") would only bring what any prompt brings, and each costs the search a
+    # long list; one no memory holds, no passage can say: when only those are left, a told
+    # passage could say common words alone, and none is told
+    unseen = _never_seen(store.index())
+    own = [word for (word, _t), (w, _f, c) in zip(words, weights) if not c and w < unseen]
+    if not own:
+        return ""
+    query = " ".join(own)
     pairs = _prompt_pairs(said, words, weights)
     # two more than it weighs: a session's digest among them is SessionStart's, left out here
     # (and as many more when the session's own are left out)

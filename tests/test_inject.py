@@ -588,6 +588,18 @@ def test_one_part_of_a_name_does_not_say_it(store):
     assert "foundational scaffolding" in prompt("What is next: the foundational scaffolding?")
 
 
+def test_a_name_the_store_never_saw_is_not_said_by_a_name_inside_it(store):
+    s = agentmem.open_store()
+    for text in ("The CLI ships as `mail-relay`: `mail-relay send` and `mail-relay retry` for now.",
+                 "Each batch is retried three times before the relay gives up.",
+                 "Deploys go through the staging relay first, then production."):
+        s.remember(text, type="fact")
+    s.close()
+    # "@acme-ops/mail-relay" is new to the store: the old "mail-relay" does not say it
+    assert prompt("Rename the npm package to @acme-ops/mail-relay") == ""
+    assert "mail-relay send" in prompt("Which subcommands does mail-relay have?")
+
+
 def test_an_episode_s_own_labels_are_not_words_of_the_session():
     weights = [(2.0, [frozenset(["agent"])], False), (2.0, [frozenset(["assign"])], False)]
     entry = "Sub-agent: Changed the assignment from `this.logger = createLogger();` to `this.logger = logger;`."
