@@ -6975,10 +6975,12 @@ class _Index:
         archived=False,
         used=None,
         pool=_FTS5_POOL,
+        passages=False,
     ):
         """Memories for a query, best first, as [Hit]; archived ones only with `archived`;
         `used` maps ids to when an agent last used them (young again); each ranker re-scores
-        the `pool` docs FTS5 proposes.
+        the `pool` docs FTS5 proposes; with `passages`, memories are not ranked whole (a
+        prompt is told a passage).
 
         Rankers: BM25 over whole memories ('memory'), over their passages
         ('passage'), over the close known terms that stand in for unknown
@@ -7003,8 +7005,9 @@ class _Index:
         filt = self._filter(types, files, min_confidence, archived)
         groups = _query_groups(query or "")
         rankings = {}
-        if known:
+        if known and not passages:
             rankings["memory"] = self._rank("mem", known, filt, forms, groups, pool)
+        if known:
             rankings["passage"] = _best_of_each(self._rank("psg", known, filt, forms, groups, pool))
         fixes = self._fuzzy(unknown) if unknown else {}
         if fixes:
@@ -7624,6 +7627,7 @@ class Store:
         archived=False,
         refresh=True,
         pool=_FTS5_POOL,
+        passages=False,
     ):
         """Memories that answer `query`, best first (see _Index.search); archived ones too
         with `archived`; without `refresh`, on the index as the caller just refreshed it."""
@@ -7633,7 +7637,7 @@ class Store:
             return []
         used, n = self._used_times(), max(1, limit) * 3
         index = self.index(refresh)
-        hits = index.search(query, n, types, files, min_confidence, archived, used, pool)
+        hits = index.search(query, n, types, files, min_confidence, archived, used, pool, passages)
         return self._linked(self._weighed(hits, limit), types)
 
     def _weighed(self, hits, limit):
@@ -10822,7 +10826,7 @@ def _in_context(store, session, mems):
     mine = [m for m in mems if session and m.session == session]
     if not mine:
         return set()
-    said = store.index().of_session(session, '"who": "compaction"')
+    said = store.index(refresh=False).of_session(session, '"who": "compaction"')
     since = max((m.created for m in said if m.extra.get("who") == "compaction"), default="")
     return {m.id for m in mine if m.created >= since}
 
@@ -10831,7 +10835,7 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
     """The few passages a prompt clearly needs, as a notes block; '' for most prompts; never
     one the asking `session` said since its last compaction (_in_context).
 
-    Recall (typed memories and episodes alike) proposes memories; from each,
+    Recall by passages (typed memories and episodes alike) proposes memories; from each,
     the best run of sentences is weighed by the share of the prompt's weight
     it holds (_prompt_weights: rare and unknown words weigh most, task words
     little). A passage is told when that share reaches _PROMPT_MIN_SHARE:
@@ -10846,12 +10850,13 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
         return ""
     name = os.path.basename(store.project_root() or os.path.dirname(store.root))
     words = _prompt_words(said, terms)
-    weights = _prompt_weights(store.index(), said, terms, set(tokenize(name)), words)
+    idx = store.index()  # brought up to date once: what follows reads it as it is
+    weights = _prompt_weights(idx, said, terms, set(tokenize(name)), words)
     # the prompt's own words the store holds find the candidates: its common ones ("add",
     # "when", "server") would only bring what any prompt brings, and each costs the search a
     # long list; one no memory holds, no passage can say: when only those are left, a told
     # passage could say common words alone, and none is told
-    unseen = _never_seen(store.index())
+    unseen = _never_seen(idx)
     own = [word for (word, _t), (w, _f, c) in zip(words, weights) if not c and w < unseen]
     if not own:
         return ""
@@ -10860,7 +10865,7 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
     # two more than it weighs: a session's digest among them is SessionStart's, left out here
     # (and as many more when the session's own are left out)
     wanted = _PROMPT_CANDIDATES + 2 + (_PROMPT_CANDIDATES if session else 0)
-    hits = store.recall(query, wanted, refresh=False, pool=_PROMPT_POOL)
+    hits = store.recall(query, wanted, refresh=False, pool=_PROMPT_POOL, passages=True)
     held = _in_context(store, session, [h.memory for h in hits])
     hits = [h for h in hits if h.memory.type != "summary" and h.memory.id not in held]
     hits = hits[:_PROMPT_CANDIDATES]
@@ -10870,8 +10875,8 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
         if passage and passage not in (p for _s, _m, p in found):
             found.append((share, h.memory, passage))
     if any(m.type == "todo" for _s, m, _p in found):  # one a later session did is not open
-        digests = store.index().top(("summary",), limit=_DIGESTS_READ, newest=True)
-        done = _changes_reported(digests, store.index(), [m for _s, m, _p in found])
+        digests = idx.top(("summary",), limit=_DIGESTS_READ, newest=True)
+        done = _changes_reported(digests, idx, [m for _s, m, _p in found])
         found = [x for x in found if x[1].type != "todo" or not _done_since(x[1], done)]
     found = sorted(found, key=lambda x: -x[0])[:_PROMPT_PASSAGES]
     later = _taken_up(found, hits, weights)[: _PROMPT_PASSAGES - 1]  # in the weakest's place
