@@ -1782,6 +1782,10 @@ _SECRET_PATTERNS = (
     (("bkua_",), r"\bbkua_[a-f0-9]{40}\b", "[REDACTED]"),                               # Buildkite
     (("ops_eyj",), r"\bops_eyJ[A-Za-z0-9+/=_\-]{40,}", "[REDACTED]"),                    # 1Password
     (("vercel_blob_rw_",), r"\bvercel_blob_rw_[A-Za-z0-9]+_[A-Za-z0-9]{20,}", "[REDACTED]"),
+    # a token of a provider not named above: a prefix, then a random run ("re_...", "napi_...",
+    # "FLWSECK-..."): three of lower case, upper case and digits, or hex digits; the prefix stays
+    (("_", "-"), r"(?<=[A-Za-z0-9])[_-][A-Za-z0-9]{20,}\b",
+     lambda m: m.group()[0] + "[REDACTED]" if _random_run(m.group()[1:]) else m.group()),
     (("login",), r"(\b(?:machine\s+\S+|default)\s+login\s+\S+\s+password\s+)\S+",  # .netrc
      r"\1[REDACTED]"),
     (("ls0tls1crudjti",), r"\bLS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}", _pem_in_base64),  # kubectl
@@ -1874,6 +1878,14 @@ _NOT_SECRET_REGEX = _LazyRegex(
     r"|x{3,}|\*{3,}|\.{3}|your[_\- ]|^example|placeholder|dummy|<|>",
     re.I,
 )
+
+
+def _random_run(run):
+    """Whether a run of letters and digits after a token's prefix is random: 20 characters
+    or more with lower case, upper case and digits, or 32 hex digits and more."""
+    if len(run) >= 32 and re.fullmatch(r"[\da-f]+|[\dA-F]+", run):
+        return bool(re.search(r"\d", run) and re.search(r"[a-fA-F]", run))
+    return len(run) >= 20 and all(re.search(c, run) for c in ("[a-z]", "[A-Z]", r"\d"))
 
 
 def _strong_secret(value, password=False):

@@ -212,6 +212,8 @@ SECRET_FORMATS = {
  "1password": "ops_eyJ" + r(60),
  "vercel-blob": "vercel_blob_rw_" + r(16) + "_" + r(30),
  "discord-bot-long": "MTA5ODc2NTQzMjEwOTg3NjU0MzI." + r(6) + "." + r(38),
+ "unlisted-prefix": "re_Nq7VwYS8_VP7Hb1DX8pPd5khxE3pyIgKp",
+ "unlisted-prefix-hex": "FLWSECK-" + r(32, H) + "-X",
 }
 LOOK_ALIKES = [
  "def verify(token: Optional[str]) -> bool:", "primary_key=True", "sort_key: created_at", "access_token=None",
@@ -232,6 +234,7 @@ LOOK_ALIKES = [
  "the password is stored in Vault as db/creds", "password reset links expire after 24h",
  "   107→  if creds != settings.token:\n   108→      raise HTTPException(status_code=401)",
  "gh secret set DEPLOY_KEY --body $DEPLOY_KEY", "npm config set registry https://registry.npmjs.org/",
+ "test_resetPasswordViaEmailLinkFlow", "build-20240115093000123456789", "fix/LIN-004-move-completed-tickets",
 ]
 
 
