@@ -10161,8 +10161,9 @@ def _background_stems():
 
 
 def _background():
-    """(common stems, everyday stems) of _background_stems, read from the cache file, which
-    is written the first time."""
+    """(common stems, everyday stems) of _background_stems, each a text of one stem a line
+    between newlines (a hook asks of a few words: a search costs less than a set of 9,000),
+    read from the cache file, which is written the first time."""
     if not _BACKGROUND:
         folder = getattr(sys, "pycache_prefix", None) or _user_cache_dir()
         words = zlib.crc32(_FUNCTION_WORDS.encode())  # a new list is a new file
@@ -10172,14 +10173,12 @@ def _background():
                 common, sep, everyday = f.read().partition("\n--\n")
             if not sep:
                 raise OSError("not a background file")
-            stems = (common.split(), everyday.split())
         except OSError:
-            stems = _background_stems()
+            common, everyday = map("\n".join, _background_stems())
             with contextlib.suppress(OSError):  # no home, no cache: found by the next process
                 if folder:
-                    text = "%s\n--\n%s\n" % ("\n".join(stems[0]), "\n".join(stems[1]))
-                    _atomic_write(path, text, durable=False)
-        _BACKGROUND[:] = map(frozenset, stems)
+                    _atomic_write(path, "%s\n--\n%s\n" % (common, everyday), durable=False)
+        _BACKGROUND[:] = ["\n%s\n" % part.strip() for part in (common, everyday)]
     return _BACKGROUND
 
 
@@ -10189,7 +10188,7 @@ def _common(stem):
     >>> _common("fail"), _common("postgr")
     (True, False)
     """
-    return stem in _background()[0]
+    return "\n%s\n" % stem in _background()[0]
 
 
 # How a note names where a memory came from (its `by`, set at capture)
@@ -10577,7 +10576,7 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
         plain = not compound and whole not in quoted
         # unseen here, yet no name: general technical English uses it; or a pair of Chinese or
         # Japanese signs the store never saw, most often one that straddles two words
-        everyday = plain and not named and weight == unseen and whole in _background()[1]
+        everyday = plain and not named and weight == unseen and "\n%s\n" % whole in _background()[1]
         straddles = weight == unseen and _cjk_pair(whole)
         common = named or everyday or straddles or plain and _common(whole)
         if common and weight == unseen:  # "well", "clients": unseen here, as common as ever
