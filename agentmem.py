@@ -10541,11 +10541,11 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
 
     A word weighs the IDF in the store of the word itself (or, when the store never
     saw it whole, of its rarest part), and a word the store never saw weighs most
-    (the prompt is about something the store does not know) and no passage says it; a word
-    common in general
-    technical English (_common: "add", "errors", "test"), a word the store never saw
-    that it uses ("roughly": everyday, not a name), and a word of the project's own
-    name that no memory holds (`known`: a prompt may name its project), weighs _COMMON_WORD_WEIGHT.
+    (the prompt is about something the store does not know) and no passage says it; a
+    word common in general technical English (_common: "add", "errors", "test"), a word the
+    store never saw that it uses ("roughly": everyday, not a name), and a word of the
+    project's own name that no memory holds (`known`: a prompt may name its project),
+    weighs _COMMON_WORD_WEIGHT.
     An identifier ("Vue.js", "dead-letter") is never common, nor is a word the prompt
     quotes (an error it pastes: 'go: command not found'). `words`: _prompt_words(prompt,
     terms), when the caller has it already.
@@ -10569,7 +10569,7 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
             weight = idf[whole]
         elif parts and all(t in idf for t in parts):
             weight = max(idf[t] for t in parts)
-        else:  # nothing says it: "pattern-stack/linear-agent" is new, though "linear-agent" is not
+        else:  # and nothing says it: "@acme-ops/mail-relay" is new, though "mail-relay" is not
             weight, forms = unseen, []
         compound = whole != joined or bool(parts)
         named = whole in known and whole not in idf  # the project's name, which notes never say
@@ -10863,10 +10863,10 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
     words = _prompt_words(said, terms)
     idx = store.index()  # brought up to date once: what follows reads it as it is
     weights = _prompt_weights(idx, said, terms, set(tokenize(name)), words)
-    # the prompt's own words the store holds find the candidates: its common ones ("add",
-    # "when", "server") would only bring what any prompt brings, and each costs the search a
-    # long list; one no memory holds, no passage can say: when only those are left, a told
-    # passage could say common words alone, and none is told
+    # the prompt's own words find the candidates: its common ones ("add", "when", "server")
+    # would only bring what any prompt brings, and each costs the search a long list; one no
+    # memory holds finds nothing, and no passage says it: a prompt of only such own words is
+    # told nothing (a passage that says common words alone never is)
     unseen = _never_seen(idx)
     own = [word for (word, _t), (w, _f, c) in zip(words, weights) if not c and w < unseen]
     if not own:
