@@ -234,7 +234,7 @@ LOOK_ALIKES = [
  "the password is stored in Vault as db/creds", "password reset links expire after 24h",
  "   107→  if creds != settings.token:\n   108→      raise HTTPException(status_code=401)",
  "gh secret set DEPLOY_KEY --body $DEPLOY_KEY", "npm config set registry https://registry.npmjs.org/",
- "test_resetPasswordViaEmailLinkFlow", "build-20240115093000123456789", "fix/LIN-004-move-completed-tickets",
+ "test_resetPasswordViaEmailLinkFlow", "build-20240115093000123456789", "fix/PAY-112-move-done-tickets",
 ]
 
 
