@@ -580,22 +580,14 @@ def test_one_part_of_a_name_does_not_say_it(store):
                type="todo")
     for text in ("The scheduler crate keeps jobs in a Postgres queue (pgmq).",
                  "Job submission is authenticated upstream; the scheduler trusts its caller.",
-                 "cargo runs through rustup's 1.78 toolchain here."):
+                 "cargo runs through rustup's 1.78 toolchain here.",
+                 "The CLI ships as `mail-relay`: `mail-relay send` and `mail-relay retry` for now."):
         s.remember(text, type="fact")
     s.close()
     # "js" is too short to be a word of its own, which leaves "next": "Next:" is not "Next.js"
     assert prompt("Scaffold the Next.js app so the implement run can carry on") == ""
     assert "foundational scaffolding" in prompt("What is next: the foundational scaffolding?")
-
-
-def test_a_name_the_store_never_saw_is_not_said_by_a_name_inside_it(store):
-    s = agentmem.open_store()
-    for text in ("The CLI ships as `mail-relay`: `mail-relay send` and `mail-relay retry` for now.",
-                 "Each batch is retried three times before the relay gives up.",
-                 "Deploys go through the staging relay first, then production."):
-        s.remember(text, type="fact")
-    s.close()
-    # "@acme-ops/mail-relay" is new to the store: the old "mail-relay" does not say it
+    # "@acme-ops/mail-relay" is new to the store: the "mail-relay" inside it does not say it
     assert prompt("Rename the npm package to @acme-ops/mail-relay") == ""
     assert "mail-relay send" in prompt("Which subcommands does mail-relay have?")
 
