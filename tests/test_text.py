@@ -235,6 +235,7 @@ LOOK_ALIKES = [
  "   107→  if creds != settings.token:\n   108→      raise HTTPException(status_code=401)",
  "gh secret set DEPLOY_KEY --body $DEPLOY_KEY", "npm config set registry https://registry.npmjs.org/",
  "test_resetPasswordViaEmailLinkFlow", "build-20240115093000123456789", "fix/PAY-112-move-done-tickets",
+ "main.go:12:3:error:undefined", "12:00:00:UTC:ok",
 ]
 
 
@@ -321,6 +322,7 @@ def test_a_secret_the_person_pastes_reaches_no_file_of_the_store(store, tmp_path
     ("hunter2x9 is my password, don't tell anyone", "hunter2x9"),
     ("the passphrase is blue-horse-battery-staple-42", "battery-staple"),
     ("credentials:\n  secret: nyoL6uniiFw152cTe8r0khCEr7n1Ay", "uniiFw152c"),
+    ("cat ~/.pgpass\ndb.internal:5432:shop:admin:Pg9ass!word", "Pg9ass"),
     ("Zq8pL2vN9xR4tY7wK1mB3cD6 is our staging API key", "Zq8pL2vN9x"),
     ("heroku api key 01234567-89ab-cdef-0123-456789abcdef", "89ab-cdef-0123"),
     ("the signing secret is 9e107d9d372bb6826bd81d3542a419d6 in prod", "9e107d9d372bb6"),
