@@ -1787,7 +1787,8 @@ _SECRET_PATTERNS = (
     (("_", "-"), r"(?<=[A-Za-z0-9])[_-][A-Za-z0-9]{20,}\b",
      lambda m: m.group()[0] + "[REDACTED]" if _random_run(m.group()[1:]) else m.group()),
     ((":",), r"(?m)^([\w.\-*]+:(?:\d+|\*):[^:\s]+:[^:\s]+:)(\S+)$",  # a .pgpass line's password
-     lambda m: m.group(1) + ("[REDACTED]" if _strong_secret(m.group(2), True) else m.group(2))),
+     lambda m: m.group(1) + ("[REDACTED]" if _strong_secret(m.group(2), password=True)
+                             else m.group(2))),
     (("login",), r"(\b(?:machine\s+\S+|default)\s+login\s+\S+\s+password\s+)\S+",  # .netrc
      r"\1[REDACTED]"),
     (("ls0tls1crudjti",), r"\bLS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}", _pem_in_base64),  # kubectl
