@@ -10553,7 +10553,8 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
     quotes (an error it pastes: 'go: command not found'). `words`: _prompt_words(prompt,
     terms), when the caller has it already.
     """
-    n, unseen = max(1, idx.stats_of("mem")[0]), _never_seen(idx)
+    n = max(1, idx.stats_of("mem")[0])
+    unseen = math.log(1.0 + (n + 0.5) / 0.5)
     once = math.log(1.0 + (n - 0.5) / 1.5)  # the IDF of a word one memory holds
     latin = idx.in_latin(terms)  # "пуш" is the store's "push" (as recall reads it)
     idf = idx.idf("mem", list(terms) + list(latin.values()))
@@ -10592,11 +10593,6 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
         out = [[unseen if e else w, f, some and not e, e] for w, f, _c, e in out]
     out = [x[:3] for x in out]
     return [(w * (_COMMON_WORD_WEIGHT if c else 1.0), f, c) for w, f, c in out]
-
-
-def _never_seen(idx):
-    """What a prompt's word no memory holds weighs (_prompt_weights): the most a word weighs."""
-    return math.log(1.0 + (max(1, idx.stats_of("mem")[0]) + 0.5) / 0.5)
 
 
 def _prompt_words(prompt, terms):
@@ -10868,10 +10864,9 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
     weights = _prompt_weights(idx, said, terms, set(tokenize(name)), words)
     # the prompt's own words find the candidates: its common ones ("add", "when", "server")
     # would only bring what any prompt brings, and each costs the search a long list; one no
-    # memory holds finds nothing, and no passage says it: a prompt of only such own words is
-    # told nothing (a passage that says common words alone never is)
-    unseen = _never_seen(idx)
-    own = [word for (word, _t), (w, _f, c) in zip(words, weights) if not c and w < unseen]
+    # memory holds has no forms (no passage says it): a prompt of only such own words is told
+    # nothing (a passage that says common words alone never is)
+    own = [word for (word, _t), (_w, forms, c) in zip(words, weights) if not c and forms]
     if not own:
         return ""
     query = " ".join(own)
