@@ -1786,7 +1786,7 @@ _SECRET_PATTERNS = (
     # "FLWSECK-..."): three of lower case, upper case and digits, or hex digits; the prefix stays
     (("_", "-"), r"(?<=[A-Za-z0-9])[_-][A-Za-z0-9]{20,}\b",
      lambda m: m.group()[0] + "[REDACTED]" if _random_run(m.group()[1:]) else m.group()),
-    ((":",), r"(?m)^([\w.\-*]+:(?:\d+|\*):[^:\s]+:[^:\s]+:)(\S+)$",  # a .pgpass line's password
+    ((":",), r"(?m)^([\w.\-*]+:(?:\d+|\*):[^:\s]+:[^:\s]+:)(\S+)(?=\r?$)",  # a .pgpass line
      lambda m: m.group(1) + ("[REDACTED]" if _strong_secret(m.group(2), password=True)
                              else m.group(2))),
     (("login",), r"(\b(?:machine\s+\S+|default)\s+login\s+\S+\s+password\s+)\S+",  # .netrc

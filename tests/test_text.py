@@ -323,6 +323,7 @@ def test_a_secret_the_person_pastes_reaches_no_file_of_the_store(store, tmp_path
     ("the passphrase is blue-horse-battery-staple-42", "battery-staple"),
     ("credentials:\n  secret: nyoL6uniiFw152cTe8r0khCEr7n1Ay", "uniiFw152c"),
     ("cat ~/.pgpass\ndb.internal:5432:shop:admin:Pg9ass!word", "Pg9ass"),
+    ("*:*:shop:admin:Pg9ass!word\r\n*:*:crm:admin:Cr8ass!word\r\n", "Cr8ass"),
     ("Zq8pL2vN9xR4tY7wK1mB3cD6 is our staging API key", "Zq8pL2vN9x"),
     ("heroku api key 01234567-89ab-cdef-0123-456789abcdef", "89ab-cdef-0123"),
     ("the signing secret is 9e107d9d372bb6826bd81d3542a419d6 in prod", "9e107d9d372bb6"),
