@@ -1883,12 +1883,21 @@ _NOT_SECRET_REGEX = _LazyRegex(
 )
 
 
+def _random_hex(v):
+    """Whether a word is random hex: a UUID, or 32 hex digits and more, digits and letters."""
+    return bool(
+        _RANDOM_HEX_REGEX.fullmatch(v) and re.search(r"\d", v) and re.search(r"[a-f]", v, re.I)
+    )
+
+
 def _random_run(run):
     """Whether a run of letters and digits after a token's prefix is random: 20 characters
-    or more with lower case, upper case and digits, or 32 hex digits and more."""
-    if len(run) >= 32 and re.fullmatch(r"[\da-f]+|[\dA-F]+", run):
-        return bool(re.search(r"\d", run) and re.search(r"[a-fA-F]", run))
-    return len(run) >= 20 and all(re.search(c, run) for c in ("[a-z]", "[A-Z]", r"\d"))
+    or more with lower case, upper case and digits, or random hex."""
+    return (
+        _random_hex(run)
+        or len(run) >= 20
+        and all(re.search(c, run) for c in ("[a-z]", "[A-Z]", r"\d"))
+    )
 
 
 def _strong_secret(value, password=False):
@@ -1904,7 +1913,7 @@ def _strong_secret(value, password=False):
         return False  # a placeholder, a file name
     if password and re.search(r"[a-z]", v, re.I) and re.search(r"\d", v):
         return True
-    if _RANDOM_HEX_REGEX.fullmatch(v) and re.search(r"\d", v) and re.search(r"[a-f]", v, re.I):
+    if _random_hex(v):
         return True
     classes = [
         re.search(r"[a-z]", v),
