@@ -163,9 +163,12 @@ def test_answers_queued_messages_todos_plans_and_commits_are_read(tmp_path, stor
     lines.insert(3, line("queue-operation", operation="remove"))         # taken in mid-turn
     lines.insert(3, line("queue-operation", operation="enqueue", content="Use mix credo"))
     lines.insert(4, line("queue-operation", operation="popOne", content="Use mix credo"))  # edited
-    # as `claude -p` (2.1.197) writes every prompt: queued, sent on, then its user line
+    # as `claude -p` (2.1.197, 2.1.332) writes every prompt: queued, sent on, then its user line
     lines[:0] = [line("queue-operation", operation="enqueue", content=lines[0]["message"]["content"]),
                  line("queue-operation", operation="dequeue")]
+    # 2.1.332 also keeps what it sent the API: the notes a hook injected are no one's words
+    lines.insert(3, line("api-request-blob", message=[{"type": "text", "text":
+                 "SessionStart hook additional context: Use pytest-only fixtures."}]))
     mems = capture(tmp_path, lines)
     texts = {m["type"]: [] for m in mems}
     for m in mems:
@@ -174,6 +177,7 @@ def test_answers_queued_messages_todos_plans_and_commits_are_read(tmp_path, stor
     assert "Credo and Dialyxir, not Sobelow" in everything          # the person's answer
     assert "fail on any Credo warning" in everything                # typed while the agent worked
     assert "Use mix credo" not in everything                         # taken back to be edited
+    assert "pytest-only" not in everything
     assert any("credo --strict" in t for t in texts["episode"])      # the command the agent ran
     assert any("12 Dialyzer warnings" in t for t in texts["todo"])   # left pending at the end
     assert not any("Add Credo config" in t for t in texts.get("todo", []))
