@@ -10781,13 +10781,19 @@ def _names_enough(passage, weights, pairs=frozenset()):
     word ("server", "agent", "workflow") is what any prompt of the project has with the
     store."""
     said = _own_words_said(passage, weights)
-    return len(said) >= 2 or _names_exactly(said, weights) or _names_pair(passage, pairs)
+    return len(said) >= 2 or _names_exactly(passage, said, weights) or _names_pair(passage, pairs)
 
 
-def _names_exactly(said, weights):
+def _names_exactly(passage, said, weights):
     """Whether one of the prompt's words a passage says (`said`: their indexes) names a thing
-    exactly: an identifier, a path, a version."""
-    return any(re.search(r"[\d._:/-]", t) for i in said for form in weights[i][1] for t in form)
+    exactly, and the passage names it so too: an identifier, a path, a version, written whole
+    or joined ("rate-limit", "ratelimit"); its parts in prose ("rate limits") name nothing."""
+    have = _terms_in(passage, _needles(weights))
+    return any(
+        any(re.search(r"[\d._:/-]", t) for form in weights[i][1] for t in form)
+        and any(len(form) == 1 and form <= have for form in weights[i][1])
+        for i in said
+    )
 
 
 def _taken_up(told, hits, weights):
@@ -10812,9 +10818,9 @@ def _taken_up(told, hits, weights):
             share, said = _best_passage(x.text, weights)
             if not said or said.split() in seen:
                 continue  # told already: a typed memory of these very words
-            asked = str(x.extra.get("asked") or "")
-            both = words & set(_own_words_said(said + "\n" + asked, weights))
-            if len(both) >= min(2, len(words)) or _names_exactly(both, weights):
+            said_asked = said + "\n" + str(x.extra.get("asked") or "")
+            both = words & set(_own_words_said(said_asked, weights))
+            if len(both) >= min(2, len(words)) or _names_exactly(said_asked, both, weights):
                 out.append((share, x, said))
                 seen.append(said.split())
                 break
