@@ -10077,8 +10077,9 @@ _DIGESTS_READ = 20  # the newest sessions' digests a todo is looked up in (done 
 _EARLIER_DIGESTS = 2  # the digests told after the last session's: a task may need an older one
 # inject --prompt: at most _PROMPT_PASSAGES passages, each the best run of sentences of a
 # memory or episode that holds _PROMPT_MIN_SHARE of the prompt's weight (_prompt_weights).
-# The lowest share at which other projects' prompts stay inside 1 note in 50 (docs/ranking.md)
-_PROMPT_MIN_SHARE = 0.32
+# The lowest share at which other projects' prompts stay inside 1 note in 50, on each half of
+# the shared projects (docs/ranking.md)
+_PROMPT_MIN_SHARE = 0.29
 # a typed memory (a bug and its fix, a decision: what the session learned, distilled) whose
 # passage holds this share of the prompt's weight is about the prompt's one own word; an
 # episode's sentence may name that word in passing
