@@ -10743,16 +10743,20 @@ def _adjacent(parts, text):
     return any(set(words[i : i + n]) == set(parts) for i in range(len(words) - n + 1))
 
 
-def _own_words_said(passage, weights):
-    """The indexes of the prompt's own (not common) words a passage says: whole, or an
-    identifier's parts side by side."""
+def _own_words_said(passage, weights, whole=False):
+    """The indexes of the prompt's own (not common) words a passage says: whole (or joined:
+    "ratelimit" for "rate-limit"), or, unless `whole`, an identifier's parts side by side."""
     have = _terms_in(passage, _needles(weights))
     return [
         i
         for i, (_w, forms, common) in enumerate(weights)
         if not common
         and _says_word(forms, have)
-        and (any(len(f) == 1 and f <= have for f in forms) or _adjacent(forms[-1], passage))
+        and (
+            any(len(f) == 1 and f <= have for f in forms)
+            or not whole
+            and _adjacent(forms[-1], passage)
+        )
     ]
 
 
@@ -10781,20 +10785,18 @@ def _names_enough(passage, weights, pairs=frozenset()):
     identifier that names two words the prompt says in a row (`pairs`). One shared project
     word ("server", "agent", "workflow") is what any prompt of the project has with the
     store."""
-    said = _own_words_said(passage, weights)
-    return len(said) >= 2 or _names_exactly(passage, said, weights) or _names_pair(passage, pairs)
-
-
-def _names_exactly(passage, said, weights):
-    """Whether one of the prompt's words a passage says (`said`: their indexes) names a thing
-    exactly, and the passage names it so too: an identifier, a path, a version, written whole
-    or joined ("rate-limit", "ratelimit"); its parts in prose ("rate limits") name nothing."""
-    have = _terms_in(passage, _needles(weights))
-    return any(
-        any(re.search(r"[\d._:/-]", t) for form in weights[i][1] for t in form)
-        and any(len(form) == 1 and form <= have for form in weights[i][1])
-        for i in said
+    return (
+        len(_own_words_said(passage, weights)) >= 2
+        or _names_exactly(_own_words_said(passage, weights, whole=True), weights)
+        or _names_pair(passage, pairs)
     )
+
+
+def _names_exactly(said, weights):
+    """Whether one of the prompt's words a passage says (`said`: their indexes, said whole:
+    its parts in prose, "rate limits", name nothing) names a thing exactly: an identifier, a
+    path, a version."""
+    return any(re.search(r"[\d._:/-]", t) for i in said for form in weights[i][1] for t in form)
 
 
 def _taken_up(told, hits, weights):
@@ -10821,7 +10823,9 @@ def _taken_up(told, hits, weights):
                 continue  # told already: a typed memory of these very words
             said_asked = said + "\n" + str(x.extra.get("asked") or "")
             both = words & set(_own_words_said(said_asked, weights))
-            if len(both) >= min(2, len(words)) or _names_exactly(said_asked, both, weights):
+            if len(both) >= min(2, len(words)) or _names_exactly(
+                words & set(_own_words_said(said_asked, weights, whole=True)), weights
+            ):
                 out.append((share, x, said))
                 seen.append(said.split())
                 break
