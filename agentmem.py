@@ -10754,8 +10754,7 @@ def _own_words_said(passage, weights, whole=False):
         and _says_word(forms, have)
         and (
             any(len(f) == 1 and f <= have for f in forms)
-            or not whole
-            and _adjacent(forms[-1], passage)
+            or (not whole and _adjacent(forms[-1], passage))
         )
     ]
 
