@@ -10745,7 +10745,7 @@ def _adjacent(parts, text):
 
 def _own_words_said(passage, weights, whole=False):
     """The indexes of the prompt's own (not common) words a passage says: whole (or joined:
-    "ratelimit" for "rate-limit"), or, unless `whole`, an identifier's parts side by side."""
+    "hotreload" for "hot-reload"), or, unless `whole`, an identifier's parts side by side."""
     have = _terms_in(passage, _needles(weights))
     return [
         i
@@ -10793,7 +10793,7 @@ def _names_enough(passage, weights, pairs=frozenset()):
 
 def _names_exactly(said, weights):
     """Whether one of the prompt's words a passage says (`said`: their indexes, said whole:
-    its parts in prose, "rate limits", name nothing) names a thing exactly: an identifier, a
+    its parts in prose, "hot reload", name nothing) names a thing exactly: an identifier, a
     path, a version."""
     return any(re.search(r"[\d._:/-]", t) for i in said for form in weights[i][1] for t in form)
 

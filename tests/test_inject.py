@@ -594,15 +594,15 @@ def test_one_part_of_a_name_does_not_say_it(store):
 
 def test_a_name_said_in_prose_is_not_the_name(store):
     s = agentmem.open_store()
-    for text in ("The client backs off on rate limits with a jittered retry.",
-                 "Requests go through `@acme/ratelimit`, keyed by tenant.",
+    for text in ("Edits show up without a restart through hot reload, in dev only.",
+                 "The dev server runs `@acme/hotreload` when started with --watch.",
                  "The worker pool holds eight workers and restarts one that hangs."):
         s.remember(text, type="fact")
     s.close()
-    # one own word of the prompt, "rate-limit", names a thing: a passage that names it too says
-    # it; one that only has its parts in prose ("rate limits") does not
-    told = prompt("Tune the rate-limit")
-    assert "@acme/ratelimit" in told and "jittered retry" not in told
+    # one own word of the prompt, "hot-reload", names a thing: a passage that names it too
+    # says it; one that only has its parts in prose ("hot reload") does not
+    told = prompt("Tune the hot-reload")
+    assert "@acme/hotreload" in told and "in dev only" not in told
 
 
 def test_an_episode_s_own_labels_are_not_words_of_the_session():
