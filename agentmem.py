@@ -10575,12 +10575,15 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
         joined = re.sub(r"[./_:-]", "", whole)
         # the word says itself whole, joined ("ratelimit") or by a path's tail ("push.ts");
         # else by all of its parts together, never by one part ("js" of "Next.js")
-        whole_forms = [whole] + [t for t in rest if t == joined or re.search(r"[./_:-]", t)]
+        stuck = (joined, _stem(joined))  # "deadletter", stemmed as a word: "deadlett"
+        whole_forms = [whole] + [t for t in rest if t in stuck or re.search(r"[./_:-]", t)]
         parts = [t for t in rest if t not in whole_forms and len(t) > 2]
         # parts say it together; one part left ("next" of "Next.js") is a word of its own
         forms = [frozenset([t]) for t in whole_forms] + ([frozenset(parts)] if parts[1:] else [])
-        if whole in idf:
-            weight = idf[whole]
+        # known whole or joined: a note's `@acme/deadletter` is the prompt's "dead-letter"
+        said_whole = [idf[t] for t in (whole,) + stuck if t in idf]
+        if said_whole:
+            weight = said_whole[0]
         elif parts and all(t in idf for t in parts):
             weight = max(idf[t] for t in parts)
         else:  # and nothing says it: "@acme-ops/mail-relay" is new, though "mail-relay" is not

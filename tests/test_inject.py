@@ -596,6 +596,7 @@ def test_a_name_said_in_prose_is_not_the_name(store):
     s = agentmem.open_store()
     for text in ("Edits show up without a restart through hot reload, in dev only.",
                  "The dev server runs `@acme/hotreload` when started with --watch.",
+                 "Failed jobs go to `@acme/deadletter`, keyed by tenant.",
                  "The worker pool holds eight workers and restarts one that hangs."):
         s.remember(text, type="fact")
     s.close()
@@ -603,6 +604,8 @@ def test_a_name_said_in_prose_is_not_the_name(store):
     # says it; one that only has its parts in prose ("hot reload") does not
     told = prompt("Tune the hot-reload")
     assert "@acme/hotreload" in told and "in dev only" not in told
+    # joined, a word is stemmed as one: "deadletter" is "deadlett", still "dead-letter"
+    assert "@acme/deadletter" in prompt("Where do dead-letter jobs go?")
 
 
 def test_an_episode_s_own_labels_are_not_words_of_the_session():
