@@ -581,7 +581,10 @@ def test_one_part_of_a_name_does_not_say_it(store):
     for text in ("The scheduler crate keeps jobs in a Postgres queue (pgmq).",
                  "Job submission is authenticated upstream; the scheduler trusts its caller.",
                  "cargo runs through rustup's 1.78 toolchain here.",
-                 "The CLI ships as `mail-relay`: `mail-relay send` and `mail-relay retry` for now."):
+                 "The CLI ships as `mail-relay`: `mail-relay send` and `mail-relay retry` for now.",
+                 "Edits show up without a restart through hot reload, in dev only.",
+                 "The dev server runs `@kite/hotreload` when started with --watch.",
+                 "Failed jobs go to `@kite/deadletter`, keyed by tenant."):
         s.remember(text, type="fact")
     s.close()
     # "js" is too short to be a word of its own, which leaves "next": "Next:" is not "Next.js"
@@ -590,22 +593,12 @@ def test_one_part_of_a_name_does_not_say_it(store):
     # "@acme-ops/mail-relay" is new to the store: the "mail-relay" inside it does not say it
     assert prompt("Rename the npm package to @acme-ops/mail-relay") == ""
     assert "mail-relay send" in prompt("Which subcommands does mail-relay have?")
-
-
-def test_a_name_said_in_prose_is_not_the_name(store):
-    s = agentmem.open_store()
-    for text in ("Edits show up without a restart through hot reload, in dev only.",
-                 "The dev server runs `@acme/hotreload` when started with --watch.",
-                 "Failed jobs go to `@acme/deadletter`, keyed by tenant.",
-                 "The worker pool holds eight workers and restarts one that hangs."):
-        s.remember(text, type="fact")
-    s.close()
-    # one own word of the prompt, "hot-reload", names a thing: a passage that names it too
-    # says it; one that only has its parts in prose ("hot reload") does not
+    # "hot-reload" names a thing: a passage that names it too says it, whole or joined; one
+    # with only its parts in prose ("hot reload") does not
     told = prompt("Tune the hot-reload")
-    assert "@acme/hotreload" in told and "in dev only" not in told
+    assert "@kite/hotreload" in told and "in dev only" not in told
     # joined, a word is stemmed as one: "deadletter" is "deadlett", still "dead-letter"
-    assert "@acme/deadletter" in prompt("Where do dead-letter jobs go?")
+    assert "@kite/deadletter" in prompt("Where do dead-letter jobs go?")
 
 
 def test_an_episode_s_own_labels_are_not_words_of_the_session():
