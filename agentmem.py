@@ -1893,10 +1893,8 @@ def _random_hex(v):
 def _random_run(run):
     """Whether a run of letters and digits after a token's prefix is random: 20 characters
     or more with lower case, upper case and digits, or random hex."""
-    return (
-        _random_hex(run)
-        or len(run) >= 20
-        and all(re.search(c, run) for c in ("[a-z]", "[A-Z]", r"\d"))
+    return _random_hex(run) or (
+        len(run) >= 20 and all(re.search(c, run) for c in ("[a-z]", "[A-Z]", r"\d"))
     )
 
 
@@ -10195,13 +10193,14 @@ def _background():
     return _BACKGROUND
 
 
-def _common(stem):
-    """Whether a term is common in general technical English (_background_stems).
+def _common(stem, everyday=False):
+    """Whether a term is common in general technical English (_background_stems); with
+    `everyday`, whether it is one of its everyday words.
 
     >>> _common("fail"), _common("postgr")
     (True, False)
     """
-    return "\n%s\n" % stem in _background()[0]
+    return "\n%s\n" % stem in _background()[everyday]
 
 
 # How a note names where a memory came from (its `by`, set at capture)
@@ -10593,7 +10592,7 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
         plain = not compound and whole not in quoted
         # unseen here, yet no name: general technical English uses it; or a pair of Chinese or
         # Japanese signs the store never saw, most often one that straddles two words
-        everyday = plain and not named and weight == unseen and "\n%s\n" % whole in _background()[1]
+        everyday = plain and not named and weight == unseen and _common(whole, everyday=True)
         straddles = weight == unseen and _cjk_pair(whole)
         common = named or everyday or straddles or plain and _common(whole)
         if common and weight == unseen:  # "well", "clients": unseen here, as common as ever
@@ -10787,9 +10786,10 @@ def _names_enough(passage, weights, pairs=frozenset()):
     identifier that names two words the prompt says in a row (`pairs`). One shared project
     word ("server", "agent", "workflow") is what any prompt of the project has with the
     store."""
+    said = _own_words_said(passage, weights)  # those it says whole are among them
     return (
-        len(_own_words_said(passage, weights)) >= 2
-        or _names_exactly(_own_words_said(passage, weights, whole=True), weights)
+        len(said) >= 2
+        or (bool(said) and _names_exactly(_own_words_said(passage, weights, whole=True), weights))
         or _names_pair(passage, pairs)
     )
 
