@@ -3721,7 +3721,7 @@ _OBSERVER_PHRASES = {
     "status": (
         ("start", "en", r"all (done|set|good|green|fixed|passing|complete) ; done ; finished"),
         ("start", "en", r"everything (is |now )?(works|working|passes|passing|done|green)"),
-        ("word", "en", r"(blockers?|issues?|tasks?|items?|todos?) (are |is )?(all )?resolved"),
+        ("word", "en", r"(blocker|issue|error|task|item|todo)s?( \S+){0,8} resolved(?! by| with)"),
         ("word", "en", r"(blockers?|issues?|tasks?|items?|todos?) (are |is )?(all )?(done|closed)"),
         ("word", "en", r"(is|are) (now )?(complete|completed|ready|done|finished)[.!]?$"),
         ("start", "en", r"successfully ; (the )?(task|work|implementation) is complete"),
@@ -4976,10 +4976,10 @@ class _Observer:
         """Whether a sentence belongs to the turn's bug story (then it is added to it): a
         cause, a fix, a sentence under a root-cause heading, a change that goes on with the
         story ("The lock is now held ..."), or a change made while the person's problem is
-        open, with the diagnosis said just before it."""
+        open, with the diagnosis said just before it; never a status ("All issues resolved!")."""
         problem_open = self.context.get("problem_open")
         goes_on = turn.bug and not item and (built or _says("now", plain))
-        if not (
+        if (_says("status", plain) and not _named(plain)) or not (
             _says("cause", plain)
             or _says("fix", plain)
             or _says("cause-heading", heading)

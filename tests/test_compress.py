@@ -338,6 +338,13 @@ def test_a_report_of_fixes_with_no_problem_named_is_a_status_not_a_bug():
         ev("assistant", "Fixed the crash: `renderThread` now returns early for an empty list.")])
     [bug] = [m for m in mems if m.type == "bug"]
     assert bug.text.startswith("The comments page crashes") and "renderThread" in bug.text
+    # a status the agent says before the story is no part of it
+    mems = compress_heuristic([
+        ev("user", "The comments page crashes when a thread is empty."),
+        ev("assistant", "All the errors you listed have been resolved. The crash came from "
+                        "renderThread reading the first reply of an empty list; fixed by returning early.")])
+    [bug] = [m for m in mems if m.type == "bug"]
+    assert "resolved" not in bug.text and "reading the first reply" in bug.text
 
 
 def test_root_cause_and_fix_headings_make_one_bug_and_a_correction_keeps_its_instead():
