@@ -3422,7 +3422,7 @@ _OBSERVER_PHRASES = {
     "lead-in": (
         ("opener", "en", r"ok ; okay ; sure ; good ; great ; noted ; understood ; so ; well"),
         ("opener", "en", r"fine ; alright ; right ; agreed ; yes ; yeah ; yep"),
-        ("lead", "en", r"i'll ; i will ; i'm going to ; let me ; please"),
+        ("lead", "en", r"i'll ; i will ; i'm going to ; let me ; please ; ok ; okay"),
         ("lead", "ru", r"я ; я потом"),
         ("opener", "zh", r"好的 ; 好 ; 行 ; 可以 ; 嗯 ; 没问题 ; 沒問題 ; 明白 ; 收到"),
     ),

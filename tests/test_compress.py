@@ -435,6 +435,8 @@ def test_a_summary_list_keeps_each_item_apart():
 def test_lead_ins_are_not_kept():
     [todo] = compress_heuristic([ev("user", "I'll follow up on the flaky test tomorrow.")])
     assert todo.text == "Follow up on the flaky test tomorrow."
+    [decision] = compress_heuristic([ev("user", "Ok go with SQLite - the data fits on one disk.")])
+    assert decision.text == "Go with SQLite - the data fits on one disk."
 
 
 def test_the_phrase_table_is_data_and_adding_a_phrasing_is_one_line():
