@@ -2233,6 +2233,7 @@ def _blocks_text(content, kinds=("text", "input_text", "output_text")):
 def _person_text(text):
     """What the person typed, without injected blocks; '' when it is all injection."""
     text = _SYSTEM_REMINDER_REGEX.sub("", text or "")
+    text = re.sub(r"(?m)^[ \t]*[\u2500-\u257f]+|[\u2500-\u257f]+[ \t]*$", "", text)  # a TUI's box
     text = _MEMORY_INPUT_REGEX.sub(r"\1", text)  # Claude Code's "#" note: the person's
     args = _COMMAND_ARGS_REGEX.search(text)
     if args and "<command-name>" in text:  # a slash command: keep its arguments

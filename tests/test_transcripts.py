@@ -308,6 +308,12 @@ def test_another_session_s_title_ide_wrappers_and_a_sub_agent_s_prompt_are_not_t
     events, _info, _ = agentmem.read_transcript(str(path))
     assert [(e.role, e.text) for e in events] == [("summary", "Checkout retry policy"),
                                                   ("user", "check the retry policy"), ("result", "3 passed")]
+    # a request copied out of a terminal's input box keeps its words, not the box's borders
+    boxed = {"type": "user", "uuid": "u3", "message": {"role": "user", "content":
+             "│ > take the retry work to a PR   │\n│   with the reviewer │ never the bot  │"}}
+    path.write_text(json.dumps(boxed) + "\n", encoding="utf-8")
+    [said] = [e.text for e in agentmem.read_transcript(str(path))[0]]
+    assert said.split() == "> take the retry work to a PR with the reviewer │ never the bot".split()
     # a title whose message is the harness's echo of /clear summarises that alone
     clear = {"type": "user", "uuid": "u0",
              "message": {"role": "user", "content": "<local-command-stdout></local-command-stdout>"}}
