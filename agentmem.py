@@ -2175,6 +2175,8 @@ _SYSTEM_REMINDER_REGEX = _LazyRegex(
 # what the harness or the API says in the agent's place: Claude Code's API errors, a proxy's
 # ("Provider request timed out after 120s.\n\nRequest ID: req_...") — never the agent's words
 _API_ERROR_REGEX = _LazyRegex(r"\AAPI Error\b|\bRequest ID: req_\w+\s*\Z")
+# the borders of a terminal's input box a request was copied out of: "│ ... to a PR │\n│ with ..."
+_BOX_BORDER_REGEX = _LazyRegex(r"^[ \t]*[│┃║]|[│┃║][ \t]*$|[ \t]*[│┃║][ \t]*\n[ \t]*[│┃║][ \t]*")
 _MEMORY_INPUT_REGEX = _LazyRegex(r"<user-memory-input>(.*?)</user-memory-input>", re.S)
 _COMMAND_ARGS_REGEX = _LazyRegex(r"<command-args>(.*?)</command-args>", re.S)
 _MARKDOWN_ENDS = (".md", ".markdown", ".mdx")
@@ -2233,7 +2235,7 @@ def _blocks_text(content, kinds=("text", "input_text", "output_text")):
 def _person_text(text):
     """What the person typed, without injected blocks; '' when it is all injection."""
     text = _SYSTEM_REMINDER_REGEX.sub("", text or "")
-    text = re.sub(r"(?m)^[ \t]*[\u2500-\u257f]+|[\u2500-\u257f]+[ \t]*$", "", text)  # a TUI's box
+    text = _BOX_BORDER_REGEX.sub("\n", text)
     text = _MEMORY_INPUT_REGEX.sub(r"\1", text)  # Claude Code's "#" note: the person's
     args = _COMMAND_ARGS_REGEX.search(text)
     if args and "<command-name>" in text:  # a slash command: keep its arguments

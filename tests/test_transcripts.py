@@ -313,7 +313,10 @@ def test_another_session_s_title_ide_wrappers_and_a_sub_agent_s_prompt_are_not_t
              "│ > take the retry work to a PR   │\n│   with the reviewer │ never the bot  │"}}
     path.write_text(json.dumps(boxed) + "\n", encoding="utf-8")
     [said] = [e.text for e in agentmem.read_transcript(str(path))[0]]
-    assert said.split() == "> take the retry work to a PR with the reviewer │ never the bot".split()
+    assert said == "> take the retry work to a PR\nwith the reviewer │ never the bot"
+    tree = "├── src/\n│   └── app.py"  # what is drawn inside a line stays as drawn
+    path.write_text(json.dumps(dict(boxed, message={"role": "user", "content": tree})) + "\n")
+    assert [e.text for e in agentmem.read_transcript(str(path))[0]] == [tree]
     # a title whose message is the harness's echo of /clear summarises that alone
     clear = {"type": "user", "uuid": "u0",
              "message": {"role": "user", "content": "<local-command-stdout></local-command-stdout>"}}
