@@ -10748,20 +10748,15 @@ def _adjacent(parts, text):
     return any(set(words[i : i + n]) == set(parts) for i in range(len(words) - n + 1))
 
 
-def _own_words_said(passage, weights, whole=False):
-    """The indexes of the prompt's own (not common) words a passage says: whole (or joined:
-    "hotreload" for "hot-reload"), or, unless `whole`, an identifier's parts side by side."""
-    have = _terms_in(passage, _needles(weights))
-    return [
-        i
-        for i, (_w, forms, common) in enumerate(weights)
-        if not common
-        and _says_word(forms, have)
-        and (
-            any(len(f) == 1 and f <= have for f in forms)
-            or (not whole and _adjacent(forms[-1], passage))
-        )
-    ]
+def _own_words_said(passage, weights):
+    """{index: said whole} of the prompt's own (not common) words a passage says: whole (or
+    joined: "hotreload" for "hot-reload"), or as an identifier's parts side by side."""
+    have, out = _terms_in(passage, _needles(weights)), {}
+    for i, (_w, forms, common) in enumerate(weights):
+        whole = any(len(f) == 1 and f <= have for f in forms)
+        if not common and _says_word(forms, have) and (whole or _adjacent(forms[-1], passage)):
+            out[i] = whole
+    return out
 
 
 def _prompt_pairs(said, words, weights):
@@ -10789,12 +10784,9 @@ def _names_enough(passage, weights, pairs=frozenset()):
     identifier that names two words the prompt says in a row (`pairs`). One shared project
     word ("server", "agent", "workflow") is what any prompt of the project has with the
     store."""
-    said = _own_words_said(passage, weights)  # those it says whole are among them
-    return (
-        len(said) >= 2
-        or (bool(said) and _names_exactly(_own_words_said(passage, weights, whole=True), weights))
-        or _names_pair(passage, pairs)
-    )
+    said = _own_words_said(passage, weights)
+    whole = [i for i, said_whole in said.items() if said_whole]
+    return len(said) >= 2 or _names_exactly(whole, weights) or _names_pair(passage, pairs)
 
 
 def _names_exactly(said, weights):
@@ -10827,9 +10819,9 @@ def _taken_up(told, hits, weights):
             if not said or said.split() in seen:
                 continue  # told already: a typed memory of these very words
             said_asked = said + "\n" + str(x.extra.get("asked") or "")
-            both = words & set(_own_words_said(said_asked, weights))
+            both = {i: w for i, w in _own_words_said(said_asked, weights).items() if i in words}
             if len(both) >= min(2, len(words)) or _names_exactly(
-                words & set(_own_words_said(said_asked, weights, whole=True)), weights
+                [i for i in both if both[i]], weights
             ):
                 out.append((share, x, said))
                 seen.append(said.split())
