@@ -44,6 +44,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 import contextlib
+import heapq
 import itertools
 import json
 import math
@@ -10077,14 +10078,10 @@ _SETUP_FACTS = 5  # how to run things here (a command that worked), at start
 _DIGESTS_READ = 20  # the newest sessions' digests a todo is looked up in (done since?)
 _EARLIER_DIGESTS = 2  # the digests told after the last session's: a task may need an older one
 # inject --prompt: at most _PROMPT_PASSAGES passages, each the best run of sentences of a
-# memory or episode that holds _PROMPT_MIN_SHARE of the prompt's weight (_prompt_weights).
-# The lowest share at which other projects' prompts stay inside 1 note in 50, on each half of
-# the shared projects (docs/ranking.md)
-_PROMPT_MIN_SHARE = 0.29
-# a typed memory (a bug and its fix, a decision: what the session learned, distilled) whose
-# passage holds this share of the prompt's weight is about the prompt's one own word; an
-# episode's sentence may name that word in passing
-_ONE_WORD_SHARE = 0.5
+# memory or episode (_prompt_found), told when the share of the prompt's weight it holds
+# (_prompt_weights) is above the store's own bar: the share at which the prompts below,
+# written for no project, get at most one note in _NULL_RATE (_calibrate, docs/ranking.md)
+_NULL_RATE = 50
 _PROMPT_PASSAGES = 3
 _PROMPT_CANDIDATES = 8  # recall hits whose passages are weighed
 _PROMPT_POOL = 40  # docs FTS5 proposes per ranker for them (recall's 100: the hook's main cost)
@@ -10099,13 +10096,13 @@ _COMMON_WORD_WEIGHT = 0.3
 # text about software, whatever it is about. The background that tells those words from the
 # ones a prompt is about is general technical English: the docstrings and comments of
 # Python's own standard library, the same on every machine Python is on (no list is written
-# here, and nothing is fitted to a prompt). A word more than _BACKGROUND_SHARE of them use
-# is common: it weighs _COMMON_WORD_WEIGHT of its IDF in the relevance test. So is a word
-# this store never saw that they use at all (_BACKGROUND_KNOWN_DOCS): "somewhere", "roughly",
-# "someone" are everyday words a store of a few sessions has not needed yet, where a word
-# neither knows ("Kafka", "Grafana") is what the prompt is about. The stems are found once
-# per Python version (about 1 s) and kept beside agentmem's bytecode cache.
-_BACKGROUND_SHARE = 0.003  # 646 stems of 20,451 (Python 3.11; 3.9 and 3.13: 97% the same)
+# here). A word they use at least as often as the typical word of prompts written for no
+# project (the median of the stems two or more of _NULL_PROMPTS use) is common: it weighs
+# _COMMON_WORD_WEIGHT of its IDF in the relevance test. So is a word this store never saw
+# that they use at all (_BACKGROUND_KNOWN_DOCS): "somewhere", "roughly", "someone" are
+# everyday words a store of a few sessions has not needed yet, where a word neither knows
+# ("Kafka", "Grafana") is what the prompt is about. The stems are found once per Python
+# version (about 1 s) and kept beside agentmem's bytecode cache.
 _BACKGROUND_KNOWN_DOCS = 2  # a word, not one docstring's name: 8,200 more stems on 3.11
 _BACKGROUND_MIN_CHARS = 40  # a shorter docstring or comment is a label, not prose
 # fmt: off
@@ -10115,10 +10112,10 @@ _BACKGROUND_SKIPPED = ("test", "tests", "idlelib", "tkinter", "turtledemo", "lib
 _BACKGROUND_REGEX = _LazyRegex(r'"""(.*?)"""|#([^\n]*)', re.S)
 # Python's sources are English. A prompt in another language says its function words too
 # ("¿Cuántos reintentos tiene el webhook?"), which a store of a few sessions never saw and
-# would weigh as what the prompt is about, and its words for the kind of work ("改成": change
-# to; "追加": add), which a store that saw them would: these are common too (never a word
-# English or code uses otherwise: "die", "mit", "en", "os", "del", "comment" are left out).
-# English and Russian function words are stop words, not searched at all.
+# would weigh as what the prompt is about: these are common too (articles, pronouns,
+# prepositions, auxiliaries; never a word English or code uses otherwise: "die", "mit",
+# "en", "os", "del", "comment" are left out). English and Russian function words are stop
+# words, not searched at all.
 # fmt: off
 _FUNCTION_WORDS = """
 el la los las un una unos unas al que por para sin sobre entre pero como más muy ya se
@@ -10135,21 +10132,408 @@ kann können muss soll nicht kein keine noch schon auch nur sehr immer nie jetzt
 sie wir ich mein diese dieser dieses jeder
 il gli della dei delle dal dalla nel nella tra fra che chi cosa dove quanti quante perché
 anche ancora sempre più molto già sono essere avere hanno fare questo questa quello
-为什么 為什麼 怎么 怎麼 什么 如何 一个 一個 一下 可以 需要 现在 現在 问题 問題 改成 改为 换成 換成
-添加 加上 修改 修复 修復 增加 删除 刪除 去掉 帮我 幫我 这个 這個 那个 我们 我們 没有 沒有 已经 已經
-应该 應該 还是 還是 如果 因为 因為 所以 但是 然后 然後 时候 時候 一直 总是 總是 有时 有時
+为什么 為什麼 怎么 怎麼 什么 如何 一个 一個 一下 可以 需要 现在 現在 这个 這個 那个 我们 我們
+没有 沒有 已经 已經 应该 應該 还是 還是 如果 因为 因為 所以 但是 然后 然後 时候 時候 一直 总是 總是
+有时 有時
 して ください です ます これ それ この その どう なぜ いつ どこ ため こと よう から まで ので
-追加 修正 削除 変更 お願い
 """
 # fmt: on
+# What a prompt written for no project says: orders, questions, replies, pasted errors and
+# longer requests, for many stacks and in many languages, a prompt a line (lines that start
+# with blanks go on the line before; " · " parts one line into prompts; "#" a heading).
+# Written for agentmem, none of them taken from a benchmark. A store's bar is the share at
+# which they are told at most one note in _NULL_RATE (_calibrate), and the words two or more
+# of them use are everyday words of any prompt (_everyday_prompt).
+_NULL_PROMPTS = r"""
+# in English: orders, questions, replies, pasted errors; then longer requests
+continue from where you stopped · go on · yep · nope, not like that · okay, sounds right
+yes, go for it · sounds good, go ahead · stop · wait · try again · push the branch to origin
+commit and push it to the remote · commit this · looks good, merge it · undo that
+revert the last commit · what's next? · keep going until it's done · do the rest · fix it
+still broken · same error · it works now, thanks · that didn't work
+can you explain what you just did? · summarize what changed · which branch am I on?
+what's the status? · show me the diff · run the tests · run the linter and fix what it finds
+run the build again · please check again · open a pull request for this
+rebase onto main and resolve the conflicts · squash these commits into one
+write a commit message for the staged changes · update the changelog · bump the version to 2.0
+tag a release · add a README section on installation · write docs for the public API
+add type hints to this module · add unit tests for the parser
+increase test coverage for the utils folder · the tests are flaky on CI, find out why
+why is the build so slow? · why does this take so long to start? · make it faster
+profile the hot loop and optimise it · clean up the code · refactor this into smaller functions
+rename the variable to something clearer · remove dead code · delete the unused imports
+format everything · add logging · add error handling around the network call
+add a retry with exponential backoff · add a timeout to the HTTP client · cache the results
+add pagination to the list endpoint · add a search box to the header · add dark mode
+make the page responsive on mobile · the button is misaligned on small screens · center the modal
+change the primary color to blue · use a nicer font · add an icon to the sidebar
+add a loading spinner while data is fetched · show a toast when saving succeeds
+validate the form before submitting · add a confirmation dialog before deleting
+the dropdown closes when I click inside it · scrolling is janky on the list view
+add keyboard shortcuts · support drag and drop upload · add an export to CSV button
+add a chart of monthly sales · internationalize the UI strings · add a French translation
+write a migration that adds a created_at column · add an index on the email column
+the query is slow, add the missing index · set up the database connection pool
+switch from SQLite to PostgreSQL · seed the database with sample data
+add a foreign key from orders to customers · write a SQL query for the top ten customers by revenue
+set up Redis for sessions · use a message queue for background jobs
+schedule a nightly cleanup job · throttle repeated login attempts from one IP
+add JWT authentication · hash passwords with bcrypt · add OAuth login with Google
+add role based access control · log out the user when the token expires
+set up CORS for the frontend domain · add a health check endpoint
+return 404 when the item does not exist · add request validation with a schema
+write an OpenAPI spec for the API · generate a client from the OpenAPI spec
+add a GraphQL resolver for users · add websocket notifications · upload files to S3
+send a welcome email after signup · add Stripe payments · handle webhooks from the payment provider
+add a Dockerfile · write a docker-compose file with the app and a database
+the container exits immediately · deploy to Kubernetes · write a Helm chart
+set up Terraform for the staging environment · add a GitHub Actions workflow that runs the tests
+the CI job fails but it passes locally · cache dependencies in CI · add a pre-commit hook
+set up nginx as a reverse proxy · renew the TLS certificate · add Prometheus metrics
+set up Sentry error reporting · the server runs out of memory after a few hours
+there's a memory leak somewhere · the app crashes on startup · the page is blank after the deploy
+it hangs forever · fix the race condition · make this thread safe
+convert the callbacks to async/await · migrate from JavaScript to TypeScript
+upgrade React to the latest version · upgrade to Python 3.12 · update all dependencies
+pin the dependency versions · remove the lodash dependency · set up ESLint and Prettier
+configure the path aliases · add a Makefile · write a CLI with subcommands
+parse the command line arguments · read the config from environment variables
+load settings from a YAML file · add a --verbose flag · print a progress bar
+write a bash script that backs up the folder · read a CSV and plot the averages
+clean the dataset and drop duplicates · train a small classifier on this data
+the model overfits, what should I try? · evaluate the model on the test split
+load the pretrained weights · run inference on the GPU · tokenize the text and count the words
+build a REST API in Flask · create a Django model for blog posts
+add a Rails controller for comments · write a Spring Boot service
+create an Express route for uploads · write a Go HTTP handler
+implement the Rust trait for the new type · fix the borrow checker error
+add a Swift view for the profile screen · create an Android activity with a list
+build a Flutter widget for the card · write a Unity script that moves the player
+add collision detection to the game · write a C function that reverses a linked list
+fix the segfault · set up CMake for the project · cross-compile for ARM
+write an Arduino sketch that blinks an LED · ModuleNotFoundError: No module named 'requests'
+error[E0382]: borrow of moved value · Segmentation fault (core dumped)
+npm ERR! code ERESOLVE unable to resolve dependency tree · Permission denied (publickey).
+Access to fetch has been blocked by CORS policy · connect ECONNREFUSED 127.0.0.1:5432
+SyntaxError: Unexpected token '<' in JSON at position 0 · KeyError: 'id'
+IndexError: list index out of range · undefined reference to `main'
+Error: listen EADDRINUSE: address already in use :::3000
+OSError: [Errno 28] No space left on device · RuntimeError: CUDA out of memory
+401 Unauthorized when calling the API · 500 Internal Server Error on the checkout page
+warning: unused variable `x` · the build fails with exit code 1 · command not found
+how do I undo a git reset --hard? · what's the difference between a process and a thread?
+explain how this function works · where is the config loaded? · what does this regex do?
+is there a better way to write this loop? · which library should I use for dates?
+should I use a class or a function here? · what are the pros and cons of microservices?
+how do I read a file line by line? · can you review my code? · write a haiku about debugging
+translate this message to English · what time zone is the server in?
+how many lines of code does the project have? · list the TODO comments in the repo
+find where this function is called · search the codebase for hard-coded passwords
+check for security vulnerabilities · make sure nothing is logged that shouldn't be
+write an integration test for the signup flow · mock the HTTP calls in the tests
+use fixtures instead of setup methods · the snapshot tests fail after the update
+run only the failing test · add an end-to-end test with a headless browser · vai avanti
+sì, procedi · perché non funziona? · correggi l'errore di compilazione · d'accord, tu peux y aller
+pourquoi ça ne marche pas ? · ajoute une page de connexion · weiter · ja, mach das
+füge eine Suchfunktion hinzu · sí, adelante · añade validación al formulario · sim, pode continuar
+adicione um botão de exportar · kontynuuj · dodaj testy · devam et · ga verder
+update CLAUDE.md with what we agreed today
+read the docs folder first and then tell me what you think
+make a plan first, don't write code yet · show me the plan before you start
+let a sub-agent do the research and summarize it for me
+run the agents in parallel, one per module · which model are you?
+switch to a cheaper model for this · the context is getting long, summarize where we are
+write down the open questions in a markdown file · keep a todo list of what's left
+create a slash command that runs the release checklist
+add a hook that formats files after every edit
+set up an MCP server that exposes our database read-only
+the MCP server doesn't show up in the tools list
+the agent keeps editing files I told it not to touch
+stop asking me for permission for every command · work in a separate git worktree for this feature
+write a prompt template for summarizing support tickets
+add retries when the LLM API returns 529 overloaded
+build a RAG pipeline over our markdown docs with embeddings
+store the embeddings in a vector database
+write an eval set of twenty questions with expected answers
+fine-tune a small model on our support conversations
+parse the model's JSON output and retry when it is invalid
+add a system prompt that keeps answers short · run a local model instead of the cloud API
+cache LLM responses by prompt hash to save money
+the agent got stuck in a loop calling the same tool
+review what the previous session did and continue from there
+read the last commit and explain it to me
+check that everything you did actually works, end to end
+verify your changes against the requirements one by one
+be more careful, you broke the build last time · don't guess, look it up in the code
+ask me before deleting anything · go step by step and stop after each one
+I'll handle the frontend myself, only do the backend · write the code but don't commit it
+leave the old implementation in place behind a flag
+Peux-tu relire ce fichier et me dire ce qui ne va pas ?
+¿Puedes revisar este archivo y decirme qué está mal?
+Fasse zusammen, was du seit heute Morgen geändert hast.
+Puoi controllare questo file e dirmi cosa non va?
+I test sono troppo lenti, falli girare in parallelo.
+Spiegami come funziona l'autenticazione in questo progetto.
+Os testes estão demorando demais, tente rodar em paralelo.
+Explique como funciona a autenticação neste projeto.
+Testy trwają za długo, uruchom je równolegle. · Kijk naar dit bestand en vertel wat er mis is.
+De tests duren te lang, laat ze parallel draaien. · non, pas comme ça · tout marche maintenant
+sí, perfecto, gracias · vale, sigue con lo siguiente · ja, passt so · nein, nicht so
+danke, das funktioniert jetzt · no, non così · grazie, adesso funziona
+write the spec for this feature before any code · turn the plan into a numbered task list
+mark task 4 as done and move to the next one · what's the next task on the list?
+the spec is missing acceptance criteria, add them · update the plan with the decision we just made
+split this task into smaller ones · /plan add a user profile page · /review the last change
+/tasks regenerate the list from the updated plan · ask me the clarifying questions one at a time
+implement the tasks in order and tick each one off
+check the implementation against the spec and list the gaps
+the constitution says tests come first, follow it
+TypeError: Cannot read properties of undefined (reading 'map')
+fatal: not a git repository (or any of the parent directories): .git
+java.lang.NullPointerException at com.example.Main.run(Main.java:42)
+ImportError: cannot import name 'x' from partially initialized module
+cannot find module './App' or its corresponding type declarations
+panic: runtime error: invalid memory address or nil pointer dereference
+ERROR 1045 (28000): Access denied for user 'root'@'localhost'
+We need a way for customers to save items for later from the cart page.
+The nightly import job crashed again. Here is the log: Traceback (most recent call last): File
+    "jobs/import_orders.py", line 88, in run rows = fetch_batch(cursor) File "jobs/db.py", line 41,
+    in fetch_
+Refactor the invoice generator so that tax rules live in one place. Right now the VAT logic is
+    copied in three services and they disagree on rounding.
+I want to build a small dashboard that shows temperature and humidity from the sensors in each
+    room. Readings come in over MQTT every ten seconds.
+Please review this pull request carefully. Look for missing error handling, places where we leak
+    file handles, and anything that would break on Windows paths.
+Users report that the app logs them out randomly on iOS after about five minutes. It doesn't happen
+    on Android or web. The refresh token request returns 200 but the new token never seems to be
+    stored.
+Set up the project from scratch: a TypeScript monorepo with a React frontend, a Node API and a
+    shared package for types.
+Our search results are slow when the catalogue has more than a million products.
+Here's what I see in the browser console when I open the settings page: Uncaught (in promise)
+    TypeError: Failed to fetch at loadPreferences (settings.js:23:11) at async init
+    (settings.js:8:3).
+Write a migration plan for moving the user uploads from local disk to object storage. We have about
+    400 GB of images and PDFs.
+The game stutters every few seconds when there are more than fifty enemies on screen. I suspect
+    garbage collection because we allocate new vectors in the update loop.
+Add an audit log. Every time an admin changes a user's role, disables an account or exports data,
+    write who did it, when, from which IP, and what changed.
+I'm getting this when I run the build: error TS2345: Argument of type 'string | undefined' is not
+    assignable to parameter of type 'string'. Type 'undefined' is not assignable to type 'string'.
+Design the database schema for a clinic appointment system: doctors, patients, rooms, appointments
+    with start and end times, and cancellations.
+Let's add offline support to the mobile app. Requests made while offline should be queued, retried
+    in order when the connection comes back, and the user should see which changes are still
+    pending.
+The CSV export cuts off names with accents and some rows end up in the wrong columns when a field
+    contains a comma.
+Can you explain the architecture of this codebase to me? I just joined the team.
+We're moving from REST to gRPC for the internal services. Start with the billing service: define
+    the proto file from the existing endpoints, generate the server stubs, and keep the REST
+    endpoints work
+Memory keeps growing in the worker process until the container gets OOM killed after about six
+    hours. Heap snapshots show lots of retained closures from the event emitter.
+Add a feature flag system. Flags should be read from a config file at startup, overridable per user
+    from the admin panel, and checked with a single function.
+Implement a rate limiter for the public API: 100 requests per minute per API key, with a burst of
+    20. Return 429 with a Retry-After header when exceeded.
+This regex is supposed to validate email addresses but it rejects plus signs and accepts two dots
+    in a row: ^[a-zA-Z0-9.]+@[a-zA-Z0-9]+\.[a-z]{2,}$ Rewrite it and add test cases for the edge
+    cases.
+Port the image resizing script from Python to Go. It reads a folder, makes three sizes of each JPEG
+    and PNG, strips EXIF data, and writes them next to the original.
+Our Terraform plan wants to destroy and recreate the production database because someone changed
+    the subnet group. I do not want that.
+The accessibility audit found these problems: images without alt text, buttons that are only icons
+    without labels, low contrast on the grey text, and the modal does not trap focus.
+Write a script that goes through all our repositories, finds the ones still using the old logging
+    library, and opens an issue in each with a short explanation and a link to the migration guide.
+I'd like the chat messages to support markdown: bold, italics, links, inline code and code blocks
+    with syntax highlighting.
+When two people edit the same document at the same time, the second save overwrites the first
+    without any warning.
+Make the deployment zero-downtime. Today we stop the old container, then start the new one, and
+    there's about thirty seconds of errors.
+Add support for multiple currencies in the shop. Prices are stored in cents in euros today.
+The unit tests pass on my machine but fail in the pipeline with: AssertionError: expected
+    '2024-03-01T00:00:00' to equal '2024-02-29T23:00:00'. I think it's a time zone issue.
+Write documentation for new contributors: how to set up the development environment on macOS, Linux
+    and Windows, how to run the tests, the branching model, how to write a good commit message, and
+    how releases are made.
+Build a command line tool that takes a folder of markdown notes and produces a static website with
+    an index, tags, full-text search in the browser, and a dark theme. No heavy frameworks, please.
+I'm seeing intermittent 502 errors from the load balancer under load. The app logs show nothing.
+Convert the class components in the admin panel to function components with hooks. Keep behaviour
+    identical, keep the tests green, and do it one component per commit so it's easy to review.
+Our Android app size went from 18 MB to 41 MB in the last release. Find what made it grow, remove
+    unused resources and libraries, enable shrinking, and tell me which changes saved the most.
+Add two-factor authentication with time-based one-time codes. Users can enable it from their
+    profile by scanning a QR code, get ten recovery codes, and must enter a code at login.
+The machine learning pipeline takes four hours to train and we only change the last layer.
+Write a parser for this log format and turn it into JSON lines: [2024-05-02 10:15:32,118] WARN
+    pool-3-thread-7 c.a.s.OrderService - Slow query took 2310 ms: SELECT * FROM orders WHERE
+    customer_id = ?
+I need a weekly report emailed to the managers every Monday at 8am with the number of new signups,
+    active users, churned users and revenue per plan, compared to the previous week.
+Bonjour, je voudrais ajouter un système de réservation de salles pour notre intranet.
+Potrzebuję prostego API do zarządzania zadaniami: tworzenie, edycja, usuwanie, przypisywanie do
+    osób i terminy. Dane w PostgreSQL, testy do każdego endpointu.
+Kun je de zoekfunctie uitbreiden zodat gebruikers op categorie en prijs kunnen filteren, en de
+    resultaten op relevantie, prijs of datum kunnen sorteren?
+I pasted the output of the failing job below. It fails at the dependency install step. Run npm ci
+    npm ERR! code EINTEGRITY npm ERR! sha512-... integrity checksum failed when using sha512 npm
+    ERR!
+OK here's the plan: first make the parser accept the new header, then update the three call sites,
+    then bump the format version and write a converter for old files.
+I don't like how the previous attempt turned out. It's too complicated and it touches files that
+    have nothing to do with the feature.
+Take a look at the open issues labelled bug, pick the three that look easiest, and fix them one by
+    one with a test each. Don't touch anything else. Tell me which ones you picked and why.
+Can you compare SQLite, PostgreSQL and a plain JSON file for storing the app's settings and
+    history? It's a desktop app, single user, maybe ten thousand records.
+add a rule to AGENTS.md that tests must pass before every commit
+call the OpenAI API with streaming and print tokens as they arrive
+count the tokens before sending the request so we stay under the limit
+the answers from the chatbot are made up, how do we ground them?
+compare two prompts on the eval set and report which one wins
+let the agent call a weather tool and use the result in its answer
+log every prompt and response for debugging, without personal data
+We have a long list of small chores: rename the config keys to snake_case, delete the unused
+    scripts folder, update the copyright year, fix the broken links in the docs and make the CI
+    badge point to the new workflow.
+I want an assistant inside our app that answers questions about the user's own data.
+The agent wrote a lot of code yesterday that nobody has reviewed.
+Let's set up the repository so coding agents work well in it: a short AGENTS.md with how to build
+    and test, the commands that must pass before a commit, the folders that are generated and must
+    never be edited by hand, and the style rules.
+Our prompt for extracting invoice fields works on clean PDFs but fails on scanned ones.
+Adicione uma mensagem de erro clara quando o arquivo for grande demais.
+# in other languages
+vai pure, continua con il resto · aggiungi i test per il modulo di pagamento
+fai il commit e il push · continue s'il te plaît · corrige le bug dans le formulaire
+mets à jour la documentation · lance les tests · warum schlägt der Build fehl?
+schreibe Tests für die Klasse · ¿por qué falla el despliegue?
+arregla el error de la base de datos · por que o servidor está lento? · продолжай · да, делай
+почему не работает сборка? · добавь тесты для этого модуля · исправь ошибку в форме входа
+закоммить и запушь · продовжуй · виправ помилку · додай кнопку для експорту · 继续 · 好的，开始吧
+为什么构建失败了？ · 添加一个登录页面 · 修复这个错误 · 提交并推送 · 帮我写单元测试 · 続けて
+テストを追加してください · このエラーを直して · 계속해 · 이 오류를 고쳐줘
+로그인 페이지를 추가해줘 · hatayı düzelt · voeg een zoekveld toe
+给这个项目写一个说明文件，告诉AI助手怎么构建、怎么测试、哪些目录不能改。
+エージェントが勝手にファイルを削除しないように設定してください。
+Fais un résumé de ce que tu as modifié depuis ce matin.
+Los tests tardan demasiado, intenta que corran en paralelo.
+Explícame cómo funciona la autenticación en este proyecto.
+Kannst du diese Datei prüfen und mir sagen, was falsch ist?
+Bitte ändere nichts an der Datenbank, nur am Frontend.
+Wir brauchen eine Exportfunktion für die Rechnungen als PDF.
+Non toccare il database di produzione, usa quello locale.
+Você pode revisar este arquivo e me dizer o que está errado?
+Não mexa no banco de produção, use a cópia local. · Посмотри этот файл и скажи, что с ним не так.
+Тесты идут слишком долго, запусти их параллельно.
+Не трогай продакшен базу, работай с локальной копией.
+Объясни, как устроена авторизация в этом проекте.
+Сделай так, чтобы страница не падала, если список пустой.
+Подивись цей файл і скажи, що з ним не так. · Тести йдуть надто довго, запусти їх паралельно.
+Не чіпай продакшн базу, працюй з локальною копією.
+Поясни, як влаштована авторизація в цьому проекті. · 请看一下这个文件，告诉我哪里有问题。
+测试跑得太慢了，试试并行运行。 · 不要动生产数据库，用本地的副本。
+解释一下这个项目的认证是怎么实现的。 · 页面在列表为空的时候会崩溃，修一下。
+このファイルを見て、何がおかしいか教えてください。 · テストが遅すぎるので、並列で実行してください。
+本番のデータベースには触らないでください。 · このプロジェクトの認証の仕組みを説明してください。
+이 파일을 보고 뭐가 문제인지 알려줘. · 테스트가 너무 느려, 병렬로 돌려줘.
+운영 데이터베이스는 건드리지 마. · 이 프로젝트의 인증 구조를 설명해줘.
+Sprawdź ten plik i powiedz, co jest nie tak. · Bu dosyaya bak ve neyin yanlış olduğunu söyle.
+Testler çok yavaş, paralel çalıştır. · oui merci, c'est parfait · d'accord, on passe à la suite
+no, así no · sì, va bene così · sim, está ótimo · não, assim não · да, всё отлично · нет, не так
+спасибо, теперь работает · так, усе добре · 好的，谢谢 · 不对，不是这样 · 现在可以了
+はい、大丈夫です · いいえ、違います · 네, 좋아요 · 아니요, 그게 아니에요
+rédige la spécification de la fonctionnalité avant le code
+découpe le plan en tâches et commence par la première
+escribe primero la especificación y luego el plan · erstelle aus dem Plan eine Aufgabenliste
+scrivi prima la specifica, poi il piano · сначала напиши спецификацию, потом план задач
+先写需求规格，再拆分成任务 · 把按钮的颜色改成蓝色 · 把默认端口改为8080 · 把日志级别改成 debug
+ボタンの色を青に変更して
+Hola, necesito que la aplicación envíe una notificación al usuario cuando su pedido cambie de
+    estado.
+J'ai cette erreur quand je lance le serveur : Error: Cannot find module 'express' Require stack: -
+    /home/app/server.js. Pourtant j'ai fait npm install. Qu'est-ce qui ne va pas ?
+Ich möchte, dass die Suche auch Tippfehler toleriert. Wenn jemand "Kaffe" eingibt, sollen trotzdem
+    Ergebnisse für "Kaffee" kommen.
+Vorrei che la pagina del profilo mostrasse anche lo storico degli ordini, con filtri per data e
+    stato, e la possibilità di scaricare la fattura di ogni ordine in PDF.
+Preciso que o relatório mensal seja gerado automaticamente no primeiro dia de cada mês, em PDF, e
+    enviado por email para a lista de diretores. Hoje alguém faz isso à mão numa planilha.
+Нужно добавить экспорт отчётов в Excel. Пользователь выбирает период и тип отчёта, нажимает кнопку,
+    и через минуту получает файл. Большие отчёты надо формировать в фоне и присылать ссылку на
+    почту.
+После обновления зависимостей перестали проходить тесты: TypeError: Cannot read properties of null
+    (reading 'useState'). Похоже, в проекте две копии React. Разберись и почини.
+Потрібно зробити сторінку налаштувань, де користувач може змінити мову інтерфейсу, часовий пояс і
+    формат дати. Зміни мають зберігатися одразу, без кнопки «Зберегти».
+我们需要给后台管理系统加一个操作日志功能，记录每个管理员的登录、修改和删除操作，
+    支持按时间和用户筛选，并且可以导出为Excel。
+运行测试的时候报错：ImportError: cannot import name 'soft_unicode' from 'markupsafe'。
+    是依赖版本的问题吗？应该怎么修？
+ユーザー登録のときにメールアドレスの確認を必須にしたいです。
+    確認メールのリンクは24時間で期限切れにして、再送信もできるようにしてください。
+결제 페이지에서 가끔 두 번 결제되는 문제가 있습니다.
+    버튼을 두 번 누르면 요청이 두 번 가는 것 같아요. 중복 결제를 막는 방법을 적용해 주세요.
+Mobil uygulamada resimler çok yavaş yükleniyor. Önbelleğe alma ekleyelim ve küçük önizleme
+    resimleri gösterelim, büyük resim arka planda yüklensin.
+Nos agents IA répondent trop lentement. Mesure le temps passé dans chaque appel au modèle et dans
+    chaque outil, et propose comment réduire la latence sans changer de modèle.
+Quiero que el asistente recuerde las preferencias del usuario entre conversaciones, pero que el
+    usuario pueda verlas y borrarlas cuando quiera.
+Der Agent soll vor jedem Commit die Tests laufen lassen und bei einem Fehler abbrechen. Wie richte
+    ich das ein?
+Сделай так, чтобы агент сначала писал план в файл, ждал моего подтверждения и только потом начинал
+    менять код.
+L'assistente deve rispondere sempre in italiano e citare i file da cui prende le informazioni.
+Il faut que la liste des commandes soit triée par date, la plus récente en haut.
+Est-ce qu'on peut supprimer cette dépendance sans rien casser ?
+Le déploiement échoue avec une erreur de permission sur le dossier des logs, regarde pourquoi.
+On garde l'ancienne version pour l'instant, ne touche pas à la configuration.
+Quiero que el formulario guarde un borrador cada pocos segundos.
+No toques la base de datos de producción, usa la copia local.
+Die Seite lädt sehr langsam, wenn viele Bilder angezeigt werden.
+Aggiungi un messaggio di errore chiaro quando il file è troppo grande.
+"""
 _BACKGROUND = []  # the stems once read, for the rest of the process
+_NULL = {}  # the prompts once parsed, and the number of them each stem is said by
+
+
+def _null_prompts():
+    """The prompts of _NULL_PROMPTS, in order.
+
+    >>> p = _null_prompts(); len(p) > 400, "go on" in p, p[0] == p[0].strip()
+    (True, True, True)
+    """
+    if "prompts" not in _NULL:
+        text = re.sub(r"\n[ \t]+", " ", _NULL_PROMPTS)
+        lines = (ln for ln in text.splitlines() if not ln.startswith("#"))
+        _NULL["prompts"] = [p.strip() for ln in lines for p in ln.split(" · ") if p.strip()]
+    return _NULL["prompts"]
+
+
+def _null_words():
+    """{stem: how many of _null_prompts say it}."""
+    if "words" not in _NULL:
+        counts = {}
+        for p in _null_prompts():
+            for t in set(tokenize(p)):
+                counts[t] = counts.get(t, 0) + 1
+        _NULL["words"] = counts
+    return _NULL["words"]
 
 
 def _background_stems():
-    """([common stem], [everyday stem]) of general technical English: the words more than
-    _BACKGROUND_SHARE of its texts use (and _FUNCTION_WORDS), and the others at least
-    _BACKGROUND_KNOWN_DOCS use; only the function words where Python's own sources cannot
-    be read (then this store's IDF weighs the rest)."""
+    """([common stem], [everyday stem]) of general technical English: the words its texts
+    use at least as often as the median of the stems two or more _NULL_PROMPTS use (and
+    _FUNCTION_WORDS), and the others at least _BACKGROUND_KNOWN_DOCS use; only the function
+    words where Python's own sources cannot be read (then this store's IDF weighs the rest)."""
     import sysconfig
 
     docs, df = 0, {}
@@ -10167,9 +10551,10 @@ def _background_stems():
                     docs += 1
                     for term in set(tokenize(text)):
                         df[term] = df.get(term, 0) + 1
-    common = docs * _BACKGROUND_SHARE
+    said = sorted(df[t] for t, n in _null_words().items() if n >= 2 and t in df)
+    common = said[len(said) // 2] if said else docs + 1  # the median prompt word's
     return (
-        sorted({t for t, n in df.items() if n > common} | set(tokenize(_FUNCTION_WORDS))),
+        sorted({t for t, n in df.items() if n >= common} | set(tokenize(_FUNCTION_WORDS))),
         sorted(t for t, n in df.items() if _BACKGROUND_KNOWN_DOCS <= n <= common),
     )
 
@@ -10180,8 +10565,8 @@ def _background():
     read from the cache file, which is written the first time."""
     if not _BACKGROUND:
         folder = getattr(sys, "pycache_prefix", None) or _user_cache_dir()
-        words = zlib.crc32(_FUNCTION_WORDS.encode())  # a new list is a new file
-        path = os.path.join(folder, "background-%d.%d-v3-%08x.txt" % (*sys.version_info[:2], words))
+        words = zlib.crc32((_FUNCTION_WORDS + _NULL_PROMPTS).encode())  # new words, a new file
+        path = os.path.join(folder, "background-%d.%d-v4-%08x.txt" % (*sys.version_info[:2], words))
         try:
             with open(path, encoding="utf-8") as f:
                 common, sep, everyday = f.read().partition("\n--\n")
@@ -10555,8 +10940,8 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
     "dead-letter" or by "dead" and "letter" together, never by "letter" alone).
 
     A word weighs the IDF in the store of the word itself (or, when the store never
-    saw it whole, of its rarest part), and a word the store never saw weighs most
-    (the prompt is about something the store does not know) and no passage says it; a
+    saw it whole, of its rarest part), and a word the store never saw weighs as one it
+    holds once, the rarest it knows, and no passage says it (its forms are none); a
     word common in general technical English (_common: "add", "errors", "test"), a word the
     store never saw that it uses ("roughly": everyday, not a name), and a word of the
     project's own name that no memory holds (`known`: a prompt may name its project),
@@ -10566,7 +10951,6 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
     terms), when the caller has it already.
     """
     n = max(1, idx.stats_of("mem")[0])
-    unseen = math.log(1.0 + (n + 0.5) / 0.5)
     once = math.log(1.0 + (n - 0.5) / 1.5)  # the IDF of a word one memory holds
     latin = idx.in_latin(terms)  # "пуш" is the store's "push" (as recall reads it)
     idf = idx.idf("mem", list(terms) + list(latin.values()))
@@ -10589,25 +10973,17 @@ def _prompt_weights(idx, prompt, terms, known=(), words=None):
         elif parts and all(t in idf for t in parts):
             weight = max(idf[t] for t in parts)
         else:  # and nothing says it: "@acme-ops/mail-relay" is new, though "mail-relay" is not
-            weight, forms = unseen, []
+            weight, forms = once, []
         compound = whole != joined or bool(parts)
         named = whole in known and whole not in idf  # the project's name, which notes never say
         plain = not compound and whole not in quoted
         # unseen here, yet no name: general technical English uses it; or a pair of Chinese or
         # Japanese signs the store never saw, most often one that straddles two words
-        everyday = plain and not named and weight == unseen and _common(whole, everyday=True)
-        straddles = weight == unseen and _cjk_pair(whole)
+        everyday = plain and not named and not forms and _common(whole, everyday=True)
+        straddles = not forms and _cjk_pair(whole)
         common = named or everyday or straddles or plain and _common(whole)
-        if common and weight == unseen:  # "well", "clients": unseen here, as common as ever
-            weight = once
-        out.append([weight, forms, common, everyday])
-    if all(c for _w, _f, c, _e in out):  # a prompt of common words only: they say what it is
-        # about; its everyday words the store never saw, when it has them (then it weighs them
-        # as a word it never saw: the prompt is about something the store does not know)
-        some = any(e for _w, _f, _c, e in out)
-        out = [[unseen if e else w, f, some and not e, e] for w, f, _c, e in out]
-    out = [x[:3] for x in out]
-    return [(w * (_COMMON_WORD_WEIGHT if c else 1.0), f, c) for w, f, c in out]
+        out.append((weight * (_COMMON_WORD_WEIGHT if common else 1.0), forms, common))
+    return out
 
 
 def _prompt_words(prompt, terms):
@@ -10797,15 +11173,15 @@ def _names_exactly(said, weights):
 
 
 def _taken_up(told, hits, weights):
-    """The passage of the sessions' words that takes up what a told one said, for each: the
+    """The passage of the sessions' words that takes up what a told note said, for each: the
     last said of those later (in its session or a later one) that say the prompt's own words
     it says (two of them, its one, or one that names a thing exactly), themselves or in the
     request they reply to (a reply carries its question). The sessions' final word is told
     with the claim it may overturn, never the claim alone."""
-    out, seen = [], [p.split() for _s, _m, p in told]
+    out = []
     for _share, m, passage in told:
         words = set(_own_words_said(passage, weights))
-        if m.extra.get("by") != "words" or not words:
+        if not words:
             continue
         later = [
             h.memory
@@ -10816,35 +11192,66 @@ def _taken_up(told, hits, weights):
         ]
         for x in sorted(later, key=lambda mem: mem.created, reverse=True):  # the last said first
             share, said = _best_passage(x.text, weights)
-            if not said or said.split() in seen:
-                continue  # told already: a typed memory of these very words
             said_asked = said + "\n" + str(x.extra.get("asked") or "")
             both = {i: w for i, w in _own_words_said(said_asked, weights).items() if i in words}
-            if len(both) >= min(2, len(words)) or _names_exactly(
-                [i for i in both if both[i]], weights
-            ):
-                out.append((share, x, said))
-                seen.append(said.split())
+            whole = [i for i in both if both[i]]
+            if said and (len(both) >= min(2, len(words)) or _names_exactly(whole, weights)):
+                # the final word; told already when a note repeats it (a typed memory of it)
+                if not _says_again(said, [p for _s, _m, p in told + out]):
+                    out.append((share, x, said))
                 break
     return out
 
 
-def _prompt_passage(hit, weights, pairs=frozenset()):
-    """(share, passage) a prompt is told of a recall hit, or (share, '') when it is not told:
-    what `check` fails never is; else the hit's best passage must hold _PROMPT_MIN_SHARE of
-    the prompt's weight and name enough of it. A typed memory stands alone: all of it."""
+def _says_again(passage, told):
+    """Whether a passage says again what one of the `told` ones says: most of the word pairs
+    of the shorter of the two (_REPEATED_JACCARD of them). One note per thing.
+
+    >>> _says_again("Keep the cache warm at boot.", ["We keep the cache warm at boot"])
+    True
+    """
+    pairs = _shingles(passage)
+    return any(
+        len(pairs & k) >= _REPEATED_JACCARD * min(len(pairs), len(k)) for k in map(_shingles, told)
+    )
+
+
+def _prompt_passage(hit, weights, pairs=frozenset(), new=0.0):
+    """(share, passage) a prompt may be told of a recall hit, or (share, '') when it is not:
+    what `check` fails never is; else the hit's best passage must name enough of the prompt
+    (_names_enough) and hold at least the share `new` of its weight: what the prompt names
+    that the store never heard of (the project's everyday words and a thing the store never
+    saw make a prompt about that thing). Never the agent's guess. A typed memory stands
+    alone: all of it."""
     m = hit.memory
     if hit.stale or _withheld(m):
         return 0.0, ""
     typed = m.type != "episode"
-    share, passage = _best_passage(m.text, weights)  # every sentence: most stop here
-    if share >= _PROMPT_MIN_SHARE and not typed and m.extra.get("who") != "person":
-        share, passage = _best_passage(m.text, weights, guesses=False)  # the agent's guess
-    if share < _PROMPT_MIN_SHARE:
-        return share, ""
-    if not (_names_enough(passage, weights, pairs) or typed and share >= _ONE_WORD_SHARE):
-        return share, ""
+    agent = not typed and m.extra.get("who") != "person"
+    for guesses in (True, False) if agent else (True,):  # every sentence first: most stop
+        share, passage = _best_passage(m.text, weights, guesses)
+        if share < new or not passage or not _names_enough(passage, weights, pairs):
+            return share, ""
+    if not typed and all(u.endswith(("?", "？")) for u in _passage_units(passage)):
+        return share, ""  # it only asks: what the prompt asks again
     return share, _clip(m.text, 2 * _PASSAGE_CHARS) if typed else passage
+
+
+def _everyday_prompt(words, weights, quoted=(), leave_out=()):
+    """Whether every own word of a prompt (not common: _prompt_weights) is a plain word (no
+    identifier, none it quotes) that two or more _null_prompts say, leaving out the terms
+    `leave_out` (a null prompt weighed as if it were none of them): "which branch is this?"
+    names nothing any project holds alone. Standing knowledge comes at session start.
+
+    >>> _everyday_prompt([("branch", ["branch"])], [(1.0, [], False)])
+    True
+    >>> _everyday_prompt([("Celery", ["celeri"])], [(1.0, [], False)])
+    False
+    """
+    said = _null_words()
+    own = [ts for (_w, ts), (_x, _f, common) in zip(words, weights) if not common]
+    plain = all(len(ts) == 1 and ts[0] not in quoted for ts in own)
+    return plain and all(said.get(ts[0], 0) - (ts[0] in leave_out) >= 2 for ts in own)
 
 
 def _in_context(store, session, mems):
@@ -10858,53 +11265,122 @@ def _in_context(store, session, mems):
     return {m.id for m in mine if m.created >= since}
 
 
-def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
-    """The few passages a prompt clearly needs, as a notes block; '' for most prompts; never
-    one the asking `session` said since its last compaction (_in_context).
+def _prompt_found(store, prompt, session="", leave_out=(), floor=0.0):
+    """(found, hits, weights): what a prompt may be told, before the store's bar: each
+    (share, memory, passage) of recall's hits that _prompt_passage lets through, best first,
+    but none whose whole text holds no more than the share `floor` (no passage of it holds
+    more); nothing for a prompt with no own word a memory holds, or none but words any prompt
+    says (_everyday_prompt; `leave_out`: the terms a null prompt does not count for itself).
 
-    Recall by passages (typed memories and episodes alike) proposes memories; from each,
-    the best run of sentences is weighed by the share of the prompt's weight
-    it holds (_prompt_weights: rare and unknown words weigh most, task words
-    little). A passage is told when that share reaches _PROMPT_MIN_SHARE:
-    calibrated so that prompts about work the store knows nothing of get
-    nothing (docs/capture.md). A guess said mid-session is never quoted. A
-    passage of the words is told with what its session, or a later one, said
-    later on the same words (_taken_up), in the order said: the final word last.
+    Recall by passages (typed memories and episodes alike) proposes memories, searched by
+    the prompt's own words: its common ones ("add", "when", "server") would only bring what
+    any prompt brings, and each costs the search a long list. Never one the asking `session`
+    said since its last compaction (_in_context), nor a session's digest (SessionStart's).
     """
     said = _CLITIC_REGEX.sub(" ", prompt or "")  # its words: "won't" is no word of its own
     terms = _query_terms(said)
     if not store.exists() or not terms:
-        return ""
+        return [], [], []
     name = os.path.basename(store.project_root() or os.path.dirname(store.root))
     words = _prompt_words(said, terms)
-    idx = store.index()  # brought up to date once: what follows reads it as it is
+    idx = store.index(refresh=False)
     weights = _prompt_weights(idx, said, terms, set(tokenize(name)), words)
-    # the prompt's own words find the candidates: its common ones ("add", "when", "server")
-    # would only bring what any prompt brings, and each costs the search a long list; one no
-    # memory holds has no forms (no passage says it): a prompt of only such own words is told
-    # nothing (a passage that says common words alone never is)
-    own = [word for (word, _t), (_w, forms, c) in zip(words, weights) if not c and forms]
-    if not own:
-        return ""
-    query = " ".join(own)
-    pairs = _prompt_pairs(said, words, weights)
+    own = " ".join(w for (w, _t), (_x, forms, c) in zip(words, weights) if not c and forms)
+    total = sum(w for w, _f, _c in weights) or 1.0
+    new = sum(w for w, forms, c in weights if not forms and not c) / total
+    known = sum(w for w, forms, _c in weights if forms) / total  # what a passage holds at most
+    if known <= floor or known < new or not _query_terms(own):
+        return [], [], weights
+    quoted = set(tokenize(" ".join(_PROMPT_QUOTE_REGEX.findall(said))))
+    if _everyday_prompt(words, weights, quoted, leave_out):
+        return [], [], weights
     # two more than it weighs: a session's digest among them is SessionStart's, left out here
     # (and as many more when the session's own are left out)
     wanted = _PROMPT_CANDIDATES + 2 + (_PROMPT_CANDIDATES if session else 0)
-    hits = store.recall(query, wanted, refresh=False, pool=_PROMPT_POOL, passages=True)
+    hits = store.recall(own, wanted, refresh=False, pool=_PROMPT_POOL, passages=True)
     held = _in_context(store, session, [h.memory for h in hits])
     hits = [h for h in hits if h.memory.type != "summary" and h.memory.id not in held]
     hits = hits[:_PROMPT_CANDIDATES]
-    found = []
-    for h in hits:
-        share, passage = _prompt_passage(h, weights, pairs)
-        if passage and passage not in (p for _s, _m, p in found):
-            found.append((share, h.memory, passage))
-    if any(m.type == "todo" for _s, m, _p in found):  # one a later session did is not open
+    needles = _needles(weights)
+
+    def most(m):  # the share its whole text holds: what any passage of it holds at most
+        have = _terms_in(m.text, needles)
+        return sum(w for w, forms, _c in weights if _says_word(forms, have)) / total
+
+    pairs = _prompt_pairs(said, words, weights)
+    hits = [h for h in hits if most(h.memory) > floor and most(h.memory) >= new]
+    told = [(*_prompt_passage(h, weights, pairs, new), h.memory) for h in hits]
+    told = [x for x in told if x[1]]
+    if any(m.type == "todo" for _s, _p, m in told):  # one a later session did is not open
         digests = idx.top(("summary",), limit=_DIGESTS_READ, newest=True)
-        done = _changes_reported(digests, idx, [m for _s, m, _p in found])
-        found = [x for x in found if x[1].type != "todo" or not _done_since(x[1], done)]
-    found = sorted(found, key=lambda x: -x[0])[:_PROMPT_PASSAGES]
+        done = _changes_reported(digests, idx, [m for _s, _p, m in told])
+        told = [x for x in told if x[2].type != "todo" or not _done_since(x[2], done)]
+    # the answer, not the question: a request a found reply carries ("in reply to") is none
+    asked = [" ".join(str(m.extra.get("asked") or "").rstrip("…").split()) for _s, _p, m in told]
+    said = [" ".join(m.text.split()) * (m.extra.get("who") == "person") for _s, _p, m in told]
+    told = [x for x, s in zip(told, said) if not (s and any(a and s.startswith(a) for a in asked))]
+    found = []  # one note per thing: a passage that repeats a better one is none
+    for share, passage, m in sorted(told, key=lambda x: -x[0]):
+        if not _says_again(passage, [p for _s, _m, p in found]):
+            found.append((share, m, passage))
+    return found, hits, weights
+
+
+def _calibrate(store):
+    """A store's bar: the share of a prompt's weight a passage must hold to be told, the
+    lowest at which _null_prompts, written for no project, are told at most one note in
+    _NULL_RATE (each its _PROMPT_PASSAGES best). What the store tells a prompt it has nothing
+    for is bounded by what it tells these, whatever its size and vocabulary: the gate is
+    calibrated on the store itself, conformal in spirit (docs/ranking.md).
+
+    >>> _calibrate(Store(os.devnull))  # no store: nothing to tell, no bar to clear
+    0.0
+    """
+    if not store.exists():
+        return 0.0
+    store.index()
+    allowed, best = len(_null_prompts()) // _NULL_RATE, []  # the allowed+1 best, lowest first
+    for p in _null_prompts():  # a passage that cannot pass the allowed+1st best so far is not
+        floor = best[0] if len(best) > allowed else 0.0  # weighed (most cost nothing then)
+        for share, _m, _p in _prompt_found(store, p, "", set(tokenize(p)), floor)[0][:3]:
+            heapq.heappush(best, share)
+            if len(best) > allowed + 1:
+                heapq.heappop(best)
+    return best[0] if len(best) > allowed else 0.0
+
+
+def _gate_bar(store, refresh=False):
+    """The store's bar (_calibrate), kept in local/gate.json with what it was found on (the
+    index's size, the null prompts): with `refresh` (after a capture, a reindex) found again
+    when the store changed since; else as kept, and found only where none fits (a store just
+    cloned, a new agentmem): a prompt's hook pays nothing for it."""
+    path = os.path.join(store.local, "gate.json")
+    on = [*store.index().stats_of("mem"), zlib.crc32(_NULL_PROMPTS.encode())]
+    kept = _local_json(path) or {}
+    bar, was = kept.get("bar"), kept.get("on")
+    if type(bar) in (int, float) and isinstance(was, list) and was[2:] == on[2:]:
+        if was == on or not refresh:
+            return float(bar)
+    bar = _calibrate(store)
+    with contextlib.suppress(OSError):  # read-only: found again next time
+        _atomic_write(path, json.dumps({"bar": bar, "on": on}), durable=False)
+    return bar
+
+
+def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
+    """The few passages a prompt clearly needs, as a notes block; '' for most prompts.
+
+    Of what it may be told (_prompt_found), the passages above the store's bar (_gate_bar):
+    each the best run of sentences of a memory, weighed by the share of the prompt's
+    weight it holds (_prompt_weights: rare words weigh most, common words little). A
+    passage of the words is told with what its session, or a later one, said later on the
+    same words (_taken_up), in the order said: the final word last.
+    """
+    if not store.exists():
+        return ""
+    bar = _gate_bar(store)  # the index brought up to date once: what follows reads it as is
+    found, hits, weights = _prompt_found(store, prompt, session, floor=bar)
+    found = [x for x in found if x[0] > bar][:_PROMPT_PASSAGES]
     later = _taken_up(found, hits, weights)[: _PROMPT_PASSAGES - 1]  # in the weakest's place
     found = found[: _PROMPT_PASSAGES - len(later)] + later
     found.sort(key=lambda x: x[1].created)  # in the order said: the final word last
@@ -13053,10 +13529,10 @@ def _cmd_reindex(args):
         raise AgentmemError("no store at %s" % store.root)
     with store.lock():
         store.index(refresh=False).rebuild()
-    s = store.stats()
+    s, bar = store.stats(), _gate_bar(store, refresh=True)
     _out(
-        "re-indexed %d memories from %d files (%s backend)"
-        % (s["memories"], s["files"], s["backend"])
+        "re-indexed %d memories from %d files (%s backend); a prompt is told a passage holding "
+        "more than %.2f of its weight" % (s["memories"], s["files"], s["backend"], bar)
     )
     return 0
 
@@ -13270,7 +13746,7 @@ def _cmd_capture(args):
         }
         cap = _Capture(store, read={(path, args.format): read})  # read once, not twice
         job = cap.enqueue(fields, fmt=args.format, final=True)
-        done, stored, errors = cap.process(only=job, llm=not args.no_llm)
+        done, stored, errors = _processed(cap, only=job, llm=not args.no_llm)
         if errors:
             raise AgentmemError("capture failed (kept in the queue for a retry): %s" % errors[0])
         skipped = info.get("skipped")
@@ -13278,6 +13754,16 @@ def _cmd_capture(args):
         _out("captured %d memories from %s into %s%s" % said)
         return 0
     return _capture_hook(args)
+
+
+def _processed(cap, only=None, llm=True):
+    """cap.process(only, llm), then the store's bar found again on what it holds now
+    (_gate_bar): the capture pays for it, never a prompt's hook."""
+    done, stored, errors = cap.process(only=only, llm=llm)
+    if stored:
+        with contextlib.suppress(AgentmemError, OSError):  # the last bar serves meanwhile
+            _gate_bar(cap.store, refresh=True)
+    return done, stored, errors
 
 
 @_hook_command("capture")
@@ -13294,7 +13780,7 @@ def _capture_hook(args):
         return
     job = cap.enqueue(fields, fmt=args.format)
     if args.sync:
-        done, stored, errors = cap.process(only=job, llm=not args.no_llm)
+        done, stored, errors = _processed(cap, only=job, llm=not args.no_llm)
         if errors:
             _err("agentmem: capture failed, kept in the queue for a retry: %s" % errors[0])
     else:
@@ -13453,7 +13939,7 @@ def _demo_capture(store, work):
     cap = _Capture(store)
     hook = {"session": "demo-refunds", "transcript": path, "cwd": work, "event": "manual"}
     job = cap.enqueue(dict(hook, agent="claude-code", last_message=""), final=True)
-    _done, stored, errors = cap.process(only=job, llm=False)
+    _done, stored, errors = _processed(cap, only=job, llm=False)
     if errors:
         raise AgentmemError("the demo capture failed: %s" % errors[0])
     return stored
@@ -13589,7 +14075,7 @@ def _cmd_process(args):
         back = cap.retry_failed()
         if not args.quiet:
             _out("%d failed jobs back in the queue" % back)
-    done, stored, errors = cap.process(llm=not args.no_llm)
+    done, stored, errors = _processed(cap, llm=not args.no_llm)
     if not args.quiet:
         left = len(cap.jobs())
         failing = cap.troubles()[0]

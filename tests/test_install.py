@@ -258,12 +258,12 @@ def test_the_committed_launcher_is_as_fast_as_the_one_line_import(project, tmp_p
     import time
     run = vendored(project)
     run("install", "claude-code")
-    run("remember", "Releases go out on Thursdays from the release branch", "--type", "convention")
+    run("remember", "Releases ship on Thursdays from the release branch", "--type", "convention")
     [readable] = [c for c in commands(read(project / ".claude" / "settings.json")) if c.endswith("--prompt")]
     one_line = " ".join(shlex.quote(a) for a in [sys.executable, "-c", agentmem._import_code(
         None, "tools/agentmem.py"), "inject", "--prompt"])                  # both through sh, as agents run them
     env = dict(os.environ, CLAUDE_PROJECT_DIR=str(project), XDG_CACHE_HOME=str(tmp_path / "cache"))
-    hook = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "when do releases go out?",
+    hook = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "when do releases ship from the release branch?",
                        "cwd": str(project)})
 
     def timed(cmd):
