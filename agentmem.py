@@ -4012,6 +4012,7 @@ _SAME_SUBJECT = ((3, 0.6), (5, 0.4))
 _OVERLAP_WORDS, _OVERLAP_SHARE = 3, 0.5
 _CLAIM_TYPES = ("bug", "fact", "decision", "dead-end")
 _UNRESOLVED = "Unresolved: "  # what a problem the session left open is told as, a todo
+_LEFT_TO_DO = "Left to do when the session ended: "  # the to-do list as left, a todo
 _CLAIMS_KEPT = 8  # the last claims a capture hands the next one (a later word may take them back)
 # What a statement says that keeps it from being a typed memory, first match wins:
 # (whose kinds, of which types or None for all, concept ('?' a question mark), unless the text
@@ -6109,6 +6110,7 @@ class _Episode:
         self.commands = _Commands(context)  # what ran, what it proved
         self.commits = []  # the messages of the commits the agent made
         self.pending = []  # what a compaction summary says is pending
+        self.left_at = ""  # when the to-do list or a summary last said what is left
 
     def event(self, ev):
         """Take one event: what was said goes to the words; what commands, the to-do list,
@@ -6116,11 +6118,11 @@ class _Episode:
         self.commands.event(ev)
         self.words.event(ev)
         if ev.role == "compact":
-            self._compaction(_strip_private(ev.text))
+            self._compaction(_strip_private(ev.text), ev.ts)
         elif ev.role == "call":
             self._call(ev)
 
-    def _compaction(self, text):
+    def _compaction(self, text, ts=""):
         """What a compaction summary says is pending (its last such section), for the digest."""
         found, section = None, None
         for line in text.split("\n"):
@@ -6134,12 +6136,13 @@ class _Episode:
                 section.append(line)
         if found is not None:
             self.pending = [s.rstrip(".") for s in _prose_lines("\n".join(found))]
+            self.left_at = ts
 
     def _call(self, ev):
         """What a tool call tells: the to-do list, a commit's message."""
         name = ev.tool.lower()
         if name in ("todowrite", "update_plan"):
-            self.todos = _todo_items(ev.text)
+            self.todos, self.left_at = _todo_items(ev.text), ev.ts
         elif name in _SHELL_TOOLS:
             msg = _commit_message(ev.text)
             if msg:
@@ -6166,10 +6169,9 @@ class _Episode:
         report = _final_report(agent[-1]) if agent else ""
         if report:
             d["report"] = report
-        if self.todos:
-            d["left"] = [item for status, item in self.todos if status != "completed"]
-        elif self.pending:
-            d["left"] = self.pending
+        if self.todos or self.pending:  # the to-do list's, else a summary's
+            left = [i for st, i in self.todos if st != "completed"] if self.todos else self.pending
+            d["left"], d["left_at"] = left, self.left_at
         return d
 
     def memories(self, final=False):
@@ -6180,8 +6182,8 @@ class _Episode:
             i.rstrip(".") for st, i in self.todos if st != "completed" and not _looks_like_noise(i)
         ]
         if final and left:  # the to-do list as it was left: one memory, in its order
-            left = _clip("Left to do when the session ended: %s." % "; ".join(left))
-            mems.append(_observed(left, "todo", "todo-list"))
+            left = _clip("%s%s." % (_LEFT_TO_DO, "; ".join(left)))
+            mems.append(_observed(left, "todo", "todo-list", extra={"left_at": self.left_at}))
         return mems + self.words.memories()
 
 
@@ -10017,6 +10019,7 @@ class _Capture:
         summary = _session_summary(memories, context, info) if events else None
         if summary:
             s = _observed(summary, "summary", "summary", id=_derived_id("summary", session))
+            s.extra["left_at"] = (context.get("digest") or {}).get("left_at") or ""
             last = _parse_time(next((e.ts for e in reversed(events) if e.ts), ""))
             s.updated = _now_iso(last) if last else ""  # the session's last word, not today
             memories = memories + [s]
@@ -10808,7 +10811,37 @@ def _digest_now(idx, digest):
     if not any(_RECORD_LABEL_REGEX.match(ln.strip()) for ln in lines):
         return None
     digest.text = "\n".join(lines)  # as told now: the index's copy, never written back
-    return digest
+    return _left_now(idx, digest)
+
+
+def _left_now(idx, m):
+    """A memory of what a session left (its digest's Left line, its to-do list) without the
+    items the agent's later words in that session are on (_overlaps): done or overturned
+    since, the later word stands, not the list. None when nothing is left of a to-do list;
+    the index's copy, never written back."""
+    since, lead = (
+        _parse_time(m.extra.get("left_at")),
+        "Left: " if m.type == "summary" else _LEFT_TO_DO,
+    )
+    lines = m.text.split("\n")
+    at = next((i for i, ln in enumerate(lines) if ln.startswith(lead)), None)
+    if not since or at is None or not m.session:
+        return m
+    later = [
+        x.text
+        for x in idx.of_session(m.session)
+        if x.extra.get("by") == "words"
+        and x.extra.get("who") in ("agent", "subagent")
+        and (_parse_time(x.created) or 0) > since
+        and not _says("narration", x.text)
+    ]
+    items = lines[at][len(lead) :].rstrip(".").split("; ")
+    items = [i for i in items if not any(_overlaps(i, t) for t in later)]
+    if not items and m.type != "summary":
+        return None
+    lines[at] = "%s%s." % (lead, "; ".join(items)) if items else ""
+    m.text = "\n".join(ln for ln in lines if ln)
+    return m
 
 
 def _newest_of_slots(mems):
@@ -10892,8 +10925,8 @@ def _build_context(
     digests = [d for d in digests if not session or d.session != session]
     reported = _changes_reported(digests, idx, todos)
     todos = [m for m in todos if not _undone_since(m, ran) and not _done_since(m, reported)]
-    section("Open todos", todos)
-    section("Last session", digests[:1], flag_stale=False)
+    section("Open todos", [m for m in (_left_now(idx, m) for m in todos) if m])
+    section("Last session", [_left_now(idx, d) for d in digests[:1]], flag_stale=False)
     earlier = (_digest_now(idx, d) for d in digests[1 : 1 + _EARLIER_DIGESTS])
     section("Earlier sessions", [d for d in earlier if d], flag_stale=False)
     related = _related(store, cwd, query) if source != "prompt" else None
@@ -11232,8 +11265,9 @@ def _prompt_passage(hit, weights, pairs=frozenset(), new=0.0):
         share, passage = _best_passage(m.text, weights, guesses)
         if share < new or not passage or not _names_enough(passage, weights, pairs):
             return share, ""
-    if not typed and all(u.endswith(("?", "？")) for u in _passage_units(passage)):
-        return share, ""  # it only asks: what the prompt asks again
+    said = [u for u in _passage_units(passage) if not u.startswith(_CALLS_MARK)]
+    if not typed and all(u.endswith(("?", "？")) or agent and _says("narration", u) for u in said):
+        return share, ""  # it only asks (what the prompt asks again), or says what it is to do
     return share, _clip(m.text, 2 * _PASSAGE_CHARS) if typed else passage
 
 
@@ -11300,6 +11334,7 @@ def _prompt_found(store, prompt, session="", leave_out=(), floor=0.0):
     hits = store.recall(own, wanted, refresh=False, pool=_PROMPT_POOL, passages=True)
     held = _in_context(store, session, [h.memory for h in hits])
     hits = [h for h in hits if h.memory.type != "summary" and h.memory.id not in held]
+    hits = [h for h in hits if h.memory.type != "todo" or _left_now(idx, h.memory)]  # still left
     hits = hits[:_PROMPT_CANDIDATES]
     needles = _needles(weights)
 
