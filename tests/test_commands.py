@@ -28,27 +28,27 @@ def learned(events, final=True):
 
 
 def test_the_command_of_each_kind_that_passed_is_how_to_work_here():
-    mems = learned(ran(("npm run test:offline -- test/a.test.ts -t 'x' 2>&1 | tail -5", "ok 3 passed", True),
-                       ("npm run test:offline", "ok 40 passed", True),
+    mems = learned(ran(("npm run test:unit -- test/a.test.ts -t 'x' 2>&1 | tail -5", "ok 3 passed", True),
+                       ("npm run test:unit", "ok 40 passed", True),
                        ("cd web && npm run lint:check", "no problems", True),
                        ("git status", "clean", True),
                        ("node --version", "v24.1.0", True),
                        ("python -c 'import app; print(app.VERSION)'", "1.2", True)))
     assert mems == [("fact", "Commands that passed here: lint `npm run lint:check`; "
-                             "test `npm run test:offline`.")]   # the broader form; no git, version or probe
+                             "test `npm run test:unit`.")]   # the broader form; no git, version or probe
 
 
 def test_a_failure_fixed_by_an_edit_is_a_bug_with_its_error_cause_and_files():
     mems = learned(ran(("uv run app --help", "Traceback (most recent call last):\n  File x\n"
-                                             "TypeError: 'FastMCP' object is not callable", False),
+                                             "TypeError: 'Router' object is not callable", False),
                        ("say", "The entry point calls the server object instead of a main function."),
                        ("edit", "src/app/__main__.py"),
-                       ("uv run app --help", "ImportError: cannot import name 'main'", False),
+                       ("uv run app --help", "ImportError: cannot import name 'cli'", False),
                        ("edit", "pyproject.toml"),
                        ("uv run app --help", "usage: app [OPTIONS]", True)))
     [(kind, text)] = [m for m in mems if m[0] == "bug"]
-    assert text.startswith("`uv run app --help` crashed: TypeError: 'FastMCP' object is not callable; "
-                           "then ImportError: cannot import name 'main'.")   # both errors it got past
+    assert text.startswith("`uv run app --help` crashed: TypeError: 'Router' object is not callable; "
+                           "then ImportError: cannot import name 'cli'.")   # both errors it got past
     assert "`src/app/__main__.py`, `pyproject.toml`; then it passed." in text
 
 
@@ -79,21 +79,21 @@ def test_a_lint_complaint_fixed_once_is_routine_and_an_unproven_fix_is_not_still
 
 def test_what_still_fails_at_the_end_is_an_open_todo_and_only_then():
     steps = ran(("uv run mypy src/", 'src/config.py:6: error: Cannot find implementation or library '
-                                     'stub for module named "pydantic_settings"  [import-not-found]', False))
+                                     'stub for module named "tomli_w"  [import-not-found]', False))
     assert learned(steps, final=False) == []
     assert learned(steps) == [("todo", "Still failing when the session ended: `uv run mypy`: src/config.py:6: "
                                        'error: Cannot find implementation or library stub for module named '
-                                       '"pydantic_settings" [import-not-found].')]
+                                       '"tomli_w" [import-not-found].')]
     passed_later = steps + ran(("uv run mypy src/", "Success: no issues found", True))
     assert [t for t, _x in learned(passed_later)] == ["fact"]
 
 
 def test_what_still_fails_is_told_by_its_error_never_by_a_warning_printed_on_the_way():
     warned = 'npm warn Unknown env config "store-dir". This will stop working in the next major version.\n'
-    bracketed = warned + "\n> Build error occurred\n[TypeError: generate is not a function]\n\n> next build"
+    bracketed = warned + "\n> Build error occurred\n[TypeError: render is not a function]\n\n> next build"
     assert learned(ran(("npm run build", bracketed, False))) == [
         ("todo", "Still failing when the session ended: `npm run build`: "
-                 "[TypeError: generate is not a function].")]
+                 "[TypeError: render is not a function].")]
     unexplained = warned + "Something odd happened while bundling the pages"
     assert learned(ran(("npm run build", unexplained, False))) == [
         ("todo", "Still failing when the session ended: `npm run build`: "
@@ -101,36 +101,36 @@ def test_what_still_fails_is_told_by_its_error_never_by_a_warning_printed_on_the
 
 
 def test_the_environment_said_twice_or_on_every_run_is_a_fact_and_a_one_off_is_not():
-    refused = "Bash operation blocked by hook:\n- [pre_tool_use.py]: BLOCKED: Dangerous rm command"
+    refused = "Bash operation blocked by hook:\n- [guard.py]: BLOCKED: rm outside the work tree"
     mems = learned(ran(("rm a.js", refused, False), ("rm -f a.js", refused, False)))
-    assert mems == [("fact", "`rm -f` was refused here: Bash operation blocked by hook: - [pre_tool_use.py]: "
-                             "BLOCKED: Dangerous rm command.")]
+    assert mems == [("fact", "`rm -f` was refused here: Bash operation blocked by hook: - [guard.py]: "
+                             "BLOCKED: rm outside the work tree.")]
     assert learned(ran(("rm a.js", refused, False))) == []
-    warn = "(!) templ version check: generator v0.3.865 is older than templ version v0.3.906\n(✓) Complete"
-    every = ran(*[("templ generate", warn, True)] * 3)
-    assert ("fact", "`templ generate` warns on every run: (!) templ version check: generator v0.3.865 is "
-                    "older than templ version v0.3.906.") in learned(every)
-    fixed = every + ran(("templ generate", "(✓) Complete", True))
+    warn = "(!) protoc version check: plugin v1.4.2 is older than protoc v1.5.0\n(✓) Complete"
+    every = ran(*[("buf generate", warn, True)] * 3)
+    assert ("fact", "`buf generate` warns on every run: (!) protoc version check: plugin v1.4.2 is "
+                    "older than protoc v1.5.0.") in learned(every)
+    fixed = every + ran(("buf generate", "(✓) Complete", True))
     assert all("warns" not in text for _t, text in learned(fixed))   # gone by the end
     # printed by one command, then by another on each of its runs: the later one warns
-    other = ran(("templ generate", warn, True), *[("nix develop -c lint", warn, True)] * 2)
-    assert ("fact", "`nix develop -c lint` warns on every run: (!) templ version check: generator "
-                    "v0.3.865 is older than templ version v0.3.906.") in learned(other)
-    cured = other + ran(("nix develop -c lint", "(✓) Complete", True))
+    other = ran(("buf generate", warn, True), *[("make lint", warn, True)] * 2)
+    assert ("fact", "`make lint` warns on every run: (!) protoc version check: plugin "
+                    "v1.4.2 is older than protoc v1.5.0.") in learned(other)
+    cured = other + ran(("make lint", "(✓) Complete", True))
     assert all("warns" not in text for _t, text in learned(cured))
 
 
 def test_a_missing_program_is_a_fact_with_the_command_that_ran_it_anyway():
-    mems = learned(ran(("go build ./...", "zsh:1: command not found: go", False),
-                       ("nix develop --command go build ./...", "", True)))
-    assert ("fact", "`go` is not on the PATH here; it runs as `nix develop --command go build ./...`.") in mems
-    assert learned(ran(("nix develop -c lint", "lint: line 31: basedpyright: command not found", False))) == [
-        ("fact", "`basedpyright` is not installed here: `nix develop -c lint` said "
-                 "`basedpyright: command not found`.")]
+    mems = learned(ran(("cargo build --release", "zsh:1: command not found: cargo", False),
+                       ("mise exec -- cargo build --release", "", True)))
+    assert ("fact", "`cargo` is not on the PATH here; it runs as `mise exec -- cargo build --release`.") in mems
+    assert learned(ran(("make lint", "lint: line 12: shellcheck: command not found", False))) == [
+        ("fact", "`shellcheck` is not installed here: `make lint` said "
+                 "`shellcheck: command not found`.")]
     # a page that quotes the error is no error: the run that printed it passed
     readme = "## Troubleshooting\n### `claude: command not found`\nReopen the terminal."
     assert learned(ran(("sed -n 1,160p README.md", readme, True))) == []
-    assert learned(ran(("basedpyright 2>&1 | tail -3", "basedpyright: command not found", True)))
+    assert learned(ran(("shellcheck 2>&1 | tail -3", "shellcheck: command not found", True)))
 
 
 def test_chains_pipes_wrappers_and_code_mode_are_read_as_the_shell_reads_them():
@@ -152,11 +152,11 @@ def test_a_captured_session_tells_its_commands_at_the_next_start(tmp_path, store
              ("tool", "Bash", {"command": "npm run check:format"}, "[warn] src/a.ts\nCode style issues found", True),
              ("tool", "Edit", {"file_path": "/home/dev/shop/src/a.ts"}, "ok"),
              ("tool", "Bash", {"command": "npm run check:format"}, "All matched files use Prettier code style!", False),
-             ("tool", "Bash", {"command": "npm run test:offline"}, "Tests: 40 passed", False),
+             ("tool", "Bash", {"command": "npm run test:unit"}, "Tests: 40 passed", False),
              ("assistant", "Formatting and tests pass now.")]
     path = tmp_path / "s.jsonl"
     path.write_text(render_claude(steps, "sess-cmd"), encoding="utf-8")
     am("capture", "--sync", input=hook_json("sess-cmd", path), check=0)
     start = am("inject", "--format", "text", input=json.dumps({"hook_event_name": "SessionStart"})).stdout
     assert "## How to work here" in start and "a command that ran" in start
-    assert "format `npm run check:format`; test `npm run test:offline`" in start
+    assert "format `npm run check:format`; test `npm run test:unit`" in start

@@ -171,19 +171,19 @@ def test_a_memory_about_a_changed_file_ranks_lower(tmp_path, monkeypatch):
 
 
 def test_a_russian_loanword_finds_the_latin_word_as_surely_as_the_word_itself(store):
-    """"пуш" is "push" written in Cyrillic: the store's own Latin word, not a typo's guess that
+    """"редиса" is "Redis" written in Cyrillic: the store's own Latin word, not a typo's guess that
     weighs less than the words spelled right ("сервис" is a guess: "service")."""
     s = agentmem.open_store()
-    fcm = s.remember("Договорились: уведомления шлём через Firebase Cloud Messaging (push через "
-                     "FCM), от OneSignal отказались из-за цены.", type="decision")[0]
-    for text in ("All business logic lives in internal/service.", "Handlers decode, call the "
+    queue = s.remember("Договорились: фоновые задачи держим в Redis (очередь через RQ), от RabbitMQ "
+                       "отказались из-за сложности.", type="decision")[0]
+    for text in ("All domain logic lives in pkg/core.", "Handlers decode, call the "
                  "service, encode.", "Every service logs as JSON.",
-                 "Коммиты пишем по Conventional Commits, например fix(push): ..."):
+                 "Коммиты пишем по Conventional Commits, например fix(queue): ..."):
         s.remember(text, type="convention")
     ranked = {q: [(h.memory.id, round(h.score, 6)) for h in s.recall(q, limit=5)]
-              for q in ("какой сервис пушей используем", "какой сервис push используем")}
-    assert ranked["какой сервис пушей используем"] == ranked["какой сервис push используем"]
-    assert fcm.id in [i for i, _score in ranked["какой сервис пушей используем"][:2]]
+              for q in ("какой сервис редиса используем", "какой сервис redis используем")}
+    assert ranked["какой сервис редиса используем"] == ranked["какой сервис redis используем"]
+    assert queue.id in [i for i, _score in ranked["какой сервис редиса используем"][:2]]
 
 
 def test_a_message_pasted_twice_edited_is_one_result(store):

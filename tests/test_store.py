@@ -72,17 +72,17 @@ def test_memories_added_or_deleted_by_hand_are_picked_up(store):
 
 
 def test_near_duplicates_merge_and_keep_every_source(store):
-    a = am_json("remember", "Handlers must be thin: at most 15 lines, decode, call the service, encode.",
+    a = am_json("remember", "Controllers stay thin: at most 20 lines, parse, call the service, render.",
                 "--type", "convention", "--source", "session-1", "--files", "a.go", "--json")
-    b = am_json("remember", "Handlers must be thin: at most 15 lines; decode, call the service, encode!",
+    b = am_json("remember", "Controllers stay thin: at most 20 lines; parse, call the service, render!",
                 "--type", "convention", "--source", "session-2", "--files", "b.go", "--json")
     assert b["status"] == "merged" and b["id"] == a["id"]
     assert b["sources"] == ["session-1", "session-2"] and b["seen"] == 2
     assert b["files"] == ["a.go", "b.go"]
-    again = am_json("remember", "Handlers must be thin: at most 15 lines, decode, call the service, encode.",
+    again = am_json("remember", "Controllers stay thin: at most 20 lines, parse, call the service, render.",
                     "--type", "convention", "--source", "session-1", "--json")
     assert again["status"] == "unchanged"
-    other = am_json("remember", "Handlers must be thin: at most 15 lines, decode, call the service, encode.",
+    other = am_json("remember", "Controllers stay thin: at most 20 lines, parse, call the service, render.",
                     "--type", "bug", "--json")                 # another type is another memory
     assert other["status"] == "added"
     [line] = [json.loads(x) for x in am("export").stdout.splitlines() if '"convention"' in x]

@@ -70,8 +70,8 @@ def test_long_text_is_split_into_passages_short_text_is_not():
 
 
 def test_near_duplicates_share_a_sketch_key_unrelated_texts_do_not():
-    a = "Handlers must be thin: at most 15 lines, decode, call the service, encode the response."
-    b = "Handlers must be thin: at most 15 lines; decode, call the service, encode the response!"
+    a = "Controllers stay thin: at most 20 lines, parse, call the service, render the response."
+    b = "Controllers stay thin: at most 20 lines; parse, call the service, render the response!"
     c = "The orders admin page ran 1204 queries because every row loaded its customer."
     assert agentmem._jaccard(agentmem._shingles(a), agentmem._shingles(b)) > agentmem._DUPLICATE_JACCARD
     assert set(agentmem._fingerprint(a)[0]) & set(agentmem._fingerprint(b)[0])

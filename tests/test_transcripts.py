@@ -48,7 +48,7 @@ def test_claude_noise_is_skipped_and_commands_keep_their_arguments(tmp_path):
         {"type": "assistant", "message": {"id": "m3", "model": "<synthetic>",
             "content": [{"type": "text", "text": "No response requested."}]}},
         {"type": "assistant", "message": {"id": "m4", "model": "vendor/some-model", "content": [
-            {"type": "text", "text": "Provider request timed out after 120s.\n\nRequest ID: req_0b67902e6c"}]}},
+            {"type": "text", "text": "Provider request timed out after 120s.\n\nRequest ID: req_7f3c11aa20"}]}},
         {"type": "assistant", "message": {"id": "m1", "content": [
             {"type": "tool_use", "id": "t1", "name": "Edit", "input": {"file_path": "/p/a.py"}}]}},
         {"type": "user", "isSidechain": True, "message": {"role": "user", "content": "sub-agent prompt"}},
