@@ -11205,6 +11205,22 @@ def _names_exactly(said, weights):
     return any(re.search(r"[\d._:/-]", t) for i in said for form in weights[i][1] for t in form)
 
 
+def _only_asks(m, passage, weights):
+    """Whether a passage of the words only asks (what a prompt asks again), or is the agent
+    saying what it is about to do and naming nothing the prompt does not ("I'll compare the
+    two versions first."): neither is told."""
+    agent = m.extra.get("who") in ("agent", "subagent")
+    said = [u for u in _passage_units(passage) if not u.startswith(_CALLS_MARK)]
+    if m.type != "episode" or not all(
+        u.endswith(("?", "？")) or agent and _says("narration", u) for u in said
+    ):
+        return False
+    known = {t for _w, forms, _c in weights for form in forms for t in form}
+    said = [u for u in said if not u.endswith(("?", "？"))]
+    said = tokenize(_CLITIC_REGEX.sub(" ", " ".join(said)))  # "I'll" is no word of its own
+    return not [t for t in said if t not in known and not _common(t)]
+
+
 def _taken_up(told, hits, weights):
     """The passage of the sessions' words that takes up what a told note said, for each: the
     last said of those later (in its session or a later one) that say the prompt's own words
@@ -11225,10 +11241,12 @@ def _taken_up(told, hits, weights):
         ]
         for x in sorted(later, key=lambda mem: mem.created, reverse=True):  # the last said first
             share, said = _best_passage(x.text, weights)
+            if not said or _only_asks(x, said, weights):
+                continue  # no word on it: a question, or what the agent was about to do
             said_asked = said + "\n" + str(x.extra.get("asked") or "")
             both = {i: w for i, w in _own_words_said(said_asked, weights).items() if i in words}
             whole = [i for i in both if both[i]]
-            if said and (len(both) >= min(2, len(words)) or _names_exactly(whole, weights)):
+            if len(both) >= min(2, len(words)) or _names_exactly(whole, weights):
                 # the final word; told already when a note repeats it (a typed memory of it)
                 if not _says_again(said, [p for _s, _m, p in told + out]):
                     out.append((share, x, said))
@@ -11265,9 +11283,8 @@ def _prompt_passage(hit, weights, pairs=frozenset(), new=0.0):
         share, passage = _best_passage(m.text, weights, guesses)
         if share < new or not passage or not _names_enough(passage, weights, pairs):
             return share, ""
-    said = [u for u in _passage_units(passage) if not u.startswith(_CALLS_MARK)]
-    if not typed and all(u.endswith(("?", "？")) or agent and _says("narration", u) for u in said):
-        return share, ""  # it only asks (what the prompt asks again), or says what it is to do
+    if _only_asks(m, passage, weights):
+        return share, ""
     return share, _clip(m.text, 2 * _PASSAGE_CHARS) if typed else passage
 
 
@@ -13534,6 +13551,8 @@ def _cmd_import(args):
             "%s is not JSONL (one JSON object a line): none of its %d lines could be read, the "
             "first: line %d: %s" % (name, len(errors), errors[0][0], errors[0][1])
         )
+    if counts["added"]:
+        _gate_bar(store, refresh=True)  # the import pays for the store's new bar, not a prompt
     same = {}
     for n, msg in errors:
         same.setdefault(msg, []).append(n)
@@ -13619,6 +13638,8 @@ def _cmd_inject(args):
         context = _prompt_context(store, fields["prompt"] or d.get("_raw", ""), budget, own)
         event = fields["event"] or "UserPromptSubmit"
     else:
+        if store.exists():
+            _gate_bar(store)  # found here where none is yet (a store just cloned): not by a prompt
         start = fields["source"] or "startup"
         context = _build_context(store, fields["cwd"], budget, args.query or "", start, own)
         event = "SessionStart"

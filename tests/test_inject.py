@@ -678,6 +678,107 @@ def test_a_word_the_store_never_saw_but_everyday_english_uses_does_not_silence_a
     assert prompt("Publish each map view to a Kafka topic through Redpanda") == ""
 
 
+def notes_of(told):
+    return [ln for ln in told.splitlines() if ln.startswith("- [")]
+
+
+def test_a_store_tells_prompts_written_for_no_project_at_most_one_note_in_fifty(store):
+    """The bar is the store's own: the share at which the null prompts get at most one note in
+    _NULL_RATE; a store that holds what any prompt says raises it, and still tells its own."""
+    nulls = agentmem._null_prompts()
+    assert len(nulls) >= 400 and len(set(nulls)) == len(nulls)
+
+    def filled(k):
+        s = agentmem.open_store()
+        for m in s.memories():
+            s.forget(m.id)
+        for p in nulls[7::len(nulls) // k][:k]:    # what prompts for no project say, said before
+            s.remember("Earlier: %s" % p.replace("?", "."), type="episode")
+        s.remember("The thumbnail worker resizes HEIC uploads with libvips and keeps them 30 days.",
+                   type="fact")
+        s.close()
+        s = agentmem.open_store()
+        return s, agentmem._gate_bar(s, refresh=True)
+
+    s, low = filled(8)
+    told = [notes_of(agentmem._prompt_context(s, p)) for p in nulls]
+    assert sum(map(len, told)) <= len(nulls) // agentmem._NULL_RATE
+    assert "30 days" in agentmem._prompt_context(s, "How long does the thumbnail worker keep HEIC uploads?")
+    s, high = filled(40)
+    assert high > low
+    told = [notes_of(agentmem._prompt_context(s, p)) for p in nulls]
+    assert sum(map(len, told)) <= len(nulls) // agentmem._NULL_RATE
+
+
+def test_the_bar_is_found_at_capture_and_a_prompt_only_reads_it(store, tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_text(render_claude(AGENT_DRIVEN, "sess-thumbs", cwd="/nowhere"))
+    am("capture", "--transcript", str(path), check=0)
+    gate = store / "local" / "gate.json"
+    kept = json.loads(gate.read_text())
+    assert kept["bar"] < 0.5 and len(kept["on"]) == 3               # found on what the store holds
+    asked = "Raise the batch size the resize workers pull from the Pub/Sub subscription"
+    assert "the Pub/Sub subscription" in prompt(asked)
+    gate.write_text(json.dumps({"bar": 0.99, "on": kept["on"]}))    # a prompt reads it, as kept
+    assert prompt(asked) == ""
+    am("remember", "The resize workers log each batch they pull.", check=0)
+    assert prompt(asked) == ""                                      # a note added: still as kept
+    said = am("reindex", check=0).stdout                             # found again
+    assert "a prompt is told a passage holding more than %.2f" % kept["bar"] in said
+    assert "the Pub/Sub subscription" in prompt(asked)
+    gate.unlink()
+    assert "the Pub/Sub subscription" in prompt(asked) and gate.exists()   # none kept: found once
+
+
+def test_a_prompt_of_words_any_prompt_says_is_told_nothing_but_what_it_quotes_names(store, tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_text(render_claude([
+        ("user", "Which branch do the release builds come from?"),
+        ("assistant", "Release builds come from the `release/next` branch; each merge to it tags a "
+                      "build.")], "sess-rel", cwd="/nowhere"))
+    am("capture", "--transcript", str(path), check=0)
+    assert prompt("which branch are we on?") == ""      # standing knowledge comes at session start
+    assert "`release/next`" in prompt("build from the 'release/next' branch")
+
+
+def test_the_answer_is_told_not_the_question_nor_what_the_agent_was_about_to_do(store, tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_text(render_claude([
+        ("user", "Why does the AVIF export fail?"),
+        ("assistant", "I'll compare the libvips and sharp versions first."),
+        ("tool", "Bash", {"command": "vips --version"}, "vips-8.15.1"),
+        ("assistant", "libvips is 8.15 here and sharp bundles 8.16: the AVIF encoder needs the one "
+                      "sharp bundles.")], "sess-avif", cwd="/nowhere"))
+    am("capture", "--transcript", str(path), check=0)
+    [note] = notes_of(prompt("Compare the libvips and sharp versions"))
+    assert "sharp bundles 8.16" in note and "first" not in note
+    notes = notes_of(prompt("Why does the AVIF export fail with libvips?"))
+    assert any("sharp bundles 8.16" in n and 'in reply to: "Why does the AVIF export fail?"' in n
+               for n in notes)                               # the reply carries its question
+    assert not any("the person wrote] Why" in n for n in notes)     # nor the question again
+
+
+def test_what_a_session_left_is_told_as_its_later_words_leave_it(store, tmp_path):
+    """A to-do the agent's later words take up (done, or found to be no problem) is not told as
+    left, in the digest nor as a todo; the rest is."""
+    path = tmp_path / "s.jsonl"
+    path.write_text(render_claude([
+        ("user", "The export job leaks memory; find it and fix it."),
+        ("tool", "TodoWrite", {"todos": [
+            {"content": "Move the report cache to Redis because the in-memory cache leaks",
+             "status": "pending", "activeForm": "Moving the cache"},
+            {"content": "Add a memory test for the export job", "status": "pending",
+             "activeForm": "Adding a test"}]}, "ok"),
+        ("assistant", "The report cache does not leak after all: the leak was the image buffer pool in "
+                      "`export/render.py`, which never released its buffers; fixed by closing them "
+                      "after each page. The report cache stays in memory.")], "sess-leak", cwd="/nowhere"))
+    am("capture", "--transcript", str(path), check=0)
+    text = context()
+    assert "Left: Add a memory test for the export job." in text
+    assert "Move the report cache to Redis" not in text
+    assert "Move the report cache to Redis" not in prompt("Move the report cache to Redis")
+
+
 def captured_on_day(tmp_path, n, steps):
     """Session n of a chain, captured as the session of 2026-11-2n (a later day each)."""
     path = tmp_path / ("s%d.jsonl" % n)
