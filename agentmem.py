@@ -10142,367 +10142,298 @@ anche ancora sempre più molto già sono essere avere hanno fare questo questa q
 """
 # fmt: on
 # What a prompt written for no project says: orders, questions, replies, pasted errors and
-# longer requests, for many stacks and in many languages, a prompt a line (lines that start
-# with blanks go on the line before; " · " parts one line into prompts; "#" a heading).
+# longer requests, for many stacks and in many languages (the lines run on; " · " parts them
+# into prompts; a line that starts with "#" is a heading).
 # Written for agentmem, none of them taken from a benchmark. A store's bar is the share at
 # which they are told at most one note in _NULL_RATE (_calibrate), and the words two or more
 # of them use are everyday words of any prompt (_everyday_prompt).
 _NULL_PROMPTS = r"""
-# in English: orders, questions, replies, pasted errors; then longer requests
-continue from where you stopped · go on · yep · nope, not like that · okay, sounds right
-yes, go for it · sounds good, go ahead · stop · wait · try again · push the branch to origin
-commit and push it to the remote · commit this · looks good, merge it · undo that
-revert the last commit · what's next? · keep going until it's done · do the rest · fix it
-still broken · same error · it works now, thanks · that didn't work
-can you explain what you just did? · summarize what changed · which branch am I on?
-what's the status? · show me the diff · run the tests · run the linter and fix what it finds
-run the build again · please check again · open a pull request for this
-rebase onto main and resolve the conflicts · squash these commits into one
-write a commit message for the staged changes · update the changelog · bump the version to 2.0
-tag a release · add a README section on installation · write docs for the public API
-add type hints to this module · add unit tests for the parser
-increase test coverage for the utils folder · the tests are flaky on CI, find out why
-why is the build so slow? · why does this take so long to start? · make it faster
-profile the hot loop and optimise it · clean up the code · refactor this into smaller functions
-rename the variable to something clearer · remove dead code · delete the unused imports
-format everything · add logging · add error handling around the network call
-add a retry with exponential backoff · add a timeout to the HTTP client · cache the results
-add pagination to the list endpoint · add a search box to the header · add dark mode
-make the page responsive on mobile · the button is misaligned on small screens · center the modal
-change the primary color to blue · use a nicer font · add an icon to the sidebar
-add a loading spinner while data is fetched · show a toast when saving succeeds
-validate the form before submitting · add a confirmation dialog before deleting
-the dropdown closes when I click inside it · scrolling is janky on the list view
-add keyboard shortcuts · support drag and drop upload · add an export to CSV button
-add a chart of monthly sales · internationalize the UI strings · add a French translation
-write a migration that adds a created_at column · add an index on the email column
-the query is slow, add the missing index · set up the database connection pool
-switch from SQLite to PostgreSQL · seed the database with sample data
-add a foreign key from orders to customers · write a SQL query for the top ten customers by revenue
-set up Redis for sessions · use a message queue for background jobs
-schedule a nightly cleanup job · throttle repeated login attempts from one IP
-add JWT authentication · hash passwords with bcrypt · add OAuth login with Google
-add role based access control · log out the user when the token expires
-set up CORS for the frontend domain · add a health check endpoint
-return 404 when the item does not exist · add request validation with a schema
-write an OpenAPI spec for the API · generate a client from the OpenAPI spec
-add a GraphQL resolver for users · add websocket notifications · upload files to S3
-send a welcome email after signup · add Stripe payments · handle webhooks from the payment provider
-add a Dockerfile · write a docker-compose file with the app and a database
-the container exits immediately · deploy to Kubernetes · write a Helm chart
-set up Terraform for the staging environment · add a GitHub Actions workflow that runs the tests
-the CI job fails but it passes locally · cache dependencies in CI · add a pre-commit hook
-set up nginx as a reverse proxy · renew the TLS certificate · add Prometheus metrics
-set up Sentry error reporting · the server runs out of memory after a few hours
-there's a memory leak somewhere · the app crashes on startup · the page is blank after the deploy
-it hangs forever · fix the race condition · make this thread safe
-convert the callbacks to async/await · migrate from JavaScript to TypeScript
-upgrade React to the latest version · upgrade to Python 3.12 · update all dependencies
-pin the dependency versions · remove the lodash dependency · set up ESLint and Prettier
-configure the path aliases · add a Makefile · write a CLI with subcommands
-parse the command line arguments · read the config from environment variables
-load settings from a YAML file · add a --verbose flag · print a progress bar
-write a bash script that backs up the folder · read a CSV and plot the averages
-clean the dataset and drop duplicates · train a small classifier on this data
-the model overfits, what should I try? · evaluate the model on the test split
-load the pretrained weights · run inference on the GPU · tokenize the text and count the words
-build a REST API in Flask · create a Django model for blog posts
-add a Rails controller for comments · write a Spring Boot service
-create an Express route for uploads · write a Go HTTP handler
-implement the Rust trait for the new type · fix the borrow checker error
-add a Swift view for the profile screen · create an Android activity with a list
-build a Flutter widget for the card · write a Unity script that moves the player
-add collision detection to the game · write a C function that reverses a linked list
-fix the segfault · set up CMake for the project · cross-compile for ARM
-write an Arduino sketch that blinks an LED · ModuleNotFoundError: No module named 'requests'
-error[E0382]: borrow of moved value · Segmentation fault (core dumped)
-npm ERR! code ERESOLVE unable to resolve dependency tree · Permission denied (publickey).
-Access to fetch has been blocked by CORS policy · connect ECONNREFUSED 127.0.0.1:5432
-SyntaxError: Unexpected token '<' in JSON at position 0 · KeyError: 'id'
-IndexError: list index out of range · undefined reference to `main'
-Error: listen EADDRINUSE: address already in use :::3000
-OSError: [Errno 28] No space left on device · RuntimeError: CUDA out of memory
-401 Unauthorized when calling the API · 500 Internal Server Error on the checkout page
-warning: unused variable `x` · the build fails with exit code 1 · command not found
-how do I undo a git reset --hard? · what's the difference between a process and a thread?
-explain how this function works · where is the config loaded? · what does this regex do?
-is there a better way to write this loop? · which library should I use for dates?
-should I use a class or a function here? · what are the pros and cons of microservices?
-how do I read a file line by line? · can you review my code? · write a haiku about debugging
-translate this message to English · what time zone is the server in?
-how many lines of code does the project have? · list the TODO comments in the repo
-find where this function is called · search the codebase for hard-coded passwords
-check for security vulnerabilities · make sure nothing is logged that shouldn't be
-write an integration test for the signup flow · mock the HTTP calls in the tests
-use fixtures instead of setup methods · the snapshot tests fail after the update
-run only the failing test · add an end-to-end test with a headless browser · vai avanti
-sì, procedi · perché non funziona? · correggi l'errore di compilazione · d'accord, tu peux y aller
-pourquoi ça ne marche pas ? · ajoute une page de connexion · weiter · ja, mach das
-füge eine Suchfunktion hinzu · sí, adelante · añade validación al formulario · sim, pode continuar
-adicione um botão de exportar · kontynuuj · dodaj testy · devam et · ga verder
-update CLAUDE.md with what we agreed today
-read the docs folder first and then tell me what you think
-make a plan first, don't write code yet · show me the plan before you start
-let a sub-agent do the research and summarize it for me
-run the agents in parallel, one per module · which model are you?
-switch to a cheaper model for this · the context is getting long, summarize where we are
-write down the open questions in a markdown file · keep a todo list of what's left
-create a slash command that runs the release checklist
-add a hook that formats files after every edit
-set up an MCP server that exposes our database read-only
-the MCP server doesn't show up in the tools list
-the agent keeps editing files I told it not to touch
-stop asking me for permission for every command · work in a separate git worktree for this feature
-write a prompt template for summarizing support tickets
-add retries when the LLM API returns 529 overloaded
-build a RAG pipeline over our markdown docs with embeddings
-store the embeddings in a vector database
-write an eval set of twenty questions with expected answers
-fine-tune a small model on our support conversations
-parse the model's JSON output and retry when it is invalid
-add a system prompt that keeps answers short · run a local model instead of the cloud API
-cache LLM responses by prompt hash to save money
-the agent got stuck in a loop calling the same tool
-review what the previous session did and continue from there
-read the last commit and explain it to me
-check that everything you did actually works, end to end
-verify your changes against the requirements one by one
-be more careful, you broke the build last time · don't guess, look it up in the code
-ask me before deleting anything · go step by step and stop after each one
-I'll handle the frontend myself, only do the backend · write the code but don't commit it
-leave the old implementation in place behind a flag
-Peux-tu relire ce fichier et me dire ce qui ne va pas ?
-¿Puedes revisar este archivo y decirme qué está mal?
-Fasse zusammen, was du seit heute Morgen geändert hast.
-Puoi controllare questo file e dirmi cosa non va?
-I test sono troppo lenti, falli girare in parallelo.
-Spiegami come funziona l'autenticazione in questo progetto.
-Os testes estão demorando demais, tente rodar em paralelo.
-Explique como funciona a autenticação neste projeto.
-Testy trwają za długo, uruchom je równolegle. · Kijk naar dit bestand en vertel wat er mis is.
-De tests duren te lang, laat ze parallel draaien. · non, pas comme ça · tout marche maintenant
-sí, perfecto, gracias · vale, sigue con lo siguiente · ja, passt so · nein, nicht so
-danke, das funktioniert jetzt · no, non così · grazie, adesso funziona
-write the spec for this feature before any code · turn the plan into a numbered task list
-mark task 4 as done and move to the next one · what's the next task on the list?
-the spec is missing acceptance criteria, add them · update the plan with the decision we just made
-split this task into smaller ones · /plan add a user profile page · /review the last change
-/tasks regenerate the list from the updated plan · ask me the clarifying questions one at a time
-implement the tasks in order and tick each one off
-check the implementation against the spec and list the gaps
-the constitution says tests come first, follow it
-TypeError: Cannot read properties of undefined (reading 'map')
-fatal: not a git repository (or any of the parent directories): .git
-java.lang.NullPointerException at com.example.Main.run(Main.java:42)
-ImportError: cannot import name 'x' from partially initialized module
-cannot find module './App' or its corresponding type declarations
-panic: runtime error: invalid memory address or nil pointer dereference
-ERROR 1045 (28000): Access denied for user 'root'@'localhost'
-We need a way for customers to save items for later from the cart page.
-The nightly import job crashed again. Here is the log: Traceback (most recent call last): File
-    "jobs/import_orders.py", line 88, in run rows = fetch_batch(cursor) File "jobs/db.py", line 41,
-    in fetch_
-Refactor the invoice generator so that tax rules live in one place. Right now the VAT logic is
-    copied in three services and they disagree on rounding.
-I want to build a small dashboard that shows temperature and humidity from the sensors in each
-    room. Readings come in over MQTT every ten seconds.
-Please review this pull request carefully. Look for missing error handling, places where we leak
-    file handles, and anything that would break on Windows paths.
-Users report that the app logs them out randomly on iOS after about five minutes. It doesn't happen
-    on Android or web. The refresh token request returns 200 but the new token never seems to be
-    stored.
-Set up the project from scratch: a TypeScript monorepo with a React frontend, a Node API and a
-    shared package for types.
-Our search results are slow when the catalogue has more than a million products.
-Here's what I see in the browser console when I open the settings page: Uncaught (in promise)
-    TypeError: Failed to fetch at loadPreferences (settings.js:23:11) at async init
-    (settings.js:8:3).
-Write a migration plan for moving the user uploads from local disk to object storage. We have about
-    400 GB of images and PDFs.
-The game stutters every few seconds when there are more than fifty enemies on screen. I suspect
-    garbage collection because we allocate new vectors in the update loop.
-Add an audit log. Every time an admin changes a user's role, disables an account or exports data,
-    write who did it, when, from which IP, and what changed.
-I'm getting this when I run the build: error TS2345: Argument of type 'string | undefined' is not
-    assignable to parameter of type 'string'. Type 'undefined' is not assignable to type 'string'.
-Design the database schema for a clinic appointment system: doctors, patients, rooms, appointments
-    with start and end times, and cancellations.
-Let's add offline support to the mobile app. Requests made while offline should be queued, retried
-    in order when the connection comes back, and the user should see which changes are still
-    pending.
-The CSV export cuts off names with accents and some rows end up in the wrong columns when a field
-    contains a comma.
-Can you explain the architecture of this codebase to me? I just joined the team.
-We're moving from REST to gRPC for the internal services. Start with the billing service: define
-    the proto file from the existing endpoints, generate the server stubs, and keep the REST
-    endpoints work
-Memory keeps growing in the worker process until the container gets OOM killed after about six
-    hours. Heap snapshots show lots of retained closures from the event emitter.
-Add a feature flag system. Flags should be read from a config file at startup, overridable per user
-    from the admin panel, and checked with a single function.
-Implement a rate limiter for the public API: 100 requests per minute per API key, with a burst of
-    20. Return 429 with a Retry-After header when exceeded.
-This regex is supposed to validate email addresses but it rejects plus signs and accepts two dots
-    in a row: ^[a-zA-Z0-9.]+@[a-zA-Z0-9]+\.[a-z]{2,}$ Rewrite it and add test cases for the edge
-    cases.
-Port the image resizing script from Python to Go. It reads a folder, makes three sizes of each JPEG
-    and PNG, strips EXIF data, and writes them next to the original.
-Our Terraform plan wants to destroy and recreate the production database because someone changed
-    the subnet group. I do not want that.
-The accessibility audit found these problems: images without alt text, buttons that are only icons
-    without labels, low contrast on the grey text, and the modal does not trap focus.
-Write a script that goes through all our repositories, finds the ones still using the old logging
-    library, and opens an issue in each with a short explanation and a link to the migration guide.
-I'd like the chat messages to support markdown: bold, italics, links, inline code and code blocks
-    with syntax highlighting.
-When two people edit the same document at the same time, the second save overwrites the first
-    without any warning.
-Make the deployment zero-downtime. Today we stop the old container, then start the new one, and
-    there's about thirty seconds of errors.
-Add support for multiple currencies in the shop. Prices are stored in cents in euros today.
-The unit tests pass on my machine but fail in the pipeline with: AssertionError: expected
-    '2024-03-01T00:00:00' to equal '2024-02-29T23:00:00'. I think it's a time zone issue.
-Write documentation for new contributors: how to set up the development environment on macOS, Linux
-    and Windows, how to run the tests, the branching model, how to write a good commit message, and
-    how releases are made.
-Build a command line tool that takes a folder of markdown notes and produces a static website with
-    an index, tags, full-text search in the browser, and a dark theme. No heavy frameworks, please.
-I'm seeing intermittent 502 errors from the load balancer under load. The app logs show nothing.
-Convert the class components in the admin panel to function components with hooks. Keep behaviour
-    identical, keep the tests green, and do it one component per commit so it's easy to review.
-Our Android app size went from 18 MB to 41 MB in the last release. Find what made it grow, remove
-    unused resources and libraries, enable shrinking, and tell me which changes saved the most.
-Add two-factor authentication with time-based one-time codes. Users can enable it from their
-    profile by scanning a QR code, get ten recovery codes, and must enter a code at login.
-The machine learning pipeline takes four hours to train and we only change the last layer.
-Write a parser for this log format and turn it into JSON lines: [2024-05-02 10:15:32,118] WARN
-    pool-3-thread-7 c.a.s.OrderService - Slow query took 2310 ms: SELECT * FROM orders WHERE
-    customer_id = ?
-I need a weekly report emailed to the managers every Monday at 8am with the number of new signups,
-    active users, churned users and revenue per plan, compared to the previous week.
-Bonjour, je voudrais ajouter un système de réservation de salles pour notre intranet.
-Potrzebuję prostego API do zarządzania zadaniami: tworzenie, edycja, usuwanie, przypisywanie do
-    osób i terminy. Dane w PostgreSQL, testy do każdego endpointu.
-Kun je de zoekfunctie uitbreiden zodat gebruikers op categorie en prijs kunnen filteren, en de
-    resultaten op relevantie, prijs of datum kunnen sorteren?
-I pasted the output of the failing job below. It fails at the dependency install step. Run npm ci
-    npm ERR! code EINTEGRITY npm ERR! sha512-... integrity checksum failed when using sha512 npm
-    ERR!
-OK here's the plan: first make the parser accept the new header, then update the three call sites,
-    then bump the format version and write a converter for old files.
-I don't like how the previous attempt turned out. It's too complicated and it touches files that
-    have nothing to do with the feature.
-Take a look at the open issues labelled bug, pick the three that look easiest, and fix them one by
-    one with a test each. Don't touch anything else. Tell me which ones you picked and why.
-Can you compare SQLite, PostgreSQL and a plain JSON file for storing the app's settings and
-    history? It's a desktop app, single user, maybe ten thousand records.
-add a rule to AGENTS.md that tests must pass before every commit
-call the OpenAI API with streaming and print tokens as they arrive
-count the tokens before sending the request so we stay under the limit
-the answers from the chatbot are made up, how do we ground them?
-compare two prompts on the eval set and report which one wins
-let the agent call a weather tool and use the result in its answer
-log every prompt and response for debugging, without personal data
-We have a long list of small chores: rename the config keys to snake_case, delete the unused
-    scripts folder, update the copyright year, fix the broken links in the docs and make the CI
-    badge point to the new workflow.
-I want an assistant inside our app that answers questions about the user's own data.
-The agent wrote a lot of code yesterday that nobody has reviewed.
-Let's set up the repository so coding agents work well in it: a short AGENTS.md with how to build
-    and test, the commands that must pass before a commit, the folders that are generated and must
-    never be edited by hand, and the style rules.
-Our prompt for extracting invoice fields works on clean PDFs but fails on scanned ones.
-Adicione uma mensagem de erro clara quando o arquivo for grande demais.
+# in English: orders, questions, replies, pasted errors, longer requests
+continue from where you stopped · go on · yep · nope, not like that · okay, sounds right · yes, go
+for it · sounds good, go ahead · stop · wait · try again · push the branch to origin · commit and
+push it to the remote · commit this · looks good, merge it · undo that · revert the last commit
+· what's next? · keep going until it's done · do the rest · fix it · still broken · same error · it
+works now, thanks · that didn't work · can you explain what you just did? · summarize what changed
+· which branch am I on? · what's the status? · show me the diff · run the tests · run the linter
+and fix what it finds · run the build again · please check again · open a pull request for this
+· rebase onto main and resolve the conflicts · squash these commits into one · write a commit
+message for the staged changes · update the changelog · bump the version to 2.0 · tag a release
+· add a README section on installation · write docs for the public API · add type hints to this
+module · add unit tests for the parser · increase test coverage for the utils folder · the tests
+are flaky on CI, find out why · why is the build so slow? · why does this take so long to start?
+· make it faster · profile the hot loop and optimise it · clean up the code · refactor this into
+smaller functions · rename the variable to something clearer · remove dead code · delete the unused
+imports · format everything · add logging · add error handling around the network call · add a
+retry with exponential backoff · add a timeout to the HTTP client · cache the results · add
+pagination to the list endpoint · add a search box to the header · add dark mode · make the page
+responsive on mobile · the button is misaligned on small screens · center the modal · change the
+primary color to blue · use a nicer font · add an icon to the sidebar · add a loading spinner while
+data is fetched · show a toast when saving succeeds · validate the form before submitting · add a
+confirmation dialog before deleting · the dropdown closes when I click inside it · scrolling is
+janky on the list view · add keyboard shortcuts · support drag and drop upload · add an export to
+CSV button · add a chart of monthly sales · internationalize the UI strings · add a French
+translation · write a migration that adds a created_at column · add an index on the email column
+· the query is slow, add the missing index · set up the database connection pool · switch from
+SQLite to PostgreSQL · seed the database with sample data · add a foreign key from orders to
+customers · write a SQL query for the top ten customers by revenue · set up Redis for sessions
+· use a message queue for background jobs · schedule a nightly cleanup job · throttle repeated
+login attempts from one IP · add JWT authentication · hash passwords with bcrypt · add OAuth login
+with Google · add role based access control · log out the user when the token expires · set up CORS
+for the frontend domain · add a health check endpoint · return 404 when the item does not exist
+· add request validation with a schema · write an OpenAPI spec for the API · generate a client from
+the OpenAPI spec · add a GraphQL resolver for users · add websocket notifications · upload files to
+S3 · send a welcome email after signup · add Stripe payments · handle webhooks from the payment
+provider · add a Dockerfile · write a docker-compose file with the app and a database · the
+container exits immediately · deploy to Kubernetes · write a Helm chart · set up Terraform for the
+staging environment · add a GitHub Actions workflow that runs the tests · the CI job fails but it
+passes locally · cache dependencies in CI · add a pre-commit hook · set up nginx as a reverse proxy
+· renew the TLS certificate · add Prometheus metrics · set up Sentry error reporting · the server
+runs out of memory after a few hours · there's a memory leak somewhere · the app crashes on startup
+· the page is blank after the deploy · it hangs forever · fix the race condition · make this thread
+safe · convert the callbacks to async/await · migrate from JavaScript to TypeScript · upgrade React
+to the latest version · upgrade to Python 3.12 · update all dependencies · pin the dependency
+versions · remove the lodash dependency · set up ESLint and Prettier · configure the path aliases
+· add a Makefile · write a CLI with subcommands · parse the command line arguments · read the
+config from environment variables · load settings from a YAML file · add a --verbose flag · print a
+progress bar · write a bash script that backs up the folder · read a CSV and plot the averages
+· clean the dataset and drop duplicates · train a small classifier on this data · the model
+overfits, what should I try? · evaluate the model on the test split · load the pretrained weights
+· run inference on the GPU · tokenize the text and count the words · build a REST API in Flask
+· create a Django model for blog posts · add a Rails controller for comments · write a Spring Boot
+service · create an Express route for uploads · write a Go HTTP handler · implement the Rust trait
+for the new type · fix the borrow checker error · add a Swift view for the profile screen · create
+an Android activity with a list · build a Flutter widget for the card · write a Unity script that
+moves the player · add collision detection to the game · write a C function that reverses a linked
+list · fix the segfault · set up CMake for the project · cross-compile for ARM · write an Arduino
+sketch that blinks an LED · TypeError: Cannot read properties of undefined (reading 'map')
+· ModuleNotFoundError: No module named 'requests' · error[E0382]: borrow of moved value
+· Segmentation fault (core dumped) · fatal: not a git repository (or any of the parent
+directories): .git · npm ERR! code ERESOLVE unable to resolve dependency tree
+· java.lang.NullPointerException at com.example.Main.run(Main.java:42) · Permission denied
+(publickey). · Access to fetch has been blocked by CORS policy · connect ECONNREFUSED
+127.0.0.1:5432 · SyntaxError: Unexpected token '<' in JSON at position 0 · KeyError: 'id'
+· IndexError: list index out of range · ImportError: cannot import name 'x' from partially
+initialized module · undefined reference to `main' · cannot find module './App' or its
+corresponding type declarations · Error: listen EADDRINUSE: address already in use :::3000 · panic:
+runtime error: invalid memory address or nil pointer dereference · OSError: [Errno 28] No space
+left on device · RuntimeError: CUDA out of memory · ERROR 1045 (28000): Access denied for user
+'root'@'localhost' · 401 Unauthorized when calling the API · 500 Internal Server Error on the
+checkout page · warning: unused variable `x` · the build fails with exit code 1 · command not found
+· how do I undo a git reset --hard? · what's the difference between a process and a thread?
+· explain how this function works · where is the config loaded? · what does this regex do? · is
+there a better way to write this loop? · which library should I use for dates? · should I use a
+class or a function here? · what are the pros and cons of microservices? · how do I read a file
+line by line? · can you review my code? · write a haiku about debugging · translate this message to
+English · what time zone is the server in? · how many lines of code does the project have? · list
+the TODO comments in the repo · find where this function is called · search the codebase for
+hard-coded passwords · check for security vulnerabilities · make sure nothing is logged that
+shouldn't be · write an integration test for the signup flow · mock the HTTP calls in the tests
+· use fixtures instead of setup methods · the snapshot tests fail after the update · run only the
+failing test · add an end-to-end test with a headless browser · d'accord, tu peux y aller · We need
+a way for customers to save items for later from the cart page. · The nightly import job crashed
+again. Here is the log: Traceback (most recent call last): File "jobs/import_orders.py", line 88,
+in run rows = fetch_batch(cursor) File "jobs/db.py", line 41, in fetch_ · Refactor the invoice
+generator so that tax rules live in one place. Right now the VAT logic is copied in three services
+and they disagree on rounding. · I want to build a small dashboard that shows temperature and
+humidity from the sensors in each room. Readings come in over MQTT every ten seconds. · Please
+review this pull request carefully. Look for missing error handling, places where we leak file
+handles, and anything that would break on Windows paths. · Users report that the app logs them out
+randomly on iOS after about five minutes. It doesn't happen on Android or web. The refresh token
+request returns 200 but the new token never seems to be stored. · Set up the project from scratch:
+a TypeScript monorepo with a React frontend, a Node API and a shared package for types. · Our
+search results are slow when the catalogue has more than a million products. · Here's what I see in
+the browser console when I open the settings page: Uncaught (in promise) TypeError: Failed to fetch
+at loadPreferences (settings.js:23:11) at async init (settings.js:8:3). · Write a migration plan
+for moving the user uploads from local disk to object storage. We have about 400 GB of images and
+PDFs. · The game stutters every few seconds when there are more than fifty enemies on screen. I
+suspect garbage collection because we allocate new vectors in the update loop. · Add an audit log.
+Every time an admin changes a user's role, disables an account or exports data, write who did it,
+when, from which IP, and what changed. · I'm getting this when I run the build: error TS2345:
+Argument of type 'string | undefined' is not assignable to parameter of type 'string'. Type
+'undefined' is not assignable to type 'string'. · Design the database schema for a clinic
+appointment system: doctors, patients, rooms, appointments with start and end times, and
+cancellations. · Let's add offline support to the mobile app. Requests made while offline should be
+queued, retried in order when the connection comes back, and the user should see which changes are
+still pending. · The CSV export cuts off names with accents and some rows end up in the wrong
+columns when a field contains a comma. · Can you explain the architecture of this codebase to me? I
+just joined the team. · We're moving from REST to gRPC for the internal services. Start with the
+billing service: define the proto file from the existing endpoints, generate the server stubs, and
+keep the REST endpoints work · Memory keeps growing in the worker process until the container gets
+OOM killed after about six hours. Heap snapshots show lots of retained closures from the event
+emitter. · Add a feature flag system. Flags should be read from a config file at startup,
+overridable per user from the admin panel, and checked with a single function. · Implement a rate
+limiter for the public API: 100 requests per minute per API key, with a burst of 20. Return 429
+with a Retry-After header when exceeded. · This regex is supposed to validate email addresses but
+it rejects plus signs and accepts two dots in a row: ^[a-zA-Z0-9.]+@[a-zA-Z0-9]+\.[a-z]{2,}$
+Rewrite it and add test cases for the edge cases. · Port the image resizing script from Python to
+Go. It reads a folder, makes three sizes of each JPEG and PNG, strips EXIF data, and writes them
+next to the original. · Our Terraform plan wants to destroy and recreate the production database
+because someone changed the subnet group. I do not want that. · The accessibility audit found these
+problems: images without alt text, buttons that are only icons without labels, low contrast on the
+grey text, and the modal does not trap focus. · Write a script that goes through all our
+repositories, finds the ones still using the old logging library, and opens an issue in each with a
+short explanation and a link to the migration guide. · I'd like the chat messages to support
+markdown: bold, italics, links, inline code and code blocks with syntax highlighting. · When two
+people edit the same document at the same time, the second save overwrites the first without any
+warning. · Make the deployment zero-downtime. Today we stop the old container, then start the new
+one, and there's about thirty seconds of errors. · Add support for multiple currencies in the shop.
+Prices are stored in cents in euros today. · The unit tests pass on my machine but fail in the
+pipeline with: AssertionError: expected '2024-03-01T00:00:00' to equal '2024-02-29T23:00:00'. I
+think it's a time zone issue. · Write documentation for new contributors: how to set up the
+development environment on macOS, Linux and Windows, how to run the tests, the branching model, how
+to write a good commit message, and how releases are made. · Build a command line tool that takes a
+folder of markdown notes and produces a static website with an index, tags, full-text search in the
+browser, and a dark theme. No heavy frameworks, please. · I'm seeing intermittent 502 errors from
+the load balancer under load. The app logs show nothing. · Convert the class components in the
+admin panel to function components with hooks. Keep behaviour identical, keep the tests green, and
+do it one component per commit so it's easy to review. · Our Android app size went from 18 MB to 41
+MB in the last release. Find what made it grow, remove unused resources and libraries, enable
+shrinking, and tell me which changes saved the most. · Add two-factor authentication with
+time-based one-time codes. Users can enable it from their profile by scanning a QR code, get ten
+recovery codes, and must enter a code at login. · The machine learning pipeline takes four hours to
+train and we only change the last layer. · Write a parser for this log format and turn it into JSON
+lines: [2024-05-02 10:15:32,118] WARN pool-3-thread-7 c.a.s.OrderService - Slow query took 2310 ms:
+SELECT * FROM orders WHERE customer_id = ? · I need a weekly report emailed to the managers every
+Monday at 8am with the number of new signups, active users, churned users and revenue per plan,
+compared to the previous week. · Bonjour, je voudrais ajouter un système de réservation de salles
+pour notre intranet. · Potrzebuję prostego API do zarządzania zadaniami: tworzenie, edycja,
+usuwanie, przypisywanie do osób i terminy. Dane w PostgreSQL, testy do każdego endpointu. · Kun je
+de zoekfunctie uitbreiden zodat gebruikers op categorie en prijs kunnen filteren, en de resultaten
+op relevantie, prijs of datum kunnen sorteren? · I pasted the output of the failing job below. It
+fails at the dependency install step. Run npm ci npm ERR! code EINTEGRITY npm ERR! sha512-...
+integrity checksum failed when using sha512 npm ERR! · OK here's the plan: first make the parser
+accept the new header, then update the three call sites, then bump the format version and write a
+converter for old files. · I don't like how the previous attempt turned out. It's too complicated
+and it touches files that have nothing to do with the feature. · Take a look at the open issues
+labelled bug, pick the three that look easiest, and fix them one by one with a test each. Don't
+touch anything else. Tell me which ones you picked and why. · Can you compare SQLite, PostgreSQL
+and a plain JSON file for storing the app's settings and history? It's a desktop app, single user,
+maybe ten thousand records. · update CLAUDE.md with what we agreed today · add a rule to AGENTS.md
+that tests must pass before every commit · read the docs folder first and then tell me what you
+think · make a plan first, don't write code yet · show me the plan before you start · let a
+sub-agent do the research and summarize it for me · run the agents in parallel, one per module
+· which model are you? · switch to a cheaper model for this · the context is getting long,
+summarize where we are · write down the open questions in a markdown file · keep a todo list of
+what's left · create a slash command that runs the release checklist · add a hook that formats
+files after every edit · set up an MCP server that exposes our database read-only · the MCP server
+doesn't show up in the tools list · the agent keeps editing files I told it not to touch · stop
+asking me for permission for every command · work in a separate git worktree for this feature
+· write a prompt template for summarizing support tickets · call the OpenAI API with streaming and
+print tokens as they arrive · count the tokens before sending the request so we stay under the
+limit · add retries when the LLM API returns 529 overloaded · build a RAG pipeline over our
+markdown docs with embeddings · store the embeddings in a vector database · the answers from the
+chatbot are made up, how do we ground them? · write an eval set of twenty questions with expected
+answers · compare two prompts on the eval set and report which one wins · fine-tune a small model
+on our support conversations · let the agent call a weather tool and use the result in its answer
+· parse the model's JSON output and retry when it is invalid · add a system prompt that keeps
+answers short · run a local model instead of the cloud API · cache LLM responses by prompt hash to
+save money · log every prompt and response for debugging, without personal data · the agent got
+stuck in a loop calling the same tool · review what the previous session did and continue from
+there · read the last commit and explain it to me · check that everything you did actually works,
+end to end · verify your changes against the requirements one by one · be more careful, you broke
+the build last time · don't guess, look it up in the code · ask me before deleting anything · go
+step by step and stop after each one · I'll handle the frontend myself, only do the backend · write
+the code but don't commit it · leave the old implementation in place behind a flag · We have a long
+list of small chores: rename the config keys to snake_case, delete the unused scripts folder,
+update the copyright year, fix the broken links in the docs and make the CI badge point to the new
+workflow. · I want an assistant inside our app that answers questions about the user's own data.
+· The agent wrote a lot of code yesterday that nobody has reviewed. · Let's set up the repository
+so coding agents work well in it: a short AGENTS.md with how to build and test, the commands that
+must pass before a commit, the folders that are generated and must never be edited by hand, and the
+style rules. · Our prompt for extracting invoice fields works on clean PDFs but fails on scanned
+ones. · Peux-tu relire ce fichier et me dire ce qui ne va pas ? · ¿Puedes revisar este archivo y
+decirme qué está mal? · Fasse zusammen, was du seit heute Morgen geändert hast. · Puoi controllare
+questo file e dirmi cosa non va? · I test sono troppo lenti, falli girare in parallelo. · Spiegami
+come funziona l'autenticazione in questo progetto. · Os testes estão demorando demais, tente rodar
+em paralelo. · Explique como funciona a autenticação neste projeto. · Testy trwają za długo,
+uruchom je równolegle. · Kijk naar dit bestand en vertel wat er mis is. · De tests duren te lang,
+laat ze parallel draaien. · non, pas comme ça · tout marche maintenant · vale, sigue con lo
+siguiente · nein, nicht so · danke, das funktioniert jetzt · no, non così · grazie, adesso funziona
+· write the spec for this feature before any code · turn the plan into a numbered task list · mark
+task 4 as done and move to the next one · what's the next task on the list? · the spec is missing
+acceptance criteria, add them · update the plan with the decision we just made · split this task
+into smaller ones · /plan add a user profile page · /review the last change · /tasks regenerate the
+list from the updated plan · ask me the clarifying questions one at a time · implement the tasks in
+order and tick each one off · check the implementation against the spec and list the gaps · the
+constitution says tests come first, follow it
 # in other languages
-vai pure, continua con il resto · aggiungi i test per il modulo di pagamento
-fai il commit e il push · continue s'il te plaît · corrige le bug dans le formulaire
-mets à jour la documentation · lance les tests · warum schlägt der Build fehl?
-schreibe Tests für die Klasse · ¿por qué falla el despliegue?
-arregla el error de la base de datos · por que o servidor está lento? · продолжай · да, делай
-почему не работает сборка? · добавь тесты для этого модуля · исправь ошибку в форме входа
-закоммить и запушь · продовжуй · виправ помилку · додай кнопку для експорту · 继续 · 好的，开始吧
-为什么构建失败了？ · 添加一个登录页面 · 修复这个错误 · 提交并推送 · 帮我写单元测试 · 続けて
-テストを追加してください · このエラーを直して · 계속해 · 이 오류를 고쳐줘
-로그인 페이지를 추가해줘 · hatayı düzelt · voeg een zoekveld toe
-给这个项目写一个说明文件，告诉AI助手怎么构建、怎么测试、哪些目录不能改。
-エージェントが勝手にファイルを削除しないように設定してください。
-Fais un résumé de ce que tu as modifié depuis ce matin.
-Los tests tardan demasiado, intenta que corran en paralelo.
-Explícame cómo funciona la autenticación en este proyecto.
-Kannst du diese Datei prüfen und mir sagen, was falsch ist?
-Bitte ändere nichts an der Datenbank, nur am Frontend.
-Wir brauchen eine Exportfunktion für die Rechnungen als PDF.
-Non toccare il database di produzione, usa quello locale.
-Você pode revisar este arquivo e me dizer o que está errado?
-Não mexa no banco de produção, use a cópia local. · Посмотри этот файл и скажи, что с ним не так.
-Тесты идут слишком долго, запусти их параллельно.
-Не трогай продакшен базу, работай с локальной копией.
-Объясни, как устроена авторизация в этом проекте.
-Сделай так, чтобы страница не падала, если список пустой.
-Подивись цей файл і скажи, що з ним не так. · Тести йдуть надто довго, запусти їх паралельно.
-Не чіпай продакшн базу, працюй з локальною копією.
-Поясни, як влаштована авторизація в цьому проекті. · 请看一下这个文件，告诉我哪里有问题。
-测试跑得太慢了，试试并行运行。 · 不要动生产数据库，用本地的副本。
-解释一下这个项目的认证是怎么实现的。 · 页面在列表为空的时候会崩溃，修一下。
-このファイルを見て、何がおかしいか教えてください。 · テストが遅すぎるので、並列で実行してください。
-本番のデータベースには触らないでください。 · このプロジェクトの認証の仕組みを説明してください。
-이 파일을 보고 뭐가 문제인지 알려줘. · 테스트가 너무 느려, 병렬로 돌려줘.
-운영 데이터베이스는 건드리지 마. · 이 프로젝트의 인증 구조를 설명해줘.
-Sprawdź ten plik i powiedz, co jest nie tak. · Bu dosyaya bak ve neyin yanlış olduğunu söyle.
-Testler çok yavaş, paralel çalıştır. · oui merci, c'est parfait · d'accord, on passe à la suite
-no, así no · sì, va bene così · sim, está ótimo · não, assim não · да, всё отлично · нет, не так
-спасибо, теперь работает · так, усе добре · 好的，谢谢 · 不对，不是这样 · 现在可以了
-はい、大丈夫です · いいえ、違います · 네, 좋아요 · 아니요, 그게 아니에요
-rédige la spécification de la fonctionnalité avant le code
-découpe le plan en tâches et commence par la première
-escribe primero la especificación y luego el plan · erstelle aus dem Plan eine Aufgabenliste
-scrivi prima la specifica, poi il piano · сначала напиши спецификацию, потом план задач
-先写需求规格，再拆分成任务 · 把按钮的颜色改成蓝色 · 把默认端口改为8080 · 把日志级别改成 debug
-ボタンの色を青に変更して
-Hola, necesito que la aplicación envíe una notificación al usuario cuando su pedido cambie de
-    estado.
-J'ai cette erreur quand je lance le serveur : Error: Cannot find module 'express' Require stack: -
-    /home/app/server.js. Pourtant j'ai fait npm install. Qu'est-ce qui ne va pas ?
-Ich möchte, dass die Suche auch Tippfehler toleriert. Wenn jemand "Kaffe" eingibt, sollen trotzdem
-    Ergebnisse für "Kaffee" kommen.
-Vorrei che la pagina del profilo mostrasse anche lo storico degli ordini, con filtri per data e
-    stato, e la possibilità di scaricare la fattura di ogni ordine in PDF.
-Preciso que o relatório mensal seja gerado automaticamente no primeiro dia de cada mês, em PDF, e
-    enviado por email para a lista de diretores. Hoje alguém faz isso à mão numa planilha.
-Нужно добавить экспорт отчётов в Excel. Пользователь выбирает период и тип отчёта, нажимает кнопку,
-    и через минуту получает файл. Большие отчёты надо формировать в фоне и присылать ссылку на
-    почту.
-После обновления зависимостей перестали проходить тесты: TypeError: Cannot read properties of null
-    (reading 'useState'). Похоже, в проекте две копии React. Разберись и почини.
-Потрібно зробити сторінку налаштувань, де користувач може змінити мову інтерфейсу, часовий пояс і
-    формат дати. Зміни мають зберігатися одразу, без кнопки «Зберегти».
-我们需要给后台管理系统加一个操作日志功能，记录每个管理员的登录、修改和删除操作，
-    支持按时间和用户筛选，并且可以导出为Excel。
-运行测试的时候报错：ImportError: cannot import name 'soft_unicode' from 'markupsafe'。
-    是依赖版本的问题吗？应该怎么修？
-ユーザー登録のときにメールアドレスの確認を必須にしたいです。
-    確認メールのリンクは24時間で期限切れにして、再送信もできるようにしてください。
-결제 페이지에서 가끔 두 번 결제되는 문제가 있습니다.
-    버튼을 두 번 누르면 요청이 두 번 가는 것 같아요. 중복 결제를 막는 방법을 적용해 주세요.
-Mobil uygulamada resimler çok yavaş yükleniyor. Önbelleğe alma ekleyelim ve küçük önizleme
-    resimleri gösterelim, büyük resim arka planda yüklensin.
-Nos agents IA répondent trop lentement. Mesure le temps passé dans chaque appel au modèle et dans
-    chaque outil, et propose comment réduire la latence sans changer de modèle.
-Quiero que el asistente recuerde las preferencias del usuario entre conversaciones, pero que el
-    usuario pueda verlas y borrarlas cuando quiera.
-Der Agent soll vor jedem Commit die Tests laufen lassen und bei einem Fehler abbrechen. Wie richte
-    ich das ein?
-Сделай так, чтобы агент сначала писал план в файл, ждал моего подтверждения и только потом начинал
-    менять код.
-L'assistente deve rispondere sempre in italiano e citare i file da cui prende le informazioni.
-Il faut que la liste des commandes soit triée par date, la plus récente en haut.
-Est-ce qu'on peut supprimer cette dépendance sans rien casser ?
-Le déploiement échoue avec une erreur de permission sur le dossier des logs, regarde pourquoi.
-On garde l'ancienne version pour l'instant, ne touche pas à la configuration.
-Quiero que el formulario guarde un borrador cada pocos segundos.
-No toques la base de datos de producción, usa la copia local.
-Die Seite lädt sehr langsam, wenn viele Bilder angezeigt werden.
-Aggiungi un messaggio di errore chiaro quando il file è troppo grande.
+vai pure, continua con il resto · vai avanti · sì, procedi · perché non funziona? · aggiungi i test
+per il modulo di pagamento · correggi l'errore di compilazione · fai il commit e il push · continue
+s'il te plaît · pourquoi ça ne marche pas ? · ajoute une page de connexion · corrige le bug dans le
+formulaire · mets à jour la documentation · lance les tests · weiter · ja, mach das · warum schlägt
+der Build fehl? · füge eine Suchfunktion hinzu · schreibe Tests für die Klasse · sí, adelante
+· ¿por qué falla el despliegue? · añade validación al formulario · arregla el error de la base de
+datos · sim, pode continuar · adicione um botão de exportar · por que o servidor está lento?
+· продолжай · да, делай · почему не работает сборка? · добавь тесты для этого модуля · исправь
+ошибку в форме входа · закоммить и запушь · продовжуй · виправ помилку · додай кнопку для експорту
+· 继续 · 好的，开始吧 · 为什么构建失败了？ · 添加一个登录页面 · 修复这个错误 · 提交并推送
+· 帮我写单元测试 · 続けて · テストを追加してください · このエラーを直して · 계속해 · 이 오류를
+고쳐줘 · 로그인 페이지를 추가해줘 · kontynuuj · dodaj testy · devam et · hatayı düzelt · ga verder
+· voeg een zoekveld toe · Hola, necesito que la aplicación envíe una notificación al usuario cuando
+su pedido cambie de estado. · J'ai cette erreur quand je lance le serveur : Error: Cannot find
+module 'express' Require stack: - /home/app/server.js. Pourtant j'ai fait npm install. Qu'est-ce
+qui ne va pas ? · Ich möchte, dass die Suche auch Tippfehler toleriert. Wenn jemand "Kaffe"
+eingibt, sollen trotzdem Ergebnisse für "Kaffee" kommen. · Vorrei che la pagina del profilo
+mostrasse anche lo storico degli ordini, con filtri per data e stato, e la possibilità di scaricare
+la fattura di ogni ordine in PDF. · Preciso que o relatório mensal seja gerado automaticamente no
+primeiro dia de cada mês, em PDF, e enviado por email para a lista de diretores. Hoje alguém faz
+isso à mão numa planilha. · Нужно добавить экспорт отчётов в Excel. Пользователь выбирает период и
+тип отчёта, нажимает кнопку, и через минуту получает файл. Большие отчёты надо формировать в фоне и
+присылать ссылку на почту. · После обновления зависимостей перестали проходить тесты: TypeError:
+Cannot read properties of null (reading 'useState'). Похоже, в проекте две копии React. Разберись и
+почини. · Потрібно зробити сторінку налаштувань, де користувач може змінити мову інтерфейсу,
+часовий пояс і формат дати. Зміни мають зберігатися одразу, без кнопки «Зберегти».
+· 我们需要给后台管理系统加一个操作日志功能， 记录每个管理员的登录、 修改和删除操作，
+支持按时间和用户筛选， 并且可以导出为Excel。 · 运行测试的时候报错：ImportError: cannot import name
+'soft_unicode' from 'markupsafe'。是依赖版本的问题吗？应该怎么修？
+· ユーザー登録のときにメールアドレスの確認を必須にしたいです。
+確認メールのリンクは24時間で期限切れにして、 再送信もできるようにしてください。 · 결제 페이지에서
+가끔 두 번 결제되는 문제가 있습니다. 버튼을 두 번 누르면 요청이 두 번 가는 것 같아요. 중복 결제를
+막는 방법을 적용해 주세요. · Mobil uygulamada resimler çok yavaş yükleniyor. Önbelleğe alma
+ekleyelim ve küçük önizleme resimleri gösterelim, büyük resim arka planda yüklensin. · Nos agents
+IA répondent trop lentement. Mesure le temps passé dans chaque appel au modèle et dans chaque
+outil, et propose comment réduire la latence sans changer de modèle. · Quiero que el asistente
+recuerde las preferencias del usuario entre conversaciones, pero que el usuario pueda verlas y
+borrarlas cuando quiera. · Der Agent soll vor jedem Commit die Tests laufen lassen und bei einem
+Fehler abbrechen. Wie richte ich das ein? · Сделай так, чтобы агент сначала писал план в файл, ждал
+моего подтверждения и только потом начинал менять код. · 给这个项目写一个说明文件，
+告诉AI助手怎么构建、 怎么测试、 哪些目录不能改。
+· エージェントが勝手にファイルを削除しないように設定してください。 · L'assistente deve rispondere
+sempre in italiano e citare i file da cui prende le informazioni. · Il faut que la liste des
+commandes soit triée par date, la plus récente en haut. · Est-ce qu'on peut supprimer cette
+dépendance sans rien casser ? · Fais un résumé de ce que tu as modifié depuis ce matin. · Le
+déploiement échoue avec une erreur de permission sur le dossier des logs, regarde pourquoi. · On
+garde l'ancienne version pour l'instant, ne touche pas à la configuration. · Los tests tardan
+demasiado, intenta que corran en paralelo. · Quiero que el formulario guarde un borrador cada pocos
+segundos. · No toques la base de datos de producción, usa la copia local. · Explícame cómo funciona
+la autenticación en este proyecto. · Kannst du diese Datei prüfen und mir sagen, was falsch ist?
+· Die Seite lädt sehr langsam, wenn viele Bilder angezeigt werden. · Bitte ändere nichts an der
+Datenbank, nur am Frontend. · Wir brauchen eine Exportfunktion für die Rechnungen als PDF. · Non
+toccare il database di produzione, usa quello locale. · Aggiungi un messaggio di errore chiaro
+quando il file è troppo grande. · Você pode revisar este arquivo e me dizer o que está errado?
+· Não mexa no banco de produção, use a cópia local. · Adicione uma mensagem de erro clara quando o
+arquivo for grande demais. · Посмотри этот файл и скажи, что с ним не так. · Тесты идут слишком
+долго, запусти их параллельно. · Не трогай продакшен базу, работай с локальной копией. · Объясни,
+как устроена авторизация в этом проекте. · Сделай так, чтобы страница не падала, если список
+пустой. · Подивись цей файл і скажи, що з ним не так. · Тести йдуть надто довго, запусти їх
+паралельно. · Не чіпай продакшн базу, працюй з локальною копією. · Поясни, як влаштована
+авторизація в цьому проекті. · 请看一下这个文件，告诉我哪里有问题。
+· 测试跑得太慢了，试试并行运行。 · 不要动生产数据库，用本地的副本。
+· 解释一下这个项目的认证是怎么实现的。 · 页面在列表为空的时候会崩溃，修一下。
+· このファイルを見て、 何がおかしいか教えてください。
+· テストが遅すぎるので、並列で実行してください。 · 本番のデータベースには触らないでください。
+· このプロジェクトの認証の仕組みを説明してください。 · 이 파일을 보고 뭐가 문제인지 알려줘.
+· 테스트가 너무 느려, 병렬로 돌려줘. · 운영 데이터베이스는 건드리지 마. · 이 프로젝트의 인증 구조를
+설명해줘. · Sprawdź ten plik i powiedz, co jest nie tak. · Bu dosyaya bak ve neyin yanlış olduğunu
+söyle. · Testler çok yavaş, paralel çalıştır. · oui merci, c'est parfait · d'accord, on passe à la
+suite · sí, perfecto, gracias · no, así no · ja, passt so · sì, va bene così · sim, está ótimo
+· não, assim não · да, всё отлично · нет, не так · спасибо, теперь работает · так, усе добре
+· 好的，谢谢 · 不对，不是这样 · 现在可以了 · はい、大丈夫です · いいえ、違います · 네, 좋아요
+· 아니요, 그게 아니에요 · rédige la spécification de la fonctionnalité avant le code · découpe le
+plan en tâches et commence par la première · escribe primero la especificación y luego el plan
+· erstelle aus dem Plan eine Aufgabenliste · scrivi prima la specifica, poi il piano · сначала
+напиши спецификацию, потом план задач · 先写需求规格，再拆分成任务 · 把按钮的颜色改成蓝色
+· 把默认端口改为8080 · 把日志级别改成 debug · ボタンの色を青に変更して
 """
 _BACKGROUND = []  # the stems once read, for the rest of the process
 _NULL = {}  # the prompts once parsed, and the number of them each stem is said by
@@ -10515,9 +10446,8 @@ def _null_prompts():
     (True, True, True)
     """
     if "prompts" not in _NULL:
-        text = re.sub(r"\n[ \t]+", " ", _NULL_PROMPTS)
-        lines = (ln for ln in text.splitlines() if not ln.startswith("#"))
-        _NULL["prompts"] = [p.strip() for ln in lines for p in ln.split(" · ") if p.strip()]
+        text = " ".join(" · " if ln.startswith("#") else ln for ln in _NULL_PROMPTS.splitlines())
+        _NULL["prompts"] = [p.strip() for p in text.split(" · ") if p.strip()]
     return _NULL["prompts"]
 
 
@@ -11149,23 +11079,15 @@ def _run_on(run, more, before=False):
     return " ".join(run)
 
 
-def _adjacent(parts, text):
-    """Whether the parts of a prompt's identifier stand together in a text ("rate limits",
-    "rate_limit"), not apart in two of its clauses ("order rate ... notional limits")."""
-    words = [_stem(w.lower()) for w in _WORD_REGEX.findall(text)]
-    n = len(parts)
-    return any(set(words[i : i + n]) == set(parts) for i in range(len(words) - n + 1))
-
-
 def _own_words_said(passage, weights):
     """{index: said whole} of the prompt's own (not common) words a passage says: whole (or
-    joined: "hotreload" for "hot-reload"), or as an identifier's parts side by side."""
-    have, out = _terms_in(passage, _needles(weights)), {}
-    for i, (_w, forms, common) in enumerate(weights):
-        whole = any(len(f) == 1 and f <= have for f in forms)
-        if not common and _says_word(forms, have) and (whole or _adjacent(forms[-1], passage)):
-            out[i] = whole
-    return out
+    joined: "hotreload" for "hot-reload"), or by all of an identifier's parts."""
+    have = _terms_in(passage, _needles(weights))
+    return {
+        i: any(len(f) == 1 and f <= have for f in forms)
+        for i, (_w, forms, common) in enumerate(weights)
+        if not common and _says_word(forms, have)
+    }
 
 
 def _prompt_pairs(said, words, weights):
