@@ -10,6 +10,7 @@ Runs, in one go and on this machine:
   capture_eval.py ... scenarios_public   capture quality on the public scenarios
   real_sessions_public.py .              recall@3 on real sessions, beside --dump
   inject_public.py .                     what the next session is told on those sessions
+  noise_public.py . (and both halves)    what 27 other projects' stores tell each other's prompts
   words_baseline.py .                    what plain BM25 over the sessions' words tells, per project
   bench/hook_bench.py 0 --sessions 17    the prompt hook on a store of ~200 sessions' words
   bench/dashboard_bench.py 10000         the dashboard's pages, server-side, on 10k memories
@@ -114,6 +115,10 @@ def main():
     told = os.path.join(bench, "inject_public.py")
     if os.path.exists(told):
         results["inject"] = run([py, told, PROJECT])
+    noise = os.path.join(bench, "noise_public.py")
+    if os.path.exists(noise):
+        for half in ("", "1", "2"):
+            results["noise" + half] = run([py, noise, PROJECT] + (["--half", half] if half else []))
     words = os.path.join(bench, "words_baseline.py")
     if os.path.exists(words):
         results["words"] = run([py, words, PROJECT])
@@ -191,6 +196,11 @@ SIZES = ("`capture --transcript` of every transcript in `../shared/data/transcri
          "fresh store: the session's markdown (its words, typed memories, digest, metadata) and "
          "the time the command took. Target: at most 1 s per 3 MB; the size is stated (the words "
          "are most of it).",)
+NOISE = ("Real sessions of 27 more projects (`../shared/data/noise/`), each captured into its "
+         "own store, which is sent the first four prompts of every session of the other projects "
+         "as the prompt hook; every note told is noise. Each store's bar is its own (found at "
+         "capture, docs/ranking.md). Targets: at most 1 note in 50 prompts, no store above 1 in "
+         "20, on each half too.",)
 WORDS = ("Beside each project: what plain BM25 over the same session's words tells the same "
          "tasks (`words_baseline.py`: every message of the person and the agent and each "
          "compaction summary, the best up to 3,000 characters, no gate: it tells something for "
@@ -260,6 +270,14 @@ def report(r, quick):
         out += block("python ../shared/bench/inject_public.py .",
                      *[ln for ln in r["inject"].splitlines() if ln.startswith(("==", "  "))],
                      last(r["inject"], "inject public"))
+    if "noise" in r:
+        out += ["## What other projects' prompts are told (`noise_public.py`)", "", NOISE[0], ""]
+        out += block("python ../shared/bench/noise_public.py .",
+                     *[ln for ln in r["noise"].splitlines() if ln.startswith("store ")],
+                     last(r["noise"], "noise public"))
+        for half in ("1", "2"):
+            out += block("python ../shared/bench/noise_public.py . --half %s" % half,
+                         last(r["noise" + half], "noise public"))
     if "inject" in r and "words" in r:
         out += [WORDS[0], "", "| project | agentmem | words baseline |", "|---|---|---|"]
         base = {
