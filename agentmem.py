@@ -10463,10 +10463,11 @@ def _null_words():
 
 
 def _background_stems():
-    """([common stem], [everyday stem]) of general technical English: the words its texts
-    use at least as often as the median of the stems two or more _NULL_PROMPTS use (and
-    _FUNCTION_WORDS), and the others at least _BACKGROUND_KNOWN_DOCS use; only the function
-    words where Python's own sources cannot be read (then this store's IDF weighs the rest)."""
+    """([common stem], [everyday stem], [said twice]) of general technical English: the
+    words its texts use at least as often as the median of the stems two or more
+    _NULL_PROMPTS say (and _FUNCTION_WORDS), the others at least _BACKGROUND_KNOWN_DOCS use
+    (only the function words where Python's own sources cannot be read: then this store's
+    IDF weighs the rest); and the stems two or more _NULL_PROMPTS say."""
     import sysconfig
 
     docs, df = 0, {}
@@ -10484,33 +10485,35 @@ def _background_stems():
                     docs += 1
                     for term in set(tokenize(text)):
                         df[term] = df.get(term, 0) + 1
-    said = sorted(df[t] for t, n in _null_words().items() if n >= 2 and t in df)
+    twice = sorted(t for t, n in _null_words().items() if n >= 2)
+    said = sorted(df[t] for t in twice if t in df)
     common = said[len(said) // 2] if said else docs + 1  # the median prompt word's
     return (
         sorted({t for t, n in df.items() if n >= common} | set(tokenize(_FUNCTION_WORDS))),
         sorted(t for t, n in df.items() if _BACKGROUND_KNOWN_DOCS <= n <= common),
+        twice,
     )
 
 
 def _background():
-    """(common stems, everyday stems) of _background_stems, each a text of one stem a line
-    between newlines (a hook asks of a few words: a search costs less than a set of 9,000),
-    read from the cache file, which is written the first time."""
+    """The three lists of _background_stems, each a text of one stem a line between newlines
+    (a hook asks of a few words: a search costs less than a set of 9,000, and the null
+    prompts are not read again), from the cache file, which is written the first time."""
     if not _BACKGROUND:
         folder = getattr(sys, "pycache_prefix", None) or _user_cache_dir()
         words = zlib.crc32((_FUNCTION_WORDS + _NULL_PROMPTS).encode())  # new words, a new file
-        path = os.path.join(folder, "background-%d.%d-v4-%08x.txt" % (*sys.version_info[:2], words))
+        path = os.path.join(folder, "background-%d.%d-v5-%08x.txt" % (*sys.version_info[:2], words))
         try:
             with open(path, encoding="utf-8") as f:
-                common, sep, everyday = f.read().partition("\n--\n")
-            if not sep:
+                parts = f.read().split("\n--\n")
+            if len(parts) != 3:
                 raise OSError("not a background file")
         except OSError:
-            common, everyday = map("\n".join, _background_stems())
+            parts = ["\n".join(stems) for stems in _background_stems()]
             with contextlib.suppress(OSError):  # no home, no cache: found by the next process
                 if folder:
-                    _atomic_write(path, "%s\n--\n%s\n" % (common, everyday), durable=False)
-        _BACKGROUND[:] = ["\n%s\n" % part.strip() for part in (common, everyday)]
+                    _atomic_write(path, "\n--\n".join(parts) + "\n", durable=False)
+        _BACKGROUND[:] = ["\n%s\n" % part.strip() for part in parts]
     return _BACKGROUND
 
 
@@ -11221,10 +11224,13 @@ def _everyday_prompt(words, weights, quoted=(), leave_out=()):
     >>> _everyday_prompt([("Celery", ["celeri"])], [(1.0, [], False)])
     False
     """
-    said = _null_words()
     own = [ts for (_w, ts), (_x, _f, common) in zip(words, weights) if not common]
-    plain = all(len(ts) == 1 and ts[0] not in quoted for ts in own)
-    return plain and all(said.get(ts[0], 0) - (ts[0] in leave_out) >= 2 for ts in own)
+    if not all(len(ts) == 1 and ts[0] not in quoted for ts in own):
+        return False
+    if leave_out:  # at calibration: the counts, less the null prompt's own
+        said = _null_words()
+        return all(said.get(t, 0) - (t in leave_out) >= 2 for (t,) in own)
+    return all("\n%s\n" % t in _background()[2] for (t,) in own)  # a hook: the cached list
 
 
 def _in_context(store, session, mems):

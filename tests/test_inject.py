@@ -654,15 +654,16 @@ def test_a_decision_is_weighed_with_the_question_it_answers(store):
 def test_common_words_come_from_the_standard_library_once_and_are_cached(tmp_path, monkeypatch):
     monkeypatch.setattr(agentmem, "_BACKGROUND", [])
     monkeypatch.setattr(agentmem.sys, "pycache_prefix", str(tmp_path), raising=False)
-    common, everyday = agentmem._background_stems()
+    common, everyday, _twice = agentmem._background_stems()
     assert {"add", "error", "test", "file"} <= set(common) and "postgr" not in common
     assert 300 < len(common) < 2000                           # general words, not a vocabulary
     assert {"quick", "peopl", "fresh"} <= set(everyday)       # everyday words, not common ones
     assert not {"kafka", "sidebar", "postgr"} & set(everyday + common)  # what a prompt is about
     assert agentmem._common("error") and not agentmem._common("kafka")
-    [cached] = tmp_path.glob("background-%d.%d-v4-*.txt" % sys.version_info[:2])
-    head, tail = cached.read_text().split("\n--\n")
+    [cached] = tmp_path.glob("background-%d.%d-v5-*.txt" % sys.version_info[:2])
+    head, tail, twice = cached.read_text().split("\n--\n")
     assert head.split() == common and tail.split() == everyday  # written once, beside the bytecode
+    assert {"branch", "commit"} <= set(twice.split())          # what two null prompts say
     monkeypatch.setattr(agentmem, "_BACKGROUND", [])
     monkeypatch.setattr(agentmem, "_background_stems", lambda: pytest.fail("read again"))
     assert agentmem._common("error")                          # the next process reads the file
