@@ -10436,6 +10436,7 @@ plan en tâches et commence par la première · escribe primero la especificaci�
 · 把默认端口改为8080 · 把日志级别改成 debug · ボタンの色を青に変更して
 """
 _BACKGROUND = []  # the stems once read, for the rest of the process
+_COMMON = {}  # (stem, everyday): whether _common says so, once asked
 _NULL = {}  # the prompts once parsed, and the number of them each stem is said by
 
 
@@ -10514,6 +10515,7 @@ def _background():
                 if folder:
                     _atomic_write(path, "\n--\n".join(parts) + "\n", durable=False)
         _BACKGROUND[:] = ["\n%s\n" % part.strip() for part in parts]
+        _COMMON.clear()
     return _BACKGROUND
 
 
@@ -10524,7 +10526,10 @@ def _common(stem, everyday=False):
     >>> _common("fail"), _common("postgr")
     (True, False)
     """
-    return "\n%s\n" % stem in _background()[everyday]
+    text, known = _background()[everyday], _COMMON.get((stem, everyday))
+    if known is None:  # a calibration asks of thousands of words, many twice
+        known = _COMMON[stem, everyday] = "\n%s\n" % stem in text
+    return known
 
 
 # How a note names where a memory came from (its `by`, set at capture)
@@ -11262,6 +11267,12 @@ def _prompt_found(store, prompt, session="", leave_out=(), floor=0.0):
         return [], [], []
     name = os.path.basename(store.project_root() or os.path.dirname(store.root))
     words = _prompt_words(said, terms)
+    quoted = set(tokenize(" ".join(_PROMPT_QUOTE_REGEX.findall(said))))
+    english = [
+        (0.0, (), len(ts) == 1 and ts[0] not in quoted and _common(ts[0])) for _w, ts in words
+    ]
+    if _everyday_prompt(words, english, quoted, leave_out):  # in any store: it is not read
+        return [], [], []
     idx = store.index(refresh=False)
     weights = _prompt_weights(idx, said, terms, set(tokenize(name)), words)
     own = " ".join(w for (w, _t), (_x, forms, c) in zip(words, weights) if not c and forms)
@@ -11270,7 +11281,6 @@ def _prompt_found(store, prompt, session="", leave_out=(), floor=0.0):
     known = sum(w for w, forms, _c in weights if forms) / total  # what a passage holds at most
     if known <= floor or known < new or not _query_terms(own):
         return [], [], weights
-    quoted = set(tokenize(" ".join(_PROMPT_QUOTE_REGEX.findall(said))))
     if _everyday_prompt(words, weights, quoted, leave_out):
         return [], [], weights
     # two more than it weighs: a session's digest among them is SessionStart's, left out here
@@ -11288,7 +11298,7 @@ def _prompt_found(store, prompt, session="", leave_out=(), floor=0.0):
         return sum(w for w, forms, _c in weights if _says_word(forms, have)) / total
 
     pairs = _prompt_pairs(said, words, weights)
-    hits = [h for h in hits if most(h.memory) > floor and most(h.memory) >= new]
+    hits = [h for h in hits if most(h.memory) > max(floor, new - 1e-9)]
     told = [(*_prompt_passage(h, weights, pairs, new), h.memory) for h in hits]
     told = [x for x in told if x[1]]
     if any(m.type == "todo" for _s, _p, m in told):  # one a later session did is not open
