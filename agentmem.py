@@ -93,8 +93,8 @@ _TYPE_AFFINITY = {"summary": 0.6}       # a session's one-line summary answers f
 _STALE_WEIGHT = 0.6                      # a memory whose files changed since it was captured
 # where a captured memory came from (its `by`): the person's own words and what a command
 # proved first, then the session's final word, then the record of what the agent said
-# and the session's own words, raw beside the typed memories they gave (capture_eval's typed
-# memories in recall's top 3: 6/8 at 1.0, 7/8 at 0.8)
+# and the session's own words, raw: a passage says again what a typed memory drawn from it
+# says, and the typed one, shorter and checked, comes first
 _EVIDENCE_WEIGHT = {"person": 1.1, "tools": 1.1, "final": 1.0, "episode": 0.95, "llm": 0.95,
                     "agent": 0.95, "words": 0.8}
 _PASSAGE_WORDS = 24                      # long memories are also indexed in passages of ~N words
@@ -5096,7 +5096,7 @@ def _markdown_sections(text):
 
 
 # Decision records a session writes into the project's docs (an ADR, spec-kit's research.md:
-# "- **Decision**: Resolved — use `pg_trgm` ..."): what the record decided, with its question
+# "- **Decision**: Resolved — use S3 ..."): what the record decided, with its question
 # and its reason, is a decision of the project, told as the doc's, never as the person's; the
 # environment variables a doc it writes sets (a README's "Configuration") are a fact.
 # A record is read from what the session wrote to a markdown file of the project, or from
@@ -5143,9 +5143,9 @@ def _decision_records(text):
     section (the file's first heading the title); an open one ("Pending", "Proposed") is
     left out.
 
-    >>> _decision_records("### 3. Search\\n- **Question**: Trigram or FTS?\\n"
-    ...     "- **Decision**: Resolved — use `pg_trgm`.\\n- **Rationale**: substring matches.")
-    [('Search', 'Trigram or FTS?', 'use `pg_trgm`.', 'substring matches.')]
+    >>> _decision_records("### 3. Storage\\n- **Question**: Disk or S3?\\n"
+    ...     "- **Decision**: Resolved — use `S3`.\\n- **Rationale**: stateless servers.")
+    [('Storage', 'Disk or S3?', 'use `S3`.', 'stateless servers.')]
     """
     sections = _markdown_sections(text)
     first = next((h for h, _b in sections if h), "")
@@ -5283,8 +5283,7 @@ _DIGEST_CHARS = 160  # a request or a commit, in a session's digest
 _DIGEST_LATER_REQUESTS = 3  # the digest names the first request and this many later ones
 _DIGEST_COMMITS = 3
 # the agent's report, in a session's digest: its first telling sentences, within this; an
-# agent-driven session's report is most of what it tells (2 and 320: 42 tasks of 52, 4 and
-# 640: 43, both halves as good or better)
+# agent-driven session's report is most of what it tells, so a few sentences of it, not one
 _REPORT_SENTENCES, _REPORT_CHARS = 4, 640
 _NOT_REPORTED = ("speculation", "narration", "plan", "status", "suggestion")  # in a final report
 _COMMIT_REGEX = _LazyRegex(
@@ -5352,8 +5351,8 @@ def _commit_message(command):
 
     >>> _commit_message("git commit -m \\"$(cat <<'EOF'\\nfeat: add charts\\n\\nBody.\\nEOF\\n)\\"")
     'feat: add charts Body.'
-    >>> _commit_message("git add . && git commit -m 'fix: pin numpy'")
-    'fix: pin numpy'
+    >>> _commit_message("git add . && git commit -m 'fix: pin pillow'")
+    'fix: pin pillow'
     """
     m = _COMMIT_REGEX.search(command or "")
     if not m:
@@ -10091,8 +10090,8 @@ _PROMPT_POOL = 40  # docs FTS5 proposes per ranker for them (recall's 100: the h
 _PROMPT_BUDGET_TOKENS = 495  # the whole block's, its framing too: under 2,000 characters
 _PASSAGE_CHARS = 480  # a quoted passage at most
 # SessionStart's sections whose first note the ones before leave room for: what the last
-# session did, however many conventions a store holds (telling the first note of every
-# section instead cost a twelve-project store two tasks of 52: fewer conventions, commands)
+# session did, however many conventions a store holds (a first note for every section
+# instead would squeeze the conventions and commands that follow into less room)
 _ROOM_KEPT_FOR = ("Last session",)
 _COMMON_WORD_WEIGHT = 0.3
 # What kind of work a prompt asks for ("add", "fix", "errors", "version") is said in any
@@ -11100,7 +11099,7 @@ def _own_words_said(passage, weights):
 
 def _prompt_pairs(said, words, weights):
     """{(stem, next stem)} of the words a prompt says side by side, one of them its own:
-    a thing it names in two words ("the SoC limit"), which a text may name as one."""
+    a thing it names in two words ("the tile limit"), which a text may name as one."""
     own = {t for (_w, terms), (_x, _f, common) in zip(words, weights) if not common for t in terms}
     seq = [_stem(w.lower()) for w in _WORD_REGEX.findall(said)]
     return {(a, b) for a, b in zip(seq, seq[1:]) if a in own or b in own}
@@ -11108,7 +11107,7 @@ def _prompt_pairs(said, words, weights):
 
 def _names_pair(passage, pairs):
     """Whether an identifier of a passage has two of its parts in a row that the prompt says
-    side by side (`pairs`, _prompt_pairs): "SoC limit" is SAFETY_MIN_SOC_LIMIT, setSocLimit."""
+    side by side (`pairs`, _prompt_pairs): "tile limit" is MAX_TILE_LIMIT, setTileLimit."""
     for name in _TOKEN_REGEX.findall(passage):
         if not name.isalpha() or not (name.islower() or name[1:].islower()):
             parts = [_stem(p.lower()) for p in _CAMEL_REGEX.findall(name.replace("_", " "))]
@@ -14496,7 +14495,7 @@ def _build_parser(only=None):
         description="Persistent memory for AI coding agents: markdown memories in .agentmem/, "
         "found again by relevance.",
         epilog="examples:\n  agentmem demo\n"
-        "  agentmem remember 'Handlers stay under 15 lines' --type convention\n"
+        "  agentmem remember 'Handlers stay under 40 lines' --type convention\n"
         "  agentmem recall 'handler size'\n\n"
         "Run 'agentmem COMMAND --help' for a command's options.",
     )

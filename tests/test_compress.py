@@ -245,7 +245,7 @@ def test_an_agreement_brings_the_question_it_answers():
         ("decision", "Should we make the address required at signup? That would break guest checkout, "
                      "so I'd keep it optional. Agreed, keep it optional.")]             # the question and the why
     assert compress_heuristic([ev("user", "Agreed, keep it optional.")]) == []     # no question: nothing to agree to
-    assert compress_heuristic([ev("assistant", "Want me to add django-cachalot to cache querysets?"),
+    assert compress_heuristic([ev("assistant", "Want me to add Memcached to keep the sessions?"),
                                ev("user", "Yes, go ahead.")]) == []              # a bare go-ahead is a task, not a rule
     mems = compress_heuristic([ev("user", "Could we use Elasticsearch instead?"),
                                ev("assistant", "We could, but Postgres with the index is fast enough."),
@@ -593,12 +593,12 @@ def test_the_agent_s_next_steps_are_a_todo_only_when_they_are_the_session_s_last
 
 
 RESEARCH_PENDING = """# Research
-## 3. Search Indexing
-- **Question**: Trigram (`pg_trgm`) or full-text `tsvector`?
+## 3. Image Storage
+- **Question**: Local disk or S3 (`boto3`)?
 - **Decision**: Pending — evaluate both.
-## 6. Rate Limiting
-- **Question**: Upstash Redis or in-memory tokens?
-- **Decision**: Pending — prefer Upstash.
+## 6. Background Jobs
+- **Question**: Celery or RQ?
+- **Decision**: Pending — prefer RQ.
 """
 
 
@@ -609,11 +609,11 @@ def _records(events, context=None):
 
 
 def test_a_decision_record_the_session_wrote_is_a_decision_of_the_record_and_an_open_one_is_not():
-    nl = ("     1\t# Research\n     2\t## 3. Search Indexing\n"
-          "     3\t- **Question**: Trigram (`pg_trgm`) or full-text `tsvector`?\n"
-          "     4\t- **Decision**: Resolved — use a `pg_trgm` GIN index for substring matching.\n"
-          "     5\t- **Rationale**: search must match inside titles and notes.\n"
-          "     6\t## 6. Rate Limiting\n     7\t- **Decision**: Pending — prefer Upstash.\n")
+    nl = ("     1\t# Research\n     2\t## 3. Image Storage\n"
+          "     3\t- **Question**: Local disk or S3 (`boto3`)?\n"
+          "     4\t- **Decision**: Resolved — use S3 with presigned URLs for uploads.\n"
+          "     5\t- **Rationale**: the app servers keep no state between deploys.\n"
+          "     6\t## 6. Background Jobs\n     7\t- **Decision**: Pending — prefer RQ.\n")
     events = [
         Event("call", "cat <<'EOF' > specs/001/research.md\n%sEOF" % RESEARCH_PENDING, tool="shell", ref="c1"),
         Event("result", "", tool="shell", ok=True, ref="c1"),
@@ -624,33 +624,33 @@ def test_a_decision_record_the_session_wrote_is_a_decision_of_the_record_and_an_
         Event("result", nl, tool="shell", ok=True, ref="c3"),
     ]
     assert _records(events) == [(
-        "decision", "Search Indexing: Trigram (`pg_trgm`) or full-text `tsvector`? Decision: use a "
-        "`pg_trgm` GIN index for substring matching. Rationale: search must match inside titles and notes.",
-        ["specs/001/research.md"], "record")]   # the rate limit is still pending: no decision
+        "decision", "Image Storage: Local disk or S3 (`boto3`)? Decision: use S3 with presigned URLs for "
+        "uploads. Rationale: the app servers keep no state between deploys.",
+        ["specs/001/research.md"], "record")]   # background jobs are still pending: no decision
     context = {}
     _records(events, context)
     assert _records(events[4:], context) == []   # told once, across a capture's chunks
 
 
 def test_a_patch_that_resolves_a_record_is_read_in_the_context_it_keeps():
-    patch = ("*** Begin Patch\n*** Update File: specs/001/research.md\n@@\n ## 3. Search Indexing\n"
-             " - **Question**: Trigram or full-text?\n-- **Decision**: Pending — evaluate both.\n"
-             "+- **Decision**: Resolved — use `pg_trgm`.\n*** End Patch")
+    patch = ("*** Begin Patch\n*** Update File: specs/001/research.md\n@@\n ## 3. Image Storage\n"
+             " - **Question**: Local disk or S3?\n-- **Decision**: Pending — evaluate both.\n"
+             "+- **Decision**: Resolved — use S3.\n*** End Patch")
     call = Event("call", agentmem._call_text("apply_patch", patch), tool="apply_patch",
                  files=agentmem._tool_files("apply_patch", patch))
     assert [text for _t, text, _f, _b in _records([call])] == [
-        "Search Indexing: Trigram or full-text? Decision: use `pg_trgm`."]   # never the line it removes
+        "Image Storage: Local disk or S3? Decision: use S3."]   # never the line it removes
 
 
 def test_the_environment_variables_a_doc_the_session_wrote_sets_are_a_fact():
-    readme = ("# Venus MCP\n## Configuration\n```bash\n# MQTT\nMQTT_HOST=localhost\nMQTT_PORT=1883\n"
-              "SAFETY_MIN_SOC_LIMIT=10\n```\n## Example\n```bash\nexport LOG_LEVEL=debug\n"
-              "VENUS_DRY_RUN=1 uv run venus\n```\n")
+    readme = ("# Tile Cache\n## Configuration\n```bash\n# Cache\nCACHE_HOST=localhost\nCACHE_PORT=6379\n"
+              "MAX_TILE_ZOOM=18\n```\n## Example\n```bash\nexport LOG_LEVEL=debug\n"
+              "TILES_DRY_RUN=1 uv run tiles\n```\n")
     events = [Event("call", "/home/dev/shop/README.md\n" + readme, tool="Write",
                     files=["/home/dev/shop/README.md"])]
     assert _records(events) == [(
-        "fact", "Environment variables README.md sets (Configuration): MQTT_HOST=localhost; MQTT_PORT=1883; "
-        "SAFETY_MIN_SOC_LIMIT=10.", ["README.md"], "record")]   # two lines of an example are not settings
+        "fact", "Environment variables README.md sets (Configuration): CACHE_HOST=localhost; CACHE_PORT=6379; "
+        "MAX_TILE_ZOOM=18.", ["README.md"], "record")]   # two lines of an example are not settings
 
 
 def test_a_decision_record_the_session_only_read_or_wrote_outside_the_project_is_nothing():

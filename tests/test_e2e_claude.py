@@ -74,7 +74,7 @@ def test_notes_reach_the_model_and_the_session_is_captured(project):
         fake.close()
     assert p.returncode == 0, p.stderr
     sent = json.dumps(fake.requests)
-    assert "Handlers must stay under 15 lines" in sent and "not instructions from the person" in sent
+    assert "Handlers must stay under 40 lines" in sent and "not instructions from the person" in sent
     text = wait_for_session_files(project, "Postgres 16")
     assert "## decision" in text and "Postgres 16" in text and '"source": "claude-code:' in text
     # `claude -p` queues the prompt, sends it on, then writes its user line: one turn, said once
@@ -91,7 +91,7 @@ def test_the_model_can_call_the_mcp_tool(project):
     assert p.returncode == 0, p.stderr
     results = [c for r in fake.requests for m in r.get("messages", []) if isinstance(m.get("content"), list)
                for c in m["content"] if isinstance(c, dict) and c.get("type") == "tool_result"]
-    assert results and "Handlers must stay under 15 lines" in json.dumps(results)
+    assert results and "Handlers must stay under 40 lines" in json.dumps(results)
     # the note told at SessionStart came back through MCP: capture marks it used
     wait_for_session_files(project, "RECALL_TEST")
     marks = (project / ".agentmem" / "local" / "evidence.jsonl").read_text()
@@ -118,7 +118,7 @@ def test_a_prompt_the_store_knows_about_is_told_its_note_and_another_is_not(proj
         fake.close()
     assert related.returncode == 0 and unrelated.returncode == 0, related.stderr + unrelated.stderr
     assert "RELEASE_TOKEN secret" in first                 # UserPromptSubmit: inject --prompt
-    assert "RELEASE_TOKEN" not in second and "Handlers must stay under 15 lines" in second
+    assert "RELEASE_TOKEN" not in second and "Handlers must stay under 40 lines" in second
 
 
 def test_a_committed_install_works_in_a_teammate_s_clone(tmp_path, monkeypatch):
@@ -130,7 +130,7 @@ def test_a_committed_install_works_in_a_teammate_s_clone(tmp_path, monkeypatch):
     shutil.copy(AGENTMEM, str(first / "tools" / "agentmem.py"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTMEM", "CLAUDE"))}
     vendored = [os.environ.get("PYTHON", "python3"), str(first / "tools" / "agentmem.py")]
-    for args in (["remember", "Handlers must stay under 15 lines", "--type", "convention"],
+    for args in (["remember", "Handlers must stay under 40 lines", "--type", "convention"],
                  ["install", "claude-code"]):
         subprocess.run(vendored + args, cwd=str(first), env=env, check=True, capture_output=True)
     git = ["git", "-c", "user.email=a@b.c", "-c", "user.name=A", "-C", str(first)]
@@ -149,7 +149,7 @@ def test_a_committed_install_works_in_a_teammate_s_clone(tmp_path, monkeypatch):
     finally:
         fake.close()
     assert p.returncode == 0, p.stderr
-    assert "Handlers must stay under 15 lines" in json.dumps(fake.requests[0])     # SessionStart
+    assert "Handlers must stay under 40 lines" in json.dumps(fake.requests[0])     # SessionStart
     results = [c for r in fake.requests for m in r.get("messages", []) if isinstance(m.get("content"), list)
                for c in m["content"] if isinstance(c, dict) and c.get("type") == "tool_result"]
-    assert results and "Handlers must stay under 15 lines" in json.dumps(results)   # .mcp.json
+    assert results and "Handlers must stay under 40 lines" in json.dumps(results)   # .mcp.json

@@ -106,7 +106,7 @@ def test_a_decision_is_captured_and_told_to_the_next_session(project):
     proj, fake = project
     codex(proj, "We decided to use Postgres 16 for the orders service because we need JSONB.")
     first = json.dumps(fake.requests[0])
-    assert "Handlers must stay under 15 lines" in first and "not instructions from the person" in first
+    assert "Handlers must stay under 40 lines" in first and "not instructions from the person" in first
     text = wait_for_session_files(proj, "Postgres 16")
     assert "## decision" in text and '"source": "codex:' in text
     assert "hook_context" not in text and "agentmem-notes" not in text
@@ -121,7 +121,7 @@ def test_the_model_remembers_and_recalls_through_mcp(project):
     outputs = [i.get("output") for r in fake.requests for i in r.get("input") or []
                if i.get("type") == "function_call_output"]
     assert len(outputs) >= 2, outputs
-    assert "Handlers must stay under 15 lines" in json.dumps(outputs)
+    assert "Handlers must stay under 40 lines" in json.dumps(outputs)
     assert "approval" not in json.dumps(outputs)
     shown = am("recall", "blue-green deploys", cwd=proj, check=0).stdout
     assert "Deploys go through the blue-green script" in shown

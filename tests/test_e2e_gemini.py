@@ -89,7 +89,7 @@ def test_a_decision_is_captured_once_and_told_to_the_next_session(project):
     proj, fake = project
     gemini(proj, fake, "We decided to use Postgres 16 for the orders service because we need JSONB.")
     first = json.dumps(fake.requests[0])
-    assert "Handlers must stay under 15 lines" in first and "not instructions from the person" in first
+    assert "Handlers must stay under 40 lines" in first and "not instructions from the person" in first
     text = wait_for_session_files(proj, "Postgres 16")
     assert "## decision" in text and '"source": "gemini:' in text
     assert "hook_context" not in text and "agentmem-notes" not in text and "Gemini CLI" not in text
@@ -104,7 +104,7 @@ def test_the_model_remembers_and_recalls_through_mcp(project):
     answers = [p["functionResponse"] for r in fake.requests for c in r.get("contents") or []
                for p in c.get("parts") or [] if "functionResponse" in p]
     assert {a["name"] for a in answers} == {"mcp_agentmem_remember", "mcp_agentmem_recall"}
-    assert "Handlers must stay under 15 lines" in json.dumps(answers)
+    assert "Handlers must stay under 40 lines" in json.dumps(answers)
     shown = am("recall", "blue-green deploys", cwd=proj, check=0).stdout
     assert "Deploys go through the blue-green script" in shown
     # PreCompress fires before each of the three model requests: the first one is captured,

@@ -541,14 +541,14 @@ def test_the_last_session_digest_says_what_was_asked_committed_reported_and_left
 
 def test_an_agent_driven_session_s_digest_tells_four_sentences_of_its_report():
     context = {}
-    report = ("Created the mcp-venus-os server in `mcp-venus-os/`. Read tools cover battery SoC, PV power "
-              "and grid status over D-Bus. Write ops require `confirmed=true` or SAFETY_REQUIRE_CONFIRMATION"
-              "=false. Settings come from MQTT_HOST and MQTT_PORT in the environment. Demo video next.")
-    events = [Event("user", "Build an MCP server for Venus OS, work on your own until it is done."),
+    report = ("Created the tile-cache server in `tile-cache/`. Read tools cover zoom levels, cache size "
+              "and hit rate over HTTP. Write ops require `confirmed=true` or TILES_REQUIRE_CONFIRMATION"
+              "=false. Settings come from CACHE_HOST and CACHE_PORT in the environment. Demo video next.")
+    events = [Event("user", "Build a cache server for map tiles, work on your own until it is done."),
               Event("assistant", report)]
     mems = agentmem._episode(events, final=True, context=context)
     reported = agentmem._session_summary(mems, context, {}).split("\n")[1]
-    assert "confirmed=true" in reported and "MQTT_HOST" in reported and "Demo video" not in reported
+    assert "confirmed=true" in reported and "CACHE_HOST" in reported and "Demo video" not in reported
 
 
 def test_a_short_report_of_a_change_that_names_its_thing_is_reported():

@@ -30,11 +30,11 @@ def context(*args, **kw):
 def mixed(store):
     s = agentmem.open_store()
     s.remember("Never commit .env files", type="rule")
-    s.remember("Handlers stay under 15 lines", type="convention", confidence=0.9)
+    s.remember("Handlers stay under 40 lines", type="convention", confidence=0.9)
     s.remember("We chose Postgres 16 over MySQL for JSONB", type="decision", confidence=0.95)
     s.remember("Maybe the cache TTL is 60s", type="convention", confidence=0.4)
     s.remember("Add retries to the webhook sender", type="todo")
-    s.remember("Rejected django-cachalot: stale querysets", type="dead-end", confidence=0.9)
+    s.remember("Rejected Memcached for sessions: lost on every restart", type="dead-end", confidence=0.9)
     s.close()
     return store
 
@@ -119,7 +119,7 @@ def test_prompt_mode_adds_only_what_is_clearly_relevant(mixed):
     def ask(prompt):
         return context("--prompt", stdin=json.dumps({"hook_event_name": "UserPromptSubmit",
                                                                    "prompt": prompt}))
-    assert "cachalot" in ask("should we bring back django-cachalot for the querysets?")
+    assert "Memcached" in ask("should we bring back Memcached for the sessions?")
     assert ask("write a haiku about autumn leaves") == ""
     assert ask("") == ""
 
@@ -223,7 +223,7 @@ def test_after_a_captured_session_conventions_are_in_and_tool_text_is_out(store,
 def test_injection_can_be_turned_off_capped_and_seen_per_project(store):
     s = agentmem.open_store()
     for i in range(30):
-        s.remember("Convention number %d: handlers in module %d stay under 15 lines of code." % (i, i),
+        s.remember("Convention number %d: handlers in module %d stay under 40 lines of code." % (i, i),
                    type="convention", confidence=0.9)
     s.close()
     full = am("inject", "--format", "text", input=START).stdout
@@ -240,12 +240,12 @@ def test_injection_can_be_turned_off_capped_and_seen_per_project(store):
 
 
 def test_a_sub_agent_gets_no_notes_unless_the_project_asks(store):
-    agentmem.open_store().remember("Handlers stay under 15 lines", type="convention")
+    agentmem.open_store().remember("Handlers stay under 40 lines", type="convention")
     inside = json.dumps(dict(json.loads(START), agent_id="def456", agent_type="Explore"))
-    assert "Handlers stay under 15 lines" in am("inject", "--format", "text", input=START).stdout
+    assert "Handlers stay under 40 lines" in am("inject", "--format", "text", input=START).stdout
     assert am("inject", "--format", "text", input=inside).stdout == ""
     (store / "config.json").write_text(json.dumps({"inject_subagents": True}))
-    assert "Handlers stay under 15 lines" in am("inject", "--format", "text", input=inside).stdout
+    assert "Handlers stay under 40 lines" in am("inject", "--format", "text", input=inside).stdout
 
 
 # -- what the next session is told: passages at prompt time, the digest at start ---------
@@ -497,7 +497,7 @@ def test_a_natural_prompt_gets_what_it_needs_and_a_near_miss_of_the_same_project
     assert "SMS, email and Slack" in prompt("Can you add a Telegram channel next to SMS in the alert "
                                            "gateway so that teams can get alerts there as well?")
     assert "requests<2.32" in prompt("Why did we pin requests last time? urllib3 is complaining again")
-    for near_miss in ("Add a Homebrew formula for the gateway", "Write a man page for the gateway CLI",
+    for near_miss in ("Add a Homebrew formula for the gateway", "Write shell completions for the gateway CLI",
                       "Add a gRPC endpoint next to the webhook server"):
         assert prompt(near_miss) == "", near_miss   # same project, same stack words: nothing applies
     # the words of the prompt's names in prose ("team", "rules") do not say them
@@ -608,7 +608,7 @@ def test_a_prompt_that_reports_a_problem_is_told_the_bug_that_fixed_it(store):
     # the project's own word and a thing the store never heard of: the prompt is about that thing
     assert prompt("Add a Grafana panel to the rollup command") == ""
     # a problem of something else: nothing
-    assert prompt("The export page crashes on startup after a reinstall") == ""
+    assert prompt("The export page goes blank after a browser update") == ""
 
 
 def test_a_contraction_is_not_a_word_the_prompt_gate_weighs(store):

@@ -16,7 +16,7 @@ def filled(store):
                tags=["db"], files=["migrations/0031_backfill.py"])
     s.remember("The orders admin page was slow: an N+1 query, fixed with select_related", type="bug",
                files=["shop/admin.py"], confidence=0.9)
-    s.remember("Rejected django-cachalot: it served stale querysets", type="dead-end", tags=["cache"])
+    s.remember("Rejected Memcached for sessions: it lost them on every restart", type="dead-end", tags=["cache"])
     s.remember("Коммиты пишем по Conventional Commits", type="convention")
     s.close()
     return store
@@ -35,8 +35,8 @@ def test_json_has_the_documented_fields(filled):
 
 
 def test_human_output_shows_id_type_and_text(filled):
-    p = am("recall", "stale querysets", check=0)
-    assert p.stdout.startswith("1. ") and "dead-end" in p.stdout and "cachalot" in p.stdout
+    p = am("recall", "lost sessions restart", check=0)
+    assert p.stdout.startswith("1. ") and "dead-end" in p.stdout and "Memcached" in p.stdout
 
 
 def test_a_tag_match_outranks_a_passing_mention(store):
@@ -176,8 +176,8 @@ def test_a_russian_loanword_finds_the_latin_word_as_surely_as_the_word_itself(st
     s = agentmem.open_store()
     queue = s.remember("Договорились: фоновые задачи держим в Redis (очередь через RQ), от RabbitMQ "
                        "отказались из-за сложности.", type="decision")[0]
-    for text in ("All domain logic lives in pkg/core.", "Handlers decode, call the "
-                 "service, encode.", "Every service logs as JSON.",
+    for text in ("All domain logic lives in pkg/core.", "Handlers parse the request, "
+                 "call the service, reply.", "Every service logs as JSON.",
                  "Коммиты пишем по Conventional Commits, например fix(queue): ..."):
         s.remember(text, type="convention")
     ranked = {q: [(h.memory.id, round(h.score, 6)) for h in s.recall(q, limit=5)]
