@@ -696,13 +696,13 @@ def test_an_adr_the_agent_writes_comes_back_for_its_work_never_at_start_or_as_th
 def test_a_report_of_fixes_with_no_problem_raised_and_no_cause_found_is_no_bug():
     # an agent-driven turn ends with a list of what it fixed: a status, not a bug story (its
     # words stay searchable); a fix whose cause the agent found is a bug all the same
-    report = ("All the Go code builds successfully now. ✅ Fixed syntax errors in analyze_deps.go - "
-              "removed escaped characters ✅ Resolved multiple main function conflicts - moved "
-              "analyze_deps.go to tools/ ✅ Fixed missing imports in the templ files.")
-    events = [ev("user", "Make the Go build pass."), ev("assistant", report)]
+    report = ("The Rust workspace compiles cleanly at last. ✅ Fixed type errors in parse_args.rs - "
+              "dropped stray lifetimes ✅ Resolved two duplicate main functions - moved "
+              "parse_args.rs to xtask/ ✅ Fixed missing use lines in the handler modules.")
+    events = [ev("user", "Make the Rust build pass."), ev("assistant", report)]
     assert [m for m in compress_heuristic(events, final=True) if m.type == "bug"] == []
-    assert "analyze_deps.go" in " ".join(m.text for m in session_words(events, {}))
-    found = ("The build failed because generated templ files were stale; fixed by running "
-             "templ generate before go build.")
-    [bug] = compress_heuristic([ev("user", "Make the Go build pass."), ev("assistant", found)])
-    assert bug.type == "bug" and "templ generate" in bug.text
+    assert "parse_args.rs" in " ".join(m.text for m in session_words(events, {}))
+    found = ("The build failed because the generated protobuf bindings were stale; fixed by "
+             "running cargo xtask codegen before cargo build.")
+    [bug] = compress_heuristic([ev("user", "Make the Rust build pass."), ev("assistant", found)])
+    assert bug.type == "bug" and "cargo xtask codegen" in bug.text

@@ -511,7 +511,7 @@ def test_a_cause_without_a_fix_blame_and_status_chatter_are_not_typed():
 
 def test_the_person_s_scope_and_hand_off_are_decisions_and_questions_are_not_rules():
     mems = compress_heuristic([
-        Event("user", "I only care for the prompt injection scanner, leave the others off."),
+        Event("user", "I only care about the image resizer, leave the other services alone."),
         Event("user", "Focus on the backend, the frontend I will handle myself."),
         Event("user", "Should we always run the migrations by hand, or can the deploy do it?")])
     assert [(m.type, m.extra["by"]) for m in mems] == [("decision", "person"), ("decision", "person")]
@@ -572,12 +572,12 @@ def test_a_session_begun_with_an_empty_prompt_template_has_its_report_as_digest(
     context = {}
     events = [Event("user", "## User Input\n\n```text\n\n```\n\nYou **MUST** consider the user input.\n\n"
                             "## Outline\n\n1. Run setup-plan.sh\n2. Fill plan.md"),
-              Event("assistant", "Plan ready: `specs/001-celery-chain-workflow/plan.md` covers the Celery "
-                                 "chain, the result backend and the Codex queue.")]
+              Event("assistant", "Plan ready: `specs/001-invoice-export/plan.md` covers the export "
+                                 "job, the storage bucket and the email queue.")]
     mems = agentmem._episode(events, final=True, context=context)
     assert agentmem._session_summary(mems, context, {}) == (
-        "Reported: Plan ready: `specs/001-celery-chain-workflow/plan.md` covers the Celery chain, the "
-        "result backend and the Codex queue.")
+        "Reported: Plan ready: `specs/001-invoice-export/plan.md` covers the export job, the "
+        "storage bucket and the email queue.")
 
 
 def test_harness_wrappers_are_not_the_person_s_words():

@@ -26,6 +26,13 @@ def context(*args, **kw):
     return d["hookSpecificOutput"]["additionalContext"]
 
 
+def captured(tmp_path, steps, session):
+    """The store holds what a Claude Code session of these steps said (captured at once)."""
+    path = tmp_path / (session + ".jsonl")
+    path.write_text(render_claude(steps, session, cwd="/nowhere"))
+    am("capture", "--transcript", str(path), check=0)
+
+
 @pytest.fixture
 def mixed(store):
     s = agentmem.open_store()
@@ -146,9 +153,7 @@ def test_a_chinese_prompt_is_told_what_a_chinese_session_said_and_an_unrelated_o
              ("user", "支付回调偶尔会重复处理，帮我查一下原因。"),
              ("assistant", "原因是回调没有幂等键：同一个 payment_id 在重试时被处理了两次。"
                            "已在 payments/callback.py 里按 payment_id 加了唯一约束和幂等检查。")]
-    path = tmp_path / "zh.jsonl"
-    path.write_text(render_claude(steps, "sess-zh", cwd="/nowhere"))
-    am("capture", "--transcript", str(path), check=0)
+    captured(tmp_path, steps, "sess-zh")
     assert "幂等" in prompt("支付回调为什么会被处理两次？")
     assert "RabbitMQ" in prompt("给订单服务的消息队列加一个死信队列")
     assert prompt("把前端的按钮颜色改成蓝色") == ""
@@ -157,12 +162,10 @@ def test_a_chinese_prompt_is_told_what_a_chinese_session_said_and_an_unrelated_o
 def test_a_chinese_prompt_s_word_for_the_kind_of_work_is_not_what_it_is_about(store, tmp_path):
     """"改成" (change to) is "change": a store that saw it once must not tell a prompt to change
     the logs to JSON the one fix that "changed to" a JSON copy."""
-    path = tmp_path / "zh.jsonl"
-    path.write_text(render_claude([
+    captured(tmp_path, [
         ("user", "登录页面在 Safari 上白屏了。"),
         ("assistant", "原因是 `src/auth/session.ts` 里用了 `structuredClone`，旧版 Safari 不支持；"
-                      "改成了 JSON 序列化的深拷贝，白屏问题已修复。")], "sess-zh", cwd="/nowhere"))
-    am("capture", "--transcript", str(path), check=0)
+                      "改成了 JSON 序列化的深拷贝，白屏问题已修复。")], "sess-zh")
     assert "structuredClone" in prompt("Safari 上登录页又白屏了")
     assert prompt("把日志改成 JSON 格式") == ""
 
@@ -179,9 +182,7 @@ def test_a_prompt_s_function_words_in_another_language_are_not_what_it_is_about(
         store, tmp_path, steps, asked, near_miss):
     """"el", "tiene", "cuántos": words a store of one session never saw, which would outweigh
     the prompt's own words ("reintentos", "webhook", "pagos") and keep it silent."""
-    path = tmp_path / "s.jsonl"
-    path.write_text(render_claude(steps, "sess-l10n", cwd="/nowhere"))
-    am("capture", "--transcript", str(path), check=0)
+    captured(tmp_path, steps, "sess-l10n")
     told = prompt(asked)
     assert "cinq" in told or "cinco" in told
     assert prompt(near_miss) == ""
@@ -574,7 +575,7 @@ def test_one_part_of_a_name_does_not_say_it(store):
 
 def test_an_episode_s_own_labels_are_not_words_of_the_session():
     weights = [(2.0, [frozenset(["agent"])], False), (2.0, [frozenset(["assign"])], False)]
-    entry = "Sub-agent: Changed the assignment from `this.logger = createLogger();` to `this.logger = logger;`."
+    entry = "Sub-agent: Changed the assignment from `this.cache = makeCache();` to `this.cache = cache;`."
     share, passage = agentmem._best_passage(entry, weights)
     assert passage.startswith("Sub-agent: Changed") and share == 0.5  # "agent" is the record's label
     share, _p = agentmem._best_passage(entry.replace("Sub-agent: ", "The agent "), weights)
@@ -712,9 +713,7 @@ def test_a_store_tells_prompts_written_for_no_project_at_most_one_note_in_fifty(
 
 
 def test_the_bar_is_found_at_capture_and_a_prompt_only_reads_it(store, tmp_path):
-    path = tmp_path / "s.jsonl"
-    path.write_text(render_claude(AGENT_DRIVEN, "sess-thumbs", cwd="/nowhere"))
-    am("capture", "--transcript", str(path), check=0)
+    captured(tmp_path, AGENT_DRIVEN, "sess-thumbs")
     gate = store / "local" / "gate.json"
     kept = json.loads(gate.read_text())
     assert kept["bar"] < 0.5 and len(kept["on"]) == 3               # found on what the store holds
@@ -732,25 +731,21 @@ def test_the_bar_is_found_at_capture_and_a_prompt_only_reads_it(store, tmp_path)
 
 
 def test_a_prompt_of_words_any_prompt_says_is_told_nothing_but_what_it_quotes_names(store, tmp_path):
-    path = tmp_path / "s.jsonl"
-    path.write_text(render_claude([
+    captured(tmp_path, [
         ("user", "Which branch do the release builds come from?"),
         ("assistant", "Release builds come from the `release/next` branch; each merge to it tags a "
-                      "build.")], "sess-rel", cwd="/nowhere"))
-    am("capture", "--transcript", str(path), check=0)
+                      "build.")], "sess-rel")
     assert prompt("which branch are we on?") == ""      # standing knowledge comes at session start
     assert "`release/next`" in prompt("build from the 'release/next' branch")
 
 
 def test_the_answer_is_told_not_the_question_nor_what_the_agent_was_about_to_do(store, tmp_path):
-    path = tmp_path / "s.jsonl"
-    path.write_text(render_claude([
+    captured(tmp_path, [
         ("user", "Why does the AVIF export fail?"),
         ("assistant", "I'll compare the libvips and sharp versions first."),
         ("tool", "Bash", {"command": "vips --version"}, "vips-8.15.1"),
         ("assistant", "libvips is 8.15 here and sharp bundles 8.16: the AVIF encoder needs the one "
-                      "sharp bundles.")], "sess-avif", cwd="/nowhere"))
-    am("capture", "--transcript", str(path), check=0)
+                      "sharp bundles.")], "sess-avif")
     [note] = notes_of(prompt("Compare the libvips and sharp versions"))
     assert "sharp bundles 8.16" in note and "first" not in note
     notes = notes_of(prompt("Why does the AVIF export fail with libvips?"))
@@ -762,8 +757,7 @@ def test_the_answer_is_told_not_the_question_nor_what_the_agent_was_about_to_do(
 def test_what_a_session_left_is_told_as_its_later_words_leave_it(store, tmp_path):
     """A to-do the agent's later words take up (done, or found to be no problem) is not told as
     left, in the digest nor as a todo; the rest is."""
-    path = tmp_path / "s.jsonl"
-    path.write_text(render_claude([
+    captured(tmp_path, [
         ("user", "The export job leaks memory; find it and fix it."),
         ("tool", "TodoWrite", {"todos": [
             {"content": "Move the report cache to Redis because the in-memory cache leaks",
@@ -772,8 +766,7 @@ def test_what_a_session_left_is_told_as_its_later_words_leave_it(store, tmp_path
              "activeForm": "Adding a test"}]}, "ok"),
         ("assistant", "The report cache does not leak after all: the leak was the image buffer pool in "
                       "`export/render.py`, which never released its buffers; fixed by closing them "
-                      "after each page. The report cache stays in memory.")], "sess-leak", cwd="/nowhere"))
-    am("capture", "--transcript", str(path), check=0)
+                      "after each page. The report cache stays in memory.")], "sess-leak")
     text = context()
     assert "Left: Add a memory test for the export job." in text
     assert "Move the report cache to Redis" not in text
