@@ -4013,6 +4013,7 @@ _OVERLAP_WORDS, _OVERLAP_SHARE = 3, 0.5
 _CLAIM_TYPES = ("bug", "fact", "decision", "dead-end")
 _UNRESOLVED = "Unresolved: "  # what a problem the session left open is told as, a todo
 _LEFT_TO_DO = "Left to do when the session ended: "  # the to-do list as left, a todo
+_LEFT = "Left: "  # what a session left, in its digest (the to-do list's, or a summary's)
 _CLAIMS_KEPT = 8  # the last claims a capture hands the next one (a later word may take them back)
 # What a statement says that keeps it from being a typed memory, first match wins:
 # (whose kinds, of which types or None for all, concept ('?' a question mark), unless the text
@@ -6218,10 +6219,8 @@ def _session_summary(memories, context, info):
     if d.get("report"):
         lines.append("Reported: %s" % d["report"])
     if d.get("left"):
-        lines.append(
-            "Left: %s."
-            % _clip("; ".join(x.rstrip(".") for x in d["left"]), _DIGEST_CHARS * 2).rstrip(".")
-        )
+        left = _clip("; ".join(x.rstrip(".") for x in d["left"]), _DIGEST_CHARS * 2)
+        lines.append("%s%s." % (_LEFT, left.rstrip(".")))
     return "\n".join(lines)
 
 
@@ -10756,10 +10755,8 @@ def _left_now(idx, m):
     items the agent's later words in that session are on (_overlaps): done or overturned
     since, the later word stands, not the list. None when nothing is left of a to-do list;
     the index's copy, never written back."""
-    since, lead = (
-        _parse_time(m.extra.get("left_at")),
-        "Left: " if m.type == "summary" else _LEFT_TO_DO,
-    )
+    since = _parse_time(m.extra.get("left_at"))
+    lead = _LEFT if m.type == "summary" else _LEFT_TO_DO
     lines = m.text.split("\n")
     at = next((i for i, ln in enumerate(lines) if ln.startswith(lead)), None)
     if not since or at is None or not m.session:
@@ -11217,18 +11214,18 @@ def _prompt_passage(hit, weights, pairs=frozenset(), new=0.0):
     return share, _clip(m.text, 2 * _PASSAGE_CHARS) if typed else passage
 
 
-def _everyday_prompt(words, weights, quoted=(), leave_out=()):
-    """Whether every own word of a prompt (not common: _prompt_weights) is a plain word (no
-    identifier, none it quotes) that two or more _null_prompts say, leaving out the terms
-    `leave_out` (a null prompt weighed as if it were none of them): "which branch is this?"
-    names nothing any project holds alone. Standing knowledge comes at session start.
+def _everyday_prompt(words, common, quoted=(), leave_out=()):
+    """Whether every own word of a prompt (`common`: whether each of `words` is) is a plain
+    word (no identifier, none it quotes) that two or more _null_prompts say, leaving out the
+    terms `leave_out` (a null prompt weighed as if it were none of them): "which branch is
+    this?" names nothing any project holds alone. Standing knowledge comes at session start.
 
-    >>> _everyday_prompt([("branch", ["branch"])], [(1.0, [], False)])
+    >>> _everyday_prompt([("branch", ["branch"])], [False])
     True
-    >>> _everyday_prompt([("Celery", ["celeri"])], [(1.0, [], False)])
+    >>> _everyday_prompt([("Celery", ["celeri"])], [False])
     False
     """
-    own = [ts for (_w, ts), (_x, _f, common) in zip(words, weights) if not common]
+    own = [ts for (_w, ts), c in zip(words, common) if not c]
     if not all(len(ts) == 1 and ts[0] not in quoted for ts in own):
         return False
     if leave_out:  # at calibration: the counts, less the null prompt's own
@@ -11267,9 +11264,7 @@ def _prompt_found(store, prompt, session="", leave_out=(), floor=0.0):
     name = os.path.basename(store.project_root() or os.path.dirname(store.root))
     words = _prompt_words(said, terms)
     quoted = set(tokenize(" ".join(_PROMPT_QUOTE_REGEX.findall(said))))
-    english = [
-        (0.0, (), len(ts) == 1 and ts[0] not in quoted and _common(ts[0])) for _w, ts in words
-    ]
+    english = [len(ts) == 1 and ts[0] not in quoted and _common(ts[0]) for _w, ts in words]
     if _everyday_prompt(words, english, quoted, leave_out):  # in any store: it is not read
         return [], [], []
     idx = store.index(refresh=False)
@@ -11280,7 +11275,7 @@ def _prompt_found(store, prompt, session="", leave_out=(), floor=0.0):
     known = sum(w for w, forms, _c in weights if forms) / total  # what a passage holds at most
     if known <= floor or known < new or not _query_terms(own):
         return [], [], weights
-    if _everyday_prompt(words, weights, quoted, leave_out):
+    if _everyday_prompt(words, [c for _w, _f, c in weights], quoted, leave_out):  # this store's
         return [], [], weights
     # two more than it weighs: a session's digest among them is SessionStart's, left out here
     # (and as many more when the session's own are left out)
@@ -11297,7 +11292,7 @@ def _prompt_found(store, prompt, session="", leave_out=(), floor=0.0):
         return sum(w for w, forms, _c in weights if _says_word(forms, have)) / total
 
     pairs = _prompt_pairs(said, words, weights)
-    hits = [h for h in hits if most(h.memory) > max(floor, new - 1e-9)]
+    hits = [h for h in hits if floor < most(h.memory) >= new]
     told = [(*_prompt_passage(h, weights, pairs, new), h.memory) for h in hits]
     told = [x for x in told if x[1]]
     if any(m.type == "todo" for _s, _p, m in told):  # one a later session did is not open
@@ -11331,7 +11326,8 @@ def _calibrate(store):
     allowed, best = len(_null_prompts()) // _NULL_RATE, []  # the allowed+1 best, lowest first
     for p in _null_prompts():  # a passage that cannot pass the allowed+1st best so far is not
         floor = best[0] if len(best) > allowed else 0.0  # weighed (most cost nothing then)
-        for share, _m, _p in _prompt_found(store, p, "", set(tokenize(p)), floor)[0][:3]:
+        found = _prompt_found(store, p, "", set(tokenize(p)), floor)[0]
+        for share, _m, _p in found[:_PROMPT_PASSAGES]:
             heapq.heappush(best, share)
             if len(best) > allowed + 1:
                 heapq.heappop(best)
