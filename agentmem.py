@@ -44,6 +44,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 import contextlib
+import functools
 import heapq
 import itertools
 import json
@@ -1689,6 +1690,24 @@ def _short_named(m):
     return m.group(1) + ("[REDACTED]" if secret else value)
 
 
+def _placeholder(value):
+    """Whether a URL's password stands for one: `user:password@localhost`, `changeme`, `xxx`."""
+    v = value.lower()
+    return v in ("password", "passwd", "pass", "pwd", "secret") or bool(_NOT_SECRET_REGEX.search(v))
+
+
+def _prefixed_token(m):
+    """The random run after a token's prefix, masked; the prefix stays. A digest labelled by
+    its algorithm (an integrity hash, "sha384-...") or a W3C trace id ("00-<32 hex>-<16 hex>-01")
+    names no secret."""
+    run, before = m.group()[1:], m.string[max(0, m.start() - 7) : m.start()]
+    if re.search(r"(?i)(?<![a-z])(?:sha\d{1,3}|md5)$", before) or re.match(
+        r"-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}\b", m.string[m.start() :]
+    ):
+        return m.group()
+    return m.group()[0] + "[REDACTED]" if _random_run(run) else m.group()
+
+
 # fmt: off
 _SECRET_PATTERNS = (
     (("-----begin",),
@@ -1785,8 +1804,7 @@ _SECRET_PATTERNS = (
     (("vercel_blob_rw_",), r"\bvercel_blob_rw_[A-Za-z0-9]+_[A-Za-z0-9]{20,}", "[REDACTED]"),
     # a token of a provider not named above: a prefix, then a random run ("re_...", "napi_...",
     # "FLWSECK-..."): three of lower case, upper case and digits, or hex digits; the prefix stays
-    (("_", "-"), r"(?<=[A-Za-z0-9])[_-][A-Za-z0-9]{20,}\b",
-     lambda m: m.group()[0] + "[REDACTED]" if _random_run(m.group()[1:]) else m.group()),
+    (("_", "-"), r"(?<=[A-Za-z0-9])[_-][A-Za-z0-9]{20,}\b", _prefixed_token),
     ((":",), r"(?m)^([\w.\-*]+:(?:\d+|\*):[^:\s]+:[^:\s]+:)(\S+)(?=\r?$)",  # a .pgpass line
      lambda m: m.group(1) + ("[REDACTED]" if _strong_secret(m.group(2), password=True)
                              else m.group(2))),
@@ -1826,7 +1844,8 @@ _SECRET_PATTERNS = (
     (("secret", "token", "key", "pass"),
      r"(?i)((?:secret|token|passw(?:or)?d|key)_[a-z_]+[\"']?\s*[=:]\s*[\"']?)"
      r"(?=[A-Za-z+/=_\-]*\d)(?=[\d+/=_\-]*[A-Za-z])([A-Za-z0-9+/=_\-]{24,})", r"\1[REDACTED]"),
-    (("://",), r"(\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"]*:)[^\s@/'\"]+(@)", r"\1[REDACTED]\2"),
+    (("://",), r"(\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"]*:)([^\s@/'\"]+)(@)",  # an example's
+     lambda m: m.group(1) + (m.group(2) if _placeholder(m.group(2)) else "[REDACTED]") + "@"),
     (("://",), r"(\bhttps://)[a-f0-9]{32}(@[\w.\-]*sentry\.io)", r"\1[REDACTED]\2"),  # Sentry
     # a line of an env file: the whole value, whatever its alphabet (framework secret keys are
     # mostly punctuation: SECRET_KEY=)@%k8!z^c+...)
@@ -1837,8 +1856,10 @@ _SECRET_PATTERNS = (
     # a secret written in prose after its name: "secret access key wJalr...", "with secret X",
     # "use password Summer2024!" (a password may be as short as _PASSWORD_MIN_CHARS)
     (("key", "token", "secret", "password", "passphrase"),
-     r"(?i)\b((?:secret|access|api|private|signing|master)\s+key|secret|token|password|passphrase)"
-     r"((?:\s+(?:is|was|of|for|to|set\s+to|as))?\s+)([^\s\"'`,;)]{%d,})" % _PASSWORD_MIN_CHARS,
+     r"(?i)\b((?:secret|access|api|private|signing|master|admin|write|service|deploy|client"
+     r"|encryption)\s+key|secret|token|password|passphrase)"
+     r"((?:\s+(?:is|was|of|for|to|set\s+to|as))?\s+)([^\s\"'`,;)]{%d,}(?:\)[^\s\"'`,;)]+)*)"
+     % _PASSWORD_MIN_CHARS,
      lambda m: m.group(1) + m.group(2) + ("[REDACTED]" if _strong_secret(
          m.group(3), password=m.group(1)[:4].lower() == "pass") else m.group(3))),
     # ... or before its name: "use Xy9kL2mPq7 as the admin password", "... is our API token"
@@ -2010,25 +2031,56 @@ def _secret_cues(low):
         pos = m.start() + 1
 
 
-def redact(text, extra_patterns=()):
-    """Mask secrets and e-mail addresses; `extra_patterns` are the store's own regexes.
+def redact(text, extra_patterns=(), said=None):
+    """Mask secrets and e-mail addresses; `extra_patterns` are the store's own regexes. A value
+    masked once is masked wherever else it stands, bare: in this text, and in every text that
+    shares the set `said` (the values an exchange masked: what the person named a key one turn
+    before is a key when the agent writes it alone).
 
     >>> redact("db: postgres://app:hunter2@db.internal:5432/app, mail ops@example.com")
     'db: postgres://app:[REDACTED]@db.internal:5432/app, mail [EMAIL]'
     >>> redact('{"password": "correct horse"} and AWS AKIAIOSFODNN7EXAMPLE')
     '{"password": [REDACTED]} and AWS [REDACTED]'
+    >>> said = set(); _ = redact("The admin key is 3kd9Xq7ZpL2mVb8R", said=said)
+    >>> redact("Tests now read 3kd9Xq7ZpL2mVb8R from the vault.", said=said)
+    'Tests now read [REDACTED] from the vault.'
     """
     if not text:
         return text
+    said = set() if said is None else said
     woken = _secret_cues(text.lower())
     for i in sorted(woken):  # each pattern runs only on its cue
         rx, rep = _SECRET_REGEXES[i]
         if i in woken:
-            new = rx.sub(rep, text)
+            new = rx.sub(functools.partial(_noted, rep, said), text)
             if new != text:
                 text, woken = new, _secret_cues(new.lower())
     for rx in extra_patterns:
-        text = rx.sub("[REDACTED]", text)
+        text = rx.sub(functools.partial(_noted, "[REDACTED]", said), text)
+    return _mask_said(text, said)
+
+
+def _noted(rep, said, m):
+    """A pattern's replacement of a match, the value it masks added to `said`: what the match
+    held where the replacement says "[REDACTED...]", each word of it with a secret's alphabet
+    (a URL or a placeholder a pattern took for one is not masked again elsewhere)."""
+    new, old = rep(m) if callable(rep) else m.expand(rep), m.group()
+    at = new.find("[REDACTED")
+    if at >= 0 and new != old:
+        head, tail = new[:at], new[new.index("]", at) + 1 :]
+        if old.startswith(head) and old.endswith(tail) and len(head) + len(tail) < len(old):
+            for word in old[len(head) : len(old) - len(tail)].split():
+                v = word.strip("\"'`")
+                if len(v) <= 200 and "://" not in v and _strong_secret(v, password=True):
+                    said.update((v, v.rstrip(".,:;!?")))  # "... is 6be05...76." ends a sentence
+    return new
+
+
+def _mask_said(text, said):
+    """`text` with each value of `said` masked where it stands whole (no letter or digit
+    on either side)."""
+    for v in sorted((v for v in said if v in text), key=len, reverse=True):
+        text = re.sub(r"(?<![A-Za-z0-9])%s(?![A-Za-z0-9])" % re.escape(v), "[REDACTED]", text)
     return text
 
 
@@ -2640,7 +2692,7 @@ _CODEX_RECORDS = {
 def _parse_codex(lines, info):
     """Events of a Codex CLI rollout (JSONL lines): one stream, calls paired by call_id; each
     line read by its handler in _CODEX_RECORDS."""
-    out = {"items": [], "fallback": [], "calls": {}, "cells": {}}
+    out, start = {"items": [], "fallback": [], "calls": {}, "cells": {}}, ""
     for d in lines:
         try:
             kind, p, ts = (
@@ -2648,6 +2700,10 @@ def _parse_codex(lines, info):
                 _dict_field(d, "payload"),
                 _str_field(d, "timestamp"),
             )
+            if not kind and "instructions" in d:  # the 2025 layout: the session's first line,
+                kind, p, start = "session_meta", d, ts  # then bare items with no time of their own
+            elif kind and "payload" not in d:
+                kind, p, ts = "response_item", d, ts or start
             read = _CODEX_RECORDS.get(
                 (kind, None if kind in _CODEX_WHOLE else _str_field(p, "type"))
             )
@@ -2751,8 +2807,8 @@ _CLAUDE_ONLY_TYPES = frozenset(
 def _detect_format(path, head):
     """'claude', 'codex', 'gemini' or 'text', from a file's name and first bytes."""
     stripped = head.lstrip()
-    if stripped.startswith("{") and path.endswith(".json") and '"messages"' in head:
-        return "gemini"
+    if stripped.startswith("{") and path.endswith(".json") and re.search(_GEMINI_KEYS, head):
+        return "gemini"  # its header's keys come first, "messages" maybe past a long value
     votes = set()
     for line in (x.strip() for x in head.split("\n")[:40]):
         if not line.startswith("{"):
@@ -2764,8 +2820,8 @@ def _detect_format(path, head):
         if not isinstance(d, dict):
             continue
         kind = _str_field(d, "type")
-        if "payload" in d and kind in _CODEX_LINE_TYPES:
-            return "codex"
+        if "payload" in d and kind in _CODEX_LINE_TYPES or "record_type" in d:
+            return "codex"  # its 2025 layout: {"record_type": "state"} between bare items
         if "projectHash" in d or "$set" in d or kind in ("gemini", "info"):
             return "gemini"  # Gemini's own marks: a "user" record alone says nothing yet
         if kind in _CLAUDE_ONLY_TYPES or "uuid" in d or "message" in d:
@@ -2849,6 +2905,7 @@ def _jsonl(text):
     return bool(rest.strip())
 
 
+_GEMINI_KEYS = r'^\s*\{\s*"(?:sessionId|projectHash|startTime|lastUpdated)"\s*:|"messages"\s*:\s*\['
 _GEMINI_MESSAGE_REGEX = _LazyRegex(r'\{\s*"(?:id|type)"\s*:')
 
 
@@ -2894,9 +2951,14 @@ def read_transcript(path, fmt="auto", offset=0):
     fmt, data, new_offset = _transcript_bytes(path, fmt, offset)
     text = data.decode("utf-8", "replace")
     info = {"format": fmt}
+    if fmt == "text" and _jsonl(text):  # records of a layout no reader knows: not a chat
+        first = json.loads(text.lstrip().partition("\n")[0])
+        keys = ", ".join(list(first)[:6]) if isinstance(first, dict) else type(first).__name__
+        info["unread"] = "JSON lines of a layout agentmem does not read (first record: %s)" % keys
+        return [], info, new_offset
     if fmt == "text":
         return _parse_text(text, info), info, new_offset
-    if fmt == "gemini" and text.lstrip().startswith("{") and '"messages"' in text[:200000]:
+    if fmt == "gemini" and text.lstrip().startswith("{") and re.search(_GEMINI_KEYS, text):
         try:  # Gemini's legacy form: one JSON object
             whole = json.loads(text)
         except (ValueError, RecursionError):  # one broken message: read the others
@@ -2906,6 +2968,18 @@ def read_transcript(path, fmt="auto", offset=0):
             return _sane(_parse_gemini(whole["messages"], info), info), info, new_offset
     parser = {"claude": _parse_claude, "codex": _parse_codex, "gemini": _parse_gemini}[fmt]
     return _sane(parser(_json_records(text, info), info), info), info, new_offset
+
+
+def _unread(events, info):
+    """Why nothing of a transcript's `events` can be kept, or '': it holds no message of the
+    person or the agent that agentmem reads."""
+    if any(e.role in ("user", "assistant", "compact", "summary") for e in events):
+        return ""
+    skipped = " (%d records skipped as unreadable)" % info["skipped"] if info.get("skipped") else ""
+    return info.get("unread") or "no message of the person or the agent in it, read as %s%s" % (
+        info.get("format") or "a transcript",
+        skipped,
+    )
 
 
 def _sane(events, info):
@@ -3320,11 +3394,8 @@ def _parse_memories(text, path=""):
             and _text_sum("\n".join(body_lines)) != written_sum
         ):  # changed outside agentmem
             said = [ln for ln in body_lines if ln.strip()]
-            damage = _merge_damage(said, written_sum) if len(said) <= _MERGE_CHECK_LINES else ""
-            if damage:
-                meta["conflict"] = _TWO_VERSIONS + damage
-            elif 1 < len(said) <= _MERGE_CHECK_LINES:
-                suspects.append((len(out), said))
+            if 1 < len(said) <= _MERGE_CHECK_LINES:  # judged once its neighbours are read
+                suspects.append((len(out), said, _merge_damage(said, written_sum)))
         body = "\n".join(body_lines).strip()
         typed = _TYPED_HEADING_REGEX.match(heading)
         if typed and (typed.group(2) or typed.group(1) in _MEMORY_TYPES or meta):
@@ -3345,15 +3416,24 @@ def _parse_memories(text, path=""):
 
 def _merge_conflicts(lines, mems, suspects):
     """Mark the memories of a file that a git merge left as two versions: a hand-changed text
-    (`suspects`: [(index, its lines)]) holding a line of a neighbour's (a union merge mixes
-    adjacent hunks only), and every memory between unresolved conflict markers."""
-    for k, said in suspects:
-        m, lines_sh = mems[k], [_shingles(ln) for ln in said]
+    (`suspects`: [(index, its lines, _merge_damage)]) whose lines, or the lines before or after
+    a break, are a version of a neighbour's text (a union merge mixes adjacent hunks only:
+    one memory's new text and the next one's old text in one block), else one that
+    _merge_damage finds; and every memory between unresolved conflict markers."""
+    for k, said, damage in suspects:
+        m = mems[k]
+        parts = said + ["\n".join(said[:i]) for i in range(2, len(said))]
+        parts += ["\n".join(said[i:]) for i in range(1, len(said) - 1)]
+        parts_sh = [_shingles(p) for p in parts]
         for other in mems[max(0, k - 2) : k + 3]:
             other_sh = _shingles(other.text)
-            if other is not m and any(_jaccard(sh, other_sh) >= 0.5 for sh in lines_sh):
-                m.extra["conflict"] = _TWO_VERSIONS + "its text holds a version of %s" % other.id
+            if other is not m and any(_jaccard(sh, other_sh) >= 0.5 for sh in parts_sh):
+                joined = "a git merge joined %s and %s: its text holds a version of %s's"
+                m.extra["conflict"] = joined % (m.id, other.id, other.id)
                 break
+        else:
+            if damage:
+                m.extra["conflict"] = _TWO_VERSIONS + damage
     marks = [
         i + 1 for i, ln in enumerate(lines) if ln[:7] in _CONFLICT_MARKS and _MARK_REGEX.match(ln)
     ]
@@ -7595,11 +7675,11 @@ class Store:
             self._redact = out
         return self._redact
 
-    def clean(self, text):
-        """What may reach disk of a text: private spans removed, secrets masked, and no lone
-        surrogate (it cannot be written as UTF-8)."""
+    def clean(self, text, said=None):
+        """What may reach disk of a text: private spans removed, secrets masked (with those of
+        its exchange, `said`: see redact), and no lone surrogate (it cannot be written as UTF-8)."""
         text = text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
-        return redact(_strip_private(text), self._redactors()).strip()
+        return redact(_strip_private(text), self._redactors(), said).strip()
 
     # -- the index ---------------------------------------------------------
 
@@ -7941,26 +8021,32 @@ class Store:
 
     def _clean_fields(self, m):
         """Mask secrets in every field of a memory, in place: text, tags, files, source,
-        sources, session (it names a file) and every other metadata key, however nested."""
-        m.text = self.clean(_text_lines(m.text))
-        m.tags = [self.clean(_one_line(str(t))) for t in m.tags]
-        m.files = [self.clean(_one_line(str(f))) for f in m.files]
-        m.source = self.clean(_one_line(str(m.source or "")))
-        m.sources = [self.clean(_one_line(str(x))) for x in m.sources]
-        m.session = self.clean(_one_line(str(m.session or "")))
-        m.extra = {k: self._clean_value(v) for k, v in m.extra.items()}
+        sources, session (it names a file) and every other metadata key, however nested; a
+        value one field names a secret is one in all (the text's key, the request's)."""
+        said = set()
+        m.extra = self._clean_value(m.extra, said=said)  # "asked": the words that named it
+        m.text = self.clean(_text_lines(m.text), said)
+        m.tags = [self.clean(_one_line(str(t)), said) for t in m.tags]
+        m.files = [self.clean(_one_line(str(f)), said) for f in m.files]
+        m.source = self.clean(_one_line(str(m.source or "")), said)
+        m.sources = [self.clean(_one_line(str(x)), said) for x in m.sources]
+        m.session = self.clean(_one_line(str(m.session or "")), said)
+        m.extra = self._clean_value(m.extra, said=said)  # and again: what the text named
         return m
 
-    def _clean_value(self, value, depth=0):
+    def _clean_value(self, value, depth=0, said=None):
         """A metadata value with its secrets masked, however it nests (on one line each)."""
         if isinstance(value, str):
-            return self.clean(_one_line(value))
+            return self.clean(_one_line(value), said)
         if depth > 20:
             return None
         if isinstance(value, list):
-            return [self._clean_value(v, depth + 1) for v in value]
+            return [self._clean_value(v, depth + 1, said) for v in value]
         if isinstance(value, dict):
-            return {self.clean(str(k)): self._clean_value(v, depth + 1) for k, v in value.items()}
+            return {
+                self.clean(str(k), said): self._clean_value(v, depth + 1, said)
+                for k, v in value.items()
+            }
         return value
 
     def remember(
@@ -9527,6 +9613,8 @@ _QUEUE_DIRNAME = "queue"
 # the agent that writes each transcript format (a plain chat: a person's)
 _AGENT_OF_FORMAT = {"claude": "claude-code", "codex": "codex", "gemini": "gemini", "text": "chat"}
 _MAX_JOB_ATTEMPTS = 6
+_UNREAD_KEPT = 10  # transcripts nothing was read from, named by doctor
+_TAIL_BYTES = 65536  # of a transcript, read by a Stop hook for the turn its last message ends
 _SEEN_KEYS_KEPT = 5000
 _PRECOMPRESS_GROWTH = 64 * 1024  # bytes a transcript grows before Gemini's PreCompress recaptures
 _FINAL_EVENTS = frozenset(("SessionEnd", "sessionEnd", "session_end", "Stop-final"))
@@ -9639,13 +9727,28 @@ class _Capture:
         final = bool(fields.get("event") in _FINAL_EVENTS if final is None else final)
         read = os.path.abspath(fields["transcript"]) if fields.get("transcript") else ""
         job = dict(fields, format=fmt, created=_now_iso(), attempts=0, final=final, transcript=read)
-        if job.get("last_message"):  # the hook's text reaches disk redacted
-            job["last_message"] = self.store.clean(str(job["last_message"]))
+        if job.get("last_message"):  # the hook's text reaches disk redacted, as its exchange is
+            said = self._said_before(read, str(job.get("prompt") or ""))
+            job["last_message"] = self.store.clean(str(job["last_message"]), said)
         session = _slug(job.get("session") or "session", 12)
         name = "%d-%s-%s.json" % (int(time.time() * 1000), session, _new_id())
         path = os.path.join(self.queue, name)
         _atomic_write(path, _json_text(job))
         return path
+
+    def _said_before(self, transcript, prompt):
+        """The values the hook's prompt and the end of its JSON-lines transcript (the last
+        _TAIL_BYTES) mask: a secret named there is one when the last message says it bare."""
+        said, texts = set(), [prompt]
+        with contextlib.suppress(OSError, ValueError, AgentmemError):
+            with open(transcript, "rb") as f:
+                f.seek(max(0, f.seek(0, 2) - _TAIL_BYTES))
+                start, tail = f.tell(), f.read().decode("utf-8", "replace")
+            fmt = _detect_format(transcript, tail[tail.find("\n") + 1 :])
+            if fmt in ("claude", "codex"):  # Gemini rewrites one file: read whole, it costs
+                texts += [e.text for e in read_transcript(transcript, fmt, start)[0]]
+        self.store.clean("\n".join(texts), said)
+        return said
 
     def grew_enough(self, fields):
         """False for an automatic Gemini CLI PreCompress whose transcript grew by less than
@@ -9844,15 +9947,16 @@ class _Capture:
         # the state is kept on disk: a transcript's name or a session id can hold a secret
         key = self.store.clean(job.get("transcript") or "session:" + (job.get("session") or ""))
         ts = self._transcript_state(state, key)
+        first = not ts.get("seen")
         events, info = self.job_events(job, ts)
         if info.get("skipped"):
             self.log("%s:%s" % (key, _skipped_lines(info["skipped"])))
+        if job.get("transcript") and first:
+            self._note_unread(state, key, _unread(events, info), info, ts)
         seen = set(ts.get("seen") or [])
         fresh = [e for e in events if e.key not in seen]
         keys = [e.key for e in fresh]  # as read: the next capture sees the same text
-        for e in fresh:  # secrets go before anything is cut or joined: never half a key
-            if e.role != "result":
-                e.text = self.store.clean(e.text)
+        self._clean_exchange(fresh)  # secrets go before anything is cut or joined
         session = job.get("session") or info.get("session") or _slug(os.path.basename(key), 36)
         info["cwd"] = info.get("cwd") or job.get("cwd") or ""
         context = ts.setdefault("context", {})
@@ -9881,6 +9985,28 @@ class _Capture:
         with self.store.lock():
             _atomic_write(self.state_path, _json_text(state))
         return stored
+
+    def _clean_exchange(self, events):
+        """Mask the secrets of a session's events in place, each value masked in one of them
+        masked wherever the others say it (redact's `said`): a tool's output is never kept,
+        yet what it masks is a secret too."""
+        said = set()
+        for e in events:
+            text = self.store.clean(e.text[: 20000 if e.role == "result" else None], said)
+            e.text = e.text if e.role == "result" else text
+        for e in events:  # where the exchange says a value before it is named a secret
+            e.text = e.text if e.role == "result" else _mask_said(e.text, said)
+
+    def _note_unread(self, state, key, why, info, ts):
+        """Keep in the state (for doctor) and log a transcript nothing was read from (`why`),
+        at its first read; a session that said nothing (a short file) is none."""
+        unread = state.get("unread") if isinstance(state.get("unread"), dict) else {}
+        if why and (info.get("unread") or info.get("skipped") or ts.get("offset", 0) > 4096):
+            self.log("nothing read from %s: %s" % (key, why))
+            unread[key] = why
+        elif not why:
+            unread.pop(key, None)
+        state["unread"] = dict(list(unread.items())[-_UNREAD_KEPT:])
 
     @staticmethod
     def _transcript_state(state, key):
@@ -9911,8 +10037,8 @@ class _Capture:
                 ts["offset"] = offset
                 if info["format"] == "text" and fmt == "auto" and job.get("event") != "manual":
                     # an agent's hook names its JSON-lines transcript; any other file is none
-                    self.log("%s is no agent's transcript: not read" % job["transcript"])
-                    events, info = [], {"format": "none"}
+                    why = info.get("unread") or "plain text: no agent's transcript"
+                    events, info = [], {"format": "none", "unread": why}
                 # Claude Code 2.x keeps sub-agents beside the session
                 if info.get("format") == "claude":
                     events += self.subagent_events(job["transcript"], ts)
@@ -13188,6 +13314,11 @@ def _doctor_capture(store):
             fix = "nothing to retry: their transcripts are gone; delete %s to clear this"
             fix %= os.path.join(cap.queue, "failed")
         out.append(("warn", what, fix))
+    unread = cap.load_state().get("unread")
+    if unread and isinstance(unread, dict):
+        path, why = list(unread.items())[-1]
+        what = "nothing was read from %d transcripts, the last: %s: %s" % (len(unread), path, why)
+        out.append(("warn", what, "a newer agentmem may read them; then capture --transcript"))
     return out
 
 
@@ -13714,14 +13845,9 @@ def _cmd_capture(args):
             return 0
         read = read_transcript(path, args.format)
         events, info, _offset = read
-        if not events:
-            if info.get("format") != "text":
-                raise AgentmemError(
-                    "%s holds no record agentmem can read as a %s transcript"
-                    % (args.transcript, info.get("format"))
-                )
-            _out("nothing to capture: %s holds no conversation" % args.transcript)
-            return 0
+        why = _unread(events, info)
+        if why:
+            raise AgentmemError("nothing read from %s: %s" % (args.transcript, why))
         cwd = os.path.abspath(args.cwd or os.getcwd())
         store = _store(args, cwd)
         fields = {
@@ -13740,7 +13866,7 @@ def _cmd_capture(args):
             raise AgentmemError("capture failed (kept in the queue for a retry): %s" % errors[0])
         skipped = info.get("skipped")
         said = (stored, args.transcript, store.root, _skipped_lines(skipped))
-        _out("captured %d memories from %s into %s%s" % said)
+        _out("captured %d memories from %s into %s%s" % said + " (known already)" * (not stored))
         return 0
     return _capture_hook(args)
 

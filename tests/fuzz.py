@@ -150,12 +150,13 @@ class Transcript:
         except ValueError:
             return None
 
-    def write(self, folder, raws):
+    def write(self, folder, raws, head=None):
         path = os.path.join(folder, os.path.basename(self.path))
         with open(path, "wb") as f:
-            if self.legacy:
-                head = json.dumps(self.head)[:-1].encode()
-                f.write(head + b', "messages": [\n' + b",\n".join(raws) + b"\n]}\n")
+            if self.legacy:  # a mutated header: all on one line, as json.dumps writes it
+                nl = b"" if head else b"\n"
+                head = head or json.dumps(self.head)[:-1].encode()
+                f.write(head + b', "messages": [' + nl + (b"," + nl).join(raws) + nl + b"]}\n")
             else:
                 f.write(b"\n".join(raws) + b"\n")
         return path
@@ -165,13 +166,15 @@ def run_case(t, i, raw, folder, original, said=_said):
     """None when the mutated record i cost itself only, else what went wrong. What the other
     records say is what the transcript says without record i (and says with it: without it a
     later record may read differently, a wait on a command it started)."""
-    try:
-        reference = said(t.write(folder, t.raws[:i] + t.raws[i + 1:])) & original
+    head, raws = (raw, t.raws) if i is None else (None, t.raws[:i] + [raw] + t.raws[i + 1:])
+    try:  # (i None: a legacy chat's header, before its messages, is the record)
+        reference = original if i is None else said(t.write(folder, raws[:i] + raws[i + 1:]))
+        reference &= original
     except (agentmem.AgentmemError, RuntimeError):
         reference = collections.Counter()  # the record was all there was
     net, agentmem._RECORD_ERRORS = agentmem._RECORD_ERRORS, ()
     try:
-        got = said(t.write(folder, t.raws[:i] + [raw] + t.raws[i + 1:]))
+        got = said(t.write(folder, raws, head))
     except (agentmem.AgentmemError, RuntimeError) as e:
         return "lost: %s" % e
     except Exception as e:  # noqa: BLE001 -- what the fuzz is for
@@ -191,6 +194,10 @@ def cases(paths, per, seed):
     for path in paths:
         t = Transcript(path)
         picked = collections.Counter()
+        if t.legacy:  # its header nested past the parser's depth: the messages stay
+            for mutation, raw in mutants(t.head, json.dumps(t.head).encode(), rng):
+                if mutation in ("deep", "deeper"):
+                    yield t, None, mutation, raw[:-1]
         for i in rng.sample(range(len(t.raws)), len(t.raws)):
             record = t.record(i)
             for mutation, raw in mutants(record, t.raws[i], rng):

@@ -403,6 +403,27 @@ def test_a_merge_that_moves_one_memorys_text_into_its_neighbour_is_reported(tmp_
     assert [(f["kind"], f["memory"]["type"]) for f in json.loads(p.stdout)] == [("conflict", "decision")]
 
 
+def test_a_block_a_merge_joined_from_two_memories_names_both_and_loses_neither(tmp_path, monkeypatch):
+    # one clone forgets X; the other edits X and its neighbour Y; the merge keeps both texts
+    a, b, rel = two_clones(tmp_path, monkeypatch, TEXTS)
+    x, y = [m["id"] for m in json.loads(am("list", "--json", cwd=a).stdout)][1:]
+    am("forget", x, cwd=a, check=0)
+    git(a, "commit", "-qam", "forget")
+    git(a, "push", "-q", "origin", "HEAD")
+    edit(b, rel, ("port 8080", "port 9090"), ("up to 30 seconds", "up to 60 seconds"))
+    git(b, "pull", "-q", "--no-rebase", "origin", "HEAD")
+    texts = [m["text"] for m in json.loads(am("list", "--json", cwd=b).stdout)]
+    assert any("port 9090" in t for t in texts) and any("up to 60 seconds" in t for t in texts)
+    # the block such a merge can leave: X's new text, then Y's old one (two lines of it)
+    edit(b, rel, ("port 9090", "port 9090\nRetries back off exponentially\nup to 30 seconds"))
+    p = am("check", "--json", cwd=b)
+    [finding] = json.loads(p.stdout)
+    assert p.returncode == 1 and finding["kind"] == "conflict" and finding["memory"]["id"] == x
+    assert "joined %s and %s" % (x, y) in finding["detail"] and "up to 30 seconds" in finding["memory"]["text"]
+    assert "up to 60 seconds" in am("show", y, cwd=b).stdout       # both texts stay, for a person
+    assert x in am("review", "--json", cwd=b).stdout
+
+
 def test_a_hand_edit_is_not_a_conflict_and_a_clean_store_checks_clean(tmp_path, monkeypatch):
     a, b, rel = two_clones(tmp_path, monkeypatch, TEXTS)
     edit(a, rel, ("port 8080", "port 9090\nbehind the nginx proxy"))

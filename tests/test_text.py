@@ -236,6 +236,14 @@ LOOK_ALIKES = [
  "gh secret set DEPLOY_KEY --body $DEPLOY_KEY", "npm config set registry https://registry.npmjs.org/",
  "test_resetPasswordViaEmailLinkFlow", "build-20240115093000123456789", "fix/PAY-112-move-done-tickets",
  "main.go:12:3:error:undefined", "12:00:00:UTC:ok",
+ # an example's placeholder password, an integrity hash, a trace id, a commit, a digest, a UUID
+ "DATABASE_URL=postgres://user:password@localhost:5432/app", "mysql://root:changeme@localhost/shop",
+ "redis://:xxx@localhost:6379/0", "amqp://guest:<password>@rabbit:5672",
+ '<script src="/app.js" integrity="sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC">',
+ "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+ "reverted 9fceb02d0ae598e95dc970b74767f19372d61af8 on main",
+ "image digest sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+ "the order id is 3f2b8c1e-9d4a-4e6f-8a7b-1c2d3e4f5a6b",
 ]
 
 
@@ -274,6 +282,28 @@ def test_code_that_only_looks_like_a_secret_is_left_alone():
     assert [(x, agentmem.redact(x)) for x in LOOK_ALIKES if agentmem.redact(x) != x] == []
 
 
+# (how the person names a secret, a value of that kind): the kinds that have no prefix of their own
+NAMED_BARE = [
+    ("Our identity provider's client secret is %s, keep it out of git.", "8Q~xY7kLmN3pQrStUv_WxYz-AbCdEfGhIj2Kl9Mn"),
+    ("The CDN API token: %s", "Zk3nW9pQ2rXv7LmT4yBc8HdJ1fGs6AeKoPuRi5Nq"),
+    ("The search cluster's admin key is %s.", "6be0576ff61c053d5f9a3225e2a90f76"),
+    ("metrics api key %s", "9a8b7c6d5e4f30211f2e3d4c5b6a7980"),
+    ("payments client secret = %s", "EOq2cWx9Lm3Nv8Bk7Jh6Gf5Dd4Ss3Aa2Qq1Ww0Ee9Rr8Tt7Yy6Uu5Ii4Oo3Pp2"),
+    ("the web framework's secret key is %s", "k#9m!x2@v$p7q^z&w3e*r(t)y_u+i-o=a1s4d6f8g0h"),
+    ("log in to staging with the password %s", "Autumn2031!"),
+]
+
+
+@pytest.mark.parametrize("named,value", NAMED_BARE)
+def test_a_value_named_a_secret_once_is_masked_where_it_stands_bare(named, value):
+    said = set()
+    assert value not in redact(named % value, said=said)
+    used = "Configured the smoke tests to read %s from the vault; they pass." % value
+    assert redact(used, said=said) == "Configured the smoke tests to read [REDACTED] from the vault; they pass."
+    assert value not in redact((named % value) + " Then use " + value + " in CI.")   # one text: the same
+    assert redact(used) == used                          # named nowhere: a word like any other
+
+
 def test_metadata_and_the_hook_text_are_redacted_too(store, tmp_path):
     key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     p = am("import", "-", input=json.dumps({"text": "Deploy notes", "files": ["deploy/%s.txt" % key],
@@ -304,6 +334,25 @@ def test_a_secret_the_person_pastes_reaches_no_file_of_the_store(store, tmp_path
     am("capture", "--sync", input=hook_json("sess-key", path), check=0)
     everything = b"".join(f.read_bytes() for f in store.rglob("*") if f.is_file())
     assert key.encode() not in everything and b"signing secret was rotated" in everything
+
+
+def test_a_key_the_person_named_is_masked_in_the_agent_s_words_at_every_entry_point(store, tmp_path):
+    from sessions import hook_json, render_claude
+    key = "6be0576ff61c053d5f9a3225e2a90f76"          # 32 hex: like a digest, but the person named it
+    steps = [("user", "The search cluster's admin key is %s. Wire it into the smoke tests." % key),
+             ("tool", "Bash", {"command": "cat .env.test"}, "SEARCH_ADMIN_KEY=%s" % key),
+             ("assistant", "Configured the smoke tests to read %s from the vault; they pass now." % key)]
+    path = tmp_path / "t.jsonl"
+    path.write_text(render_claude(steps, "sess-named"))
+    am("capture", "--sync", input=hook_json("sess-named", path), check=0)
+    # the Stop hook's last message, with the turn it ends in the transcript
+    stop = json.loads(hook_json("sess-named", path, event="Stop"))
+    stop["last_assistant_message"] = "Smoke tests read %s from the vault; they pass." % key
+    am("capture", input=json.dumps(stop), env={"AGENTMEM_DISABLE": ""})
+    am("remember", "Staging admin key is %s; the smoke tests use %s too." % (key, key), check=0)
+    everything = b"".join(f.read_bytes() for f in store.rglob("*") if f.is_file())
+    assert key.encode() not in everything
+    assert b"smoke tests to read [REDACTED] from the vault" in everything
 
 
 @pytest.mark.parametrize("text,secret", [

@@ -106,6 +106,46 @@ def test_codex_rollout_uses_one_stream_and_skips_injected_context(tmp_path):
     assert ["go.mod"] in [e.files for e in events if e.role == "call"]
 
 
+def test_a_codex_rollout_of_the_2025_layout_is_read_with_the_session_s_time(tmp_path, store):
+    from conftest import am
+    big = "# Repository guide\n" + "- Keep handlers small and typed.\n" * 3000    # a first line past 64 KB
+    lines = [{"id": "5e1f", "timestamp": "2025-08-20T09:00:00Z", "instructions": big,
+              "git": {"branch": "dev", "commit_hash": "abc123"}},
+             {"record_type": "state"},
+             {"type": "message", "id": None, "role": "user", "content": [
+                 {"type": "input_text", "text": "<environment_context>\ncwd: /w\n</environment_context>"}]},
+             {"type": "message", "id": None, "role": "user", "content": [
+                 {"type": "input_text", "text": "Make the importer skip rows without an ISBN."}]},
+             {"record_type": "state"},
+             {"type": "function_call", "id": "fc_1", "name": "shell", "call_id": "c1",
+              "arguments": json.dumps({"command": ["bash", "-lc", "pytest tests/test_import.py"]})},
+             {"type": "function_call_output", "call_id": "c1",
+              "output": json.dumps({"output": "3 passed", "metadata": {"exit_code": 0}})},
+             {"type": "message", "id": None, "role": "assistant", "content": [
+                 {"type": "output_text", "text": "The importer now skips rows without an ISBN; tests pass."}]}]
+    path = write(tmp_path, "rollout-2025.jsonl", "\n".join(json.dumps(x) for x in lines) + "\n")
+    events, info, _ = read_transcript(path)
+    assert info["format"] == "codex" and info["session"] == "5e1f" and info["branch"] == "dev"
+    assert [(e.role, e.text) for e in events if e.role in ("user", "assistant")] == [
+        ("user", "Make the importer skip rows without an ISBN."),
+        ("assistant", "The importer now skips rows without an ISBN; tests pass.")]
+    assert {e.ts for e in events} == {"2025-08-20T09:00:00Z"} and [e.ok for e in events if e.role == "result"] == [True]
+    p = am("capture", "--transcript", path)
+    assert p.returncode == 0 and "captured 0" not in p.stdout, p.stdout + p.stderr
+
+
+def test_a_transcript_nothing_is_read_from_is_named_in_the_log_and_by_doctor(tmp_path, store):
+    from conftest import am
+    from sessions import hook_json
+    path = write(tmp_path, "other.jsonl", "".join(json.dumps({"turn": n, "said": "hi %d" % n}) + "\n"
+                                                  for n in range(300)))
+    am("capture", "--sync", input=hook_json("s-other", path), check=0)
+    log = (store / "local" / "worker.log").read_text()
+    assert "nothing read from" in log and "JSON lines of a layout agentmem does not read" in log
+    p = am("doctor", "--json")
+    assert "nothing was read from 1 transcripts" in p.stdout and "other.jsonl" in p.stdout, p.stdout
+
+
 def test_gemini_jsonl_rewrites_and_legacy_json(tmp_path):
     lines = [{"sessionId": "g1", "projectHash": "h", "startTime": "2026-04-23T12:00:00Z"},
              {"id": "a", "type": "user", "content": [{"text": "Use uv run for every command."}]},
@@ -191,9 +231,11 @@ def test_what_is_not_a_transcript_is_refused_in_one_line(tmp_path, store):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     unreadable = write(tmp_path, "odd.jsonl", '{"type": "user", "message": 7}\n')
+    unknown = write(tmp_path, "other.jsonl", '{"turn": 1, "said": "hi"}\n{"turn": 2, "said": "ok"}\n')
     for path, code, said in ((binary, 1, "is not a transcript: it is binary"),
                              (tmp_path, 1, "is a folder, not a transcript"),
-                             (unreadable, 1, "holds no record agentmem can read as a claude"),
+                             (unreadable, 1, "no message of the person or the agent in it, read as claude"),
+                             (unknown, 1, "JSON lines of a layout agentmem does not read (first record: turn, said)"),
                              (empty, 0, "nothing to capture")):
         p = am("capture", "--transcript", path)
         out = (p.stdout + p.stderr).strip()
