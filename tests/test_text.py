@@ -350,6 +350,8 @@ def test_a_key_the_person_named_is_masked_in_the_agent_s_words_at_every_entry_po
     stop["last_assistant_message"] = "Smoke tests read %s from the vault; they pass." % key
     am("capture", input=json.dumps(stop), env={"AGENTMEM_DISABLE": ""})
     am("remember", "Staging admin key is %s; the smoke tests use %s too." % (key, key), check=0)
+    line = {"text": "The search admin key is %s." % key, "tags": ["search"], "asked": "use %s in CI" % key}
+    am("import", "-", input=json.dumps(line) + "\n", check=0)
     everything = b"".join(f.read_bytes() for f in store.rglob("*") if f.is_file())
     assert key.encode() not in everything
     assert b"smoke tests to read [REDACTED] from the vault" in everything
