@@ -2042,8 +2042,8 @@ def redact(text, extra_patterns=(), said=None):
     >>> redact('{"password": "correct horse"} and AWS AKIAIOSFODNN7EXAMPLE')
     '{"password": [REDACTED]} and AWS [REDACTED]'
     >>> said = set(); _ = redact("The admin key is 3kd9Xq7ZpL2mVb8R", said=said)
-    >>> redact("Tests now read 3kd9Xq7ZpL2mVb8R from the vault.", said=said)
-    'Tests now read [REDACTED] from the vault.'
+    >>> redact("The exporter signs with 3kd9Xq7ZpL2mVb8R now.", said=said)
+    'The exporter signs with [REDACTED] now.'
     """
     if not text:
         return text
@@ -2807,8 +2807,8 @@ _CLAUDE_ONLY_TYPES = frozenset(
 def _detect_format(path, head):
     """'claude', 'codex', 'gemini' or 'text', from a file's name and first bytes."""
     stripped = head.lstrip()
-    if stripped.startswith("{") and path.endswith(".json") and re.search(_GEMINI_KEYS, head):
-        return "gemini"  # its header's keys come first, "messages" maybe past a long value
+    if stripped.startswith("{") and path.endswith(".json") and _GEMINI_KEYS_REGEX.search(head):
+        return "gemini"
     votes = set()
     for line in (x.strip() for x in head.split("\n")[:40]):
         if not line.startswith("{"):
@@ -2905,7 +2905,10 @@ def _jsonl(text):
     return bool(rest.strip())
 
 
-_GEMINI_KEYS = r'^\s*\{\s*"(?:sessionId|projectHash|startTime|lastUpdated)"\s*:|"messages"\s*:\s*\['
+# a legacy Gemini chat: its header's first key, or its messages (past a long header value)
+_GEMINI_KEYS_REGEX = _LazyRegex(
+    r'^\s*\{\s*"(?:sessionId|projectHash|startTime|lastUpdated)"\s*:|"messages"\s*:\s*\['
+)
 _GEMINI_MESSAGE_REGEX = _LazyRegex(r'\{\s*"(?:id|type)"\s*:')
 
 
@@ -2958,7 +2961,7 @@ def read_transcript(path, fmt="auto", offset=0):
         return [], info, new_offset
     if fmt == "text":
         return _parse_text(text, info), info, new_offset
-    if fmt == "gemini" and text.lstrip().startswith("{") and re.search(_GEMINI_KEYS, text):
+    if fmt == "gemini" and text.lstrip().startswith("{") and _GEMINI_KEYS_REGEX.search(text):
         try:  # Gemini's legacy form: one JSON object
             whole = json.loads(text)
         except (ValueError, RecursionError):  # one broken message: read the others
@@ -8024,14 +8027,14 @@ class Store:
         sources, session (it names a file) and every other metadata key, however nested; a
         value one field names a secret is one in all (the text's key, the request's)."""
         said = set()
-        m.extra = self._clean_value(m.extra, said=said)  # "asked": the words that named it
         m.text = self.clean(_text_lines(m.text), said)
+        m.extra = self._clean_value(m.extra, said=said)  # "asked": the request that named it
+        m.text = _mask_said(m.text, said)  # ... and the value the text says bare
         m.tags = [self.clean(_one_line(str(t)), said) for t in m.tags]
         m.files = [self.clean(_one_line(str(f)), said) for f in m.files]
         m.source = self.clean(_one_line(str(m.source or "")), said)
         m.sources = [self.clean(_one_line(str(x)), said) for x in m.sources]
         m.session = self.clean(_one_line(str(m.session or "")), said)
-        m.extra = self._clean_value(m.extra, said=said)  # and again: what the text named
         return m
 
     def _clean_value(self, value, depth=0, said=None):
@@ -9615,6 +9618,7 @@ _AGENT_OF_FORMAT = {"claude": "claude-code", "codex": "codex", "gemini": "gemini
 _MAX_JOB_ATTEMPTS = 6
 _UNREAD_KEPT = 10  # transcripts nothing was read from, named by doctor
 _TAIL_BYTES = 65536  # of a transcript, read by a Stop hook for the turn its last message ends
+_RESULT_READ_CHARS = 4000  # of a tool's output, read for the secrets it masks (an .env it printed)
 _SEEN_KEYS_KEPT = 5000
 _PRECOMPRESS_GROWTH = 64 * 1024  # bytes a transcript grows before Gemini's PreCompress recaptures
 _FINAL_EVENTS = frozenset(("SessionEnd", "sessionEnd", "session_end", "Stop-final"))
@@ -9992,7 +9996,8 @@ class _Capture:
         yet what it masks is a secret too."""
         said = set()
         for e in events:
-            text = self.store.clean(e.text[: 20000 if e.role == "result" else None], said)
+            cut = _RESULT_READ_CHARS if e.role == "result" else None
+            text = self.store.clean(e.text[:cut], said)
             e.text = e.text if e.role == "result" else text
         for e in events:  # where the exchange says a value before it is named a secret
             e.text = e.text if e.role == "result" else _mask_said(e.text, said)
@@ -13298,9 +13303,9 @@ def _doctor_store(store):
 def _doctor_capture(store):
     """Doctor's items on the capture queue: waiting, failing and failed jobs."""
     cap = _Capture(store)
-    queued = len(cap.jobs())
+    state, queued = cap.load_state(), len(cap.jobs())
     failing, failed = cap.troubles()
-    last = cap.load_state().get("last_capture") or "never"
+    last = state.get("last_capture") or "never"
     why = " (%d failing: %s: %s)" % (len(failing), *failing[0][:2]) if failing else ""
     what = "capture queue: %d waiting%s, %d failed; last capture %s"
     level = "ok" if queued < 20 and not failing else "warn"
@@ -13314,7 +13319,7 @@ def _doctor_capture(store):
             fix = "nothing to retry: their transcripts are gone; delete %s to clear this"
             fix %= os.path.join(cap.queue, "failed")
         out.append(("warn", what, fix))
-    unread = cap.load_state().get("unread")
+    unread = state.get("unread")
     if unread and isinstance(unread, dict):
         path, why = list(unread.items())[-1]
         what = "nothing was read from %d transcripts, the last: %s: %s" % (len(unread), path, why)

@@ -111,11 +111,11 @@ def test_a_key_named_once_in_what_an_agent_remembers_is_masked_in_every_field(cl
     key = "9a8b7c6d5e4f30211f2e3d4c5b6a7980"                  # 32 hex: a digest's shape, named a key here
     client.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                   "clientInfo": {"name": "t", "version": "1"}})
-    saved = client.call("remember", text="The metrics API key is %s; the smoke tests read %s." % (key, key),
+    saved = client.call("remember", text="The metrics API key is %s; the exporter signs with %s." % (key, key),
                         type="fact", tags=[key])
     assert saved["isError"] is False
     on_disk = b"".join(f.read_bytes() for f in store.rglob("*") if f.is_file())
-    assert key.encode() not in on_disk and b"the smoke tests read [REDACTED]" in on_disk
+    assert key.encode() not in on_disk and b"the exporter signs with [REDACTED]" in on_disk
 
 
 def test_the_store_follows_the_project_directory(tmp_path, monkeypatch):

@@ -298,8 +298,8 @@ NAMED_BARE = [
 def test_a_value_named_a_secret_once_is_masked_where_it_stands_bare(named, value):
     said = set()
     assert value not in redact(named % value, said=said)
-    used = "Configured the smoke tests to read %s from the vault; they pass." % value
-    assert redact(used, said=said) == "Configured the smoke tests to read [REDACTED] from the vault; they pass."
+    used = "The nightly export now signs its requests with %s, and it passes." % value
+    assert redact(used, said=said) == "The nightly export now signs its requests with [REDACTED], and it passes."
     assert value not in redact((named % value) + " Then use " + value + " in CI.")   # one text: the same
     assert redact(used) == used                          # named nowhere: a word like any other
 
@@ -339,22 +339,22 @@ def test_a_secret_the_person_pastes_reaches_no_file_of_the_store(store, tmp_path
 def test_a_key_the_person_named_is_masked_in_the_agent_s_words_at_every_entry_point(store, tmp_path):
     from sessions import hook_json, render_claude
     key = "6be0576ff61c053d5f9a3225e2a90f76"          # 32 hex: like a digest, but the person named it
-    steps = [("user", "The search cluster's admin key is %s. Wire it into the smoke tests." % key),
+    steps = [("user", "The search cluster's admin key is %s. Let the nightly export use it." % key),
              ("tool", "Bash", {"command": "cat .env.test"}, "SEARCH_ADMIN_KEY=%s" % key),
-             ("assistant", "Configured the smoke tests to read %s from the vault; they pass now." % key)]
+             ("assistant", "The nightly export now signs its requests with %s, and it passes." % key)]
     path = tmp_path / "t.jsonl"
     path.write_text(render_claude(steps, "sess-named"))
     am("capture", "--sync", input=hook_json("sess-named", path), check=0)
     # the Stop hook's last message, with the turn it ends in the transcript
     stop = json.loads(hook_json("sess-named", path, event="Stop"))
-    stop["last_assistant_message"] = "Smoke tests read %s from the vault; they pass." % key
+    stop["last_assistant_message"] = "The export job signs with %s now." % key
     am("capture", input=json.dumps(stop), env={"AGENTMEM_DISABLE": ""})
-    am("remember", "Staging admin key is %s; the smoke tests use %s too." % (key, key), check=0)
-    line = {"text": "The search admin key is %s." % key, "tags": ["search"], "asked": "use %s in CI" % key}
+    am("remember", "Staging admin key is %s; the export job signs with %s too." % (key, key), check=0)
+    line = {"text": "The search admin key is %s." % key, "tags": ["search"], "asked": "sign with %s" % key}
     am("import", "-", input=json.dumps(line) + "\n", check=0)
     everything = b"".join(f.read_bytes() for f in store.rglob("*") if f.is_file())
     assert key.encode() not in everything
-    assert b"smoke tests to read [REDACTED] from the vault" in everything
+    assert b"now signs its requests with [REDACTED], and it passes" in everything
 
 
 @pytest.mark.parametrize("text,secret", [
