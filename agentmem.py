@@ -5513,6 +5513,15 @@ _VERSION_ASKS = frozenset("--version -V -v version --help -h help".split())
 _KIND_ORDER = ("install", "generate", "build", "typecheck", "lint", "format", "test", "run")
 _COMMAND_KEY_WORDS = 3  # a command is known by its program and up to two more words
 _NOT_COMMANDS = frozenset("cd source . export set echo printf pwd true sleep clear".split())
+# what runs the command after it (its own flags read past): `time cargo build` runs cargo
+_READ_THROUGH = frozenset("env time sudo nohup nice".split())
+_CODE_SPAN_REGEX = _LazyRegex(r"`([^`\n]{3,200})`")  # a command as a note gives it
+# a mark: a word that names one thing exactly (an identifier, a path, a flag, a version)
+_MARK_WORD_REGEX = _LazyRegex(r"(?<![\w./:-])(?:--?)?\w[\w.:/-]*\w")
+# a line's end in a shell script, outside quotes and not after a backslash (a quote is kept)
+_LINE_END_REGEX = _LazyRegex(r"""('[^']*'|"(?:\\.|[^"\\])*")|(?<!\\)\n""")
+# a word of a command a note gives that stands for any: `<file>`, `{name}`, `[args]`, `...`
+_PLACEHOLDER_REGEX = _LazyRegex(r"^(?:<.*>|\{.*\}|\[.*\]|\.\.\.|…)$")
 # a line of a command's output that says it failed; a Python traceback's last line says why
 _WARNING_LEAD = r"[^\w\n]*(?:npm )?warn"  # how a line of a warning starts ("npm warn ...")
 _FAILURE_REGEX = _LazyRegex(
@@ -5568,22 +5577,25 @@ def _shell_words(command):
     return words
 
 
-def _command_segments(command):
-    """[(words, piped)] of a shell command line: its `&&`/`;` parts, each cut at its first pipe,
-    without redirections and without the parts that only set the scene (cd, export, echo).
+def _command_segments(command, pipes=False):
+    """[(words, piped)] of a shell command line: its `&&`/`;`/`&` parts, each cut at its first
+    pipe (`pipes`: each part of a pipe a command of its own), without redirections, without the
+    parts that only set the scene (cd, export, echo), read through `env`, `time`, `sudo` and
+    the like; a `VAR=value` before the program stays.
 
-    >>> _command_segments("cd app && npm run build 2>&1 | tail -5; echo 'a; b'")
+    >>> _command_segments("cd app && time npm run build 2>&1 | tail -5; echo 'a; b'")
     [(['npm', 'run', 'build'], True)]
     """
     out, cur, piped, skip = [], [], False, False
     for w in _shell_words(command) + [";"]:
-        if w in ("&&", "||", ";", "&"):
+        if w in ("&&", "||", ";", "&") or w == "|" and pipes:
+            cur = _read_through(cur)
             if cur and cur[0] not in _NOT_COMMANDS and not all(re.match(r"^\w+=", w) for w in cur):
                 out.append((cur, piped))
-            cur, piped, skip = [], False, False
+            cur, piped, skip = [], w == "|", False
         elif w == "|":
             piped = skip = True  # what the output is piped through says nothing
-        elif skip:
+        elif skip and skip != "next":
             continue
         elif re.match(r"^[<>&]+$", w):
             skip = "next"  # a redirection and its target
@@ -5592,6 +5604,25 @@ def _command_segments(command):
         else:
             cur.append(w)
     return [(words, p) for words, p in out if words]
+
+
+def _read_through(words):
+    """A command's words without what only runs it (`sudo -E`, `env`, `time`), its `VAR=value`
+    settings kept.
+
+    >>> _read_through("DB=x.db sudo -E time cargo build".split())
+    ['DB=x.db', 'cargo', 'build']
+    """
+    out, i = [], 0
+    while i < len(words) and (words[i] in _READ_THROUGH or re.match(r"^\w+=", words[i])):
+        if words[i] in _READ_THROUGH:
+            i += 1
+            while i < len(words) and words[i].startswith("-"):
+                i += 1
+        else:
+            out.append(words[i])
+            i += 1
+    return out + words[i:]
 
 
 def _is_path(word):
@@ -5624,6 +5655,13 @@ def _command_key(words):
     return " ".join(key)
 
 
+def _shell_line(words):
+    """Words as a shell line, a word with a space in it quoted."""
+    import shlex
+
+    return " ".join(shlex.quote(w) if " " in w else w for w in words)
+
+
 def _command_shown(words):
     """A command as a note shows it: its words up to the first file argument or `--` (what
     it is run on changes; how it is run does not).
@@ -5631,20 +5669,64 @@ def _command_shown(words):
     >>> _command_shown("npx prettier --write test/a.test.ts".split())
     'npx prettier --write'
     """
-    import shlex
-
     out = []
     for w in words:
         if w == "--" or (out and _is_path(w)):
             break
         out.append(w)
-    return _clip(" ".join(shlex.quote(w) if " " in w else w for w in out), _COMMAND_CHARS)
+    return _clip(_shell_line(out), _COMMAND_CHARS)
 
 
 def _asks(words):
     """Whether a command only asks a program its version or help (`node --version`): what is
     installed, not how anything here is run."""
     return len(words) == 2 and words[1] in _VERSION_ASKS
+
+
+def _exact_words(text):
+    """The marks of a text, lower-cased: words with a digit, a dot, a slash, a colon or an
+    underscore inside, a camelCase word or a flag, of four characters or more.
+
+    >>> sorted(_exact_words("Run `npm run e2e --watch` in src/app, see parseFEN() and v2.9.1 now."))
+    ['--watch', 'e2e', 'parsefen', 'src/app', 'v2.9.1']
+    """
+    out = set()
+    for w in _MARK_WORD_REGEX.findall(text):
+        if len(w) < 3 or w.isdigit() or w[0].isdigit() and "." not in w:
+            continue
+        if w.startswith("-") or re.search(r"\d|\w[._/:]\w|[a-z][A-Z]", w):
+            out.add(w.lower())
+    return out
+
+
+def _commands_of(text):
+    """The commands a note gives (`code spans` of two words or more), lower-cased."""
+    spans = (" ".join(c.split()).lower() for c in _CODE_SPAN_REGEX.findall(text))
+    return [c for c in spans if " " in c]
+
+
+def _runs_of(text):
+    """The commands a shell call runs, each as its words (see _command_segments): its lines,
+    chains and each part of its pipes apart.
+
+    >>> _runs_of('cd api && DB="x.db" cargo build --release 2>&1 | tail -5 &')
+    [['DB=x.db', 'cargo', 'build', '--release'], ['tail', '-5']]
+    """
+    text = _LINE_END_REGEX.sub(lambda m: m.group(1) or ";", str(text or "").replace("\\\n", " "))
+    return [words for words, _piped in _command_segments(text, pipes=True)]
+
+
+def _runs_note(note, run):
+    """Whether a command run (its words) is one a note gives (its words): the same program
+    and command, and every word of the note's in it (a placeholder stands for any).
+
+    >>> note, runs = "python3 -m pytest t/", ("python3 -m pytest t/ -x", "python3 -m mypy t/")
+    >>> [_runs_note(note.split(), run.split()) for run in runs]
+    [True, False]
+    """
+    if _command_key(run) != _command_key(note):
+        return False
+    return all(w in run for w in note if not _PLACEHOLDER_REGEX.match(w))
 
 
 def _command_kind(key):
@@ -7514,10 +7596,16 @@ _NEVER_USED_WEIGHT = 0.5  # ... ranks this much lower
 
 
 def _never_used(m):
-    """Whether a memory was told often (_NEVER_USED_TOLD sessions) and never used."""
+    """Whether a memory was told often (_NEVER_USED_TOLD sessions) and never used, when it is
+    of the kind a transcript can show used: it gives a command, a path or a flag (a decision or
+    a convention with none of them is never "never used": nothing the agent runs can show it).
+    """
     ev = m.extra.get("use")
     told = ev.get("told") if isinstance(ev, dict) else 0
-    return isinstance(told, int) and told >= _NEVER_USED_TOLD and not ev.get("used")
+    if not (isinstance(told, int) and told >= _NEVER_USED_TOLD) or ev.get("used"):
+        return False
+    marks = _exact_words(m.text)
+    return bool(m.files or _commands_of(m.text) or any(k[0] == "-" or "/" in k for k in marks))
 
 
 class Store:
@@ -9201,25 +9289,6 @@ _OUTCOMES = ("used", "ignored", "contradicted")
 _COMMON_MARK_SHARE = 0.02  # a mark in more of the store's memories than this is no evidence
 _USED_GAIN, _USED_CEILING = 0.02, 0.9  # a used note's confidence gain, never past the ceiling
 _TOLD_ID_REGEX = _LazyRegex(r"^- \[([0-9a-z]{8}) · ", re.M)
-_CODE_SPAN_REGEX = _LazyRegex(r"`([^`\n]{3,200})`")
-# a mark: a word that names one thing exactly (an identifier, a path, a flag, a version)
-_MARK_WORD_REGEX = _LazyRegex(r"(?<![\w./:-])(?:--?)?\w[\w.:/-]*\w")
-
-
-def _exact_words(text):
-    """The marks of a text, lower-cased: words with a digit, a dot, a slash, a colon or an
-    underscore inside, a camelCase word or a flag, of four characters or more.
-
-    >>> sorted(_exact_words("Run `npm run e2e --watch` in src/app, see parseFEN() and v2.9.1 now."))
-    ['--watch', 'e2e', 'parsefen', 'src/app', 'v2.9.1']
-    """
-    out = set()
-    for w in _MARK_WORD_REGEX.findall(text):
-        if len(w) < 3 or w.isdigit() or w[0].isdigit() and "." not in w:
-            continue
-        if w.startswith("-") or re.search(r"\d|\w[._/:]\w|[a-z][A-Z]", w):
-            out.add(w.lower())
-    return out
 
 
 def _log_told(store, session, hook, context, prompt="", at=None, source=""):
@@ -9314,10 +9383,9 @@ class _Told:
         return self._before[start]
 
     def runs(self, i):
-        """The commands of a shell call, split at ; && | and new lines, spaces made one."""
+        """The commands a shell call ran, each as its lower-cased words (_runs_of)."""
         if i not in self._runs:
-            parts = re.split(r"\s*(?:;|&&|\|\|?|\n)\s*", self.low[i])
-            self._runs[i] = [" ".join(r.split()) for r in parts]
+            self._runs[i] = _runs_of(self.low[i])
         return self._runs[i]
 
     def judge(self, m, start, prompt, used=None, rare=lambda k: True):
@@ -9329,18 +9397,20 @@ class _Told:
         prompt, before = prompt.lower(), self.before(start)
         said = m.text.split("\n" + _CALLS_MARK)[0]  # a passage's own words, not its calls
         fresh = lambda s: s not in prompt and s not in before  # noqa: E731
-        marks = {k for k in _exact_words(said) | {f.lower() for f in m.files} if fresh(k)}
+        gives = _commands_of(said)  # a command is used when run as it is, never by a word of it
+        marks = _exact_words(said) | {f.lower() for f in m.files}
+        marks -= set().union(*map(_exact_words, gives)) if gives else set()
         if m.type == "summary":  # a digest names what the work touched, which its sequel
             marks = set()  # touches anyway: only its commands and agentmem's replies count
-        marks = sorted((k for k in marks if rare(k)), key=len, reverse=True)  # longest first
-        commands = [(c, _exact_words(c)) for c in _commands_of(said) if fresh(c)]
+        marks = sorted((k for k in marks if fresh(k) and rare(k)), key=len, reverse=True)
+        commands = [(c, _runs_of(c)) for c in gives if fresh(c)]
         shown, asked = [], ""
         for i in range(start, len(self.events)):
             e, text = self.events[i], self.low[i]
             if e.role == "result":
                 if asked and m.id in text:  # a call brought the note back: agentmem's MCP
                     return "used", "opened it: %s" % asked  # tool, its command, its file
-                shown.append(text)
+                shown.append(("tool", text))
                 continue
             if e.role == "call":
                 asked = _clip(_one_line("%s %s" % (e.tool, e.text)), 80)
@@ -9352,27 +9422,24 @@ class _Told:
                     if words & set(tokenize(used[1])):
                         quote = _clip(_one_line(e.text), 160)
                         return "contradicted", '%s; then the person: "%s"' % (used[1], quote)
-                shown.append(text)  # what the person said since is theirs, not the note's
+                shown.append(("person", text))  # what the person said since is theirs
         return used or ("ignored", "")
-
-
-def _commands_of(text):
-    """The commands a note gives (`code spans` of two words or more), lower-cased."""
-    spans = (" ".join(c.split()).lower() for c in _CODE_SPAN_REGEX.findall(text))
-    return [c for c in spans if " " in c]
 
 
 def _use_of(e, text, commands, marks, shown, told, i):
     """(used, evidence) when event `i` of the agent carries a note's command or mark that no
     earlier tool output showed it (a path: nor its file name), else None."""
 
-    def unseen(k):
-        return not any(k in s or "/" in k and k.rsplit("/", 1)[1] in s for s in shown)
+    def unseen(k, by=("tool", "person")):
+        name = k.rsplit("/", 1)[1] if "/" in k else ""
+        return not any(k in s or name and name in s for who, s in shown if who in by)
 
-    for c, args in commands:
-        run = next((r for r in told.runs(i) if _same_command(c, r, args)), None)
-        if run and unseen(c):
-            return "used", "ran `%s`" % _clip(run, 120)
+    for c, gives in commands:  # a command the person did not give, whatever a tool printed
+        runs = told.runs(i)  # the note's command run, or what it quotes passed whole to one
+        run = next((r for r in runs for n in gives if _runs_note(n, r)), None)
+        run = run or next((r for r in runs if c in r[1:]), None)
+        if run and unseen(c, ("person",)):
+            return "used", "ran `%s`" % _clip(_shell_line(run), 120)
     for k in marks:
         if k in text and unseen(k):
             if e.role == "call" and any(f.lower().endswith(k) for f in e.files):
@@ -9381,22 +9448,6 @@ def _use_of(e, text, commands, marks, shown, told, i):
             who = "a call" if e.role == "call" else "the agent"
             return "used", 'named `%s`: %s "%s"' % (k, who, _clip(_one_line(line), 140))
     return None
-
-
-def _same_command(note, run, args=None):
-    """Whether a command run is the one a note gives: it holds it whole, or it is the same
-    program and subcommand with the note's own arguments (`args`: its flags, paths,
-    versions) in it.
-
-    >>> _same_command("nix develop --command go version", "nix develop --command go build")
-    True
-    >>> _same_command("npm run e2e:ci", "npm run build"), _same_command("npm test", "npm ci")
-    (False, False)
-    """
-    if note in run:
-        return True
-    marks = _exact_words(note) if args is None else args
-    return bool(marks) and run.split()[:2] == note.split()[:2] and all(k in run for k in marks)
 
 
 def _repeats(note, text):
@@ -9960,7 +10011,7 @@ class _Capture:
         seen = set(ts.get("seen") or [])
         fresh = [e for e in events if e.key not in seen]
         keys = [e.key for e in fresh]  # as read: the next capture sees the same text
-        self._clean_exchange(fresh)  # secrets go before anything is cut or joined
+        self._clean_exchange(events)  # secrets go before anything is cut, joined or judged
         session = job.get("session") or info.get("session") or _slug(os.path.basename(key), 36)
         info["cwd"] = info.get("cwd") or job.get("cwd") or ""
         context = ts.setdefault("context", {})
@@ -9968,8 +10019,8 @@ class _Capture:
         memories += _episode(fresh, final=bool(job.get("final")), context=context)
         # the heuristic memories are written before any LLM call: an interrupted run loses nothing
         # the notes told to the session are judged as they were told, before this capture
-        # rewrites any of them (its own digest)
-        _judge_session(self.store, (job.get("session"), info.get("session")), fresh, ts)
+        # rewrites any of them (its own digest), on all it did since (a command run again too)
+        _judge_session(self.store, (job.get("session"), info.get("session")), events, ts)
         stored = self.store_memories(memories, session, info, job, context, fresh)
         cfg = _llm_settings() if llm else None
         if cfg and sum(len(e.text) for e in fresh if e.role in ("user", "assistant")) >= 200:

@@ -11,8 +11,12 @@ made from it, cut at the person's turn nearest its middle:
      session), and what the prompt hook tells for each of its first N real prompts;
   3. the whole transcript is captured again, and each note told to the second part is marked
      used, ignored or contradicted, with its evidence (docs/trust.md).
-Every mark is printed with the note and its evidence, to be read one by one; the last line
-counts them: notes told, used, ignored, contradicted.
+Every mark is printed with the note and its evidence, to be read one by one, and under it
+every command the agent ran after the tell that the note names in any form (the same program
+and command, `=` when it is the note's command as the judge reads it, `~` when only its program
+and command are): so a reader counts the misses as well as the wrong marks. The last line
+counts them: notes told, used, ignored, contradicted, and missed (a note not marked used whose
+command the agent ran as the note gives it).
 
 --sessions makes one chain of separate sessions instead (say, the three spotter sessions of
 one project, in the order they ran): each captured in turn, each told what the store held
@@ -64,6 +68,27 @@ def _cut(events):
     return min(turns[1:], key=lambda i: abs(i - middle))
 
 
+def _ran(events):
+    """Every command the agent ran in these events, as its words (lower-cased)."""
+    calls = (e for e in events if e.role == "call" and e.tool.lower() in agentmem._SHELL_TOOLS)
+    return [run for e in calls for run in agentmem._runs_of(e.text.lower())]
+
+
+def _named(note, runs):
+    """[(exact?, run)] of the runs that a note's commands name in any form: the same program
+    and command (the first two words of its key)."""
+    said = note.split("\n" + agentmem._CALLS_MARK)[0]
+    gives = [(c, n) for c in agentmem._commands_of(said) for n in agentmem._runs_of(c)]
+    out = []
+    for run in runs:
+        key = agentmem._command_key(run).split()[:2]
+        forms = [(c, n) for c, n in gives if agentmem._command_key(n).split()[:2] == key]
+        exact = any(agentmem._runs_note(n, run) or c in run[1:] for c, n in forms)
+        if forms and (exact, run) not in out:
+            out.append((exact, run))
+    return out
+
+
 def _capture(store, path, session):
     with contextlib.redirect_stdout(io.StringIO()):
         agentmem.main(
@@ -104,8 +129,10 @@ def chain(transcript, prompts=6):
         shutil.copyfile(transcript, path)
         _capture(store, path, session)
         marks = agentmem._outcomes(agentmem.open_store(store, cwd=folder))
+        runs = _ran(events[cut:])
         for x in marks:
             x["note"], x["transcript"] = notes.get(x["id"], "?"), os.path.basename(transcript)
+            x["ran"] = _named(x["note"], runs)
         return marks
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -134,12 +161,14 @@ def session_chain(paths, prompts=6):
                     )
             notes = {m.id: m.text for m in s.memories()} if s.exists() else {}
             _capture(store, transcript, session)
+            runs = _ran(events)
             for x in agentmem._outcomes(agentmem.open_store(store, cwd=folder)):
                 if x.get("session") == session:
                     x["note"], x["transcript"] = (
                         notes.get(x["id"], "?"),
                         os.path.basename(transcript),
                     )
+                    x["ran"] = _named(x["note"], runs)
                     marks.append(x)
         return marks
     finally:
@@ -238,10 +267,23 @@ def main(argv=None):
                     x.get("evidence") or "-",
                 )
             )
+            for exact, run in x["ran"][:8]:
+                print("    ran %s %s" % ("=" if exact else "~", agentmem._shell_line(run)[:160]))
+            if x["ran"]:
+                print()
     counts = {k: sum(x["outcome"] == k for x in marks) for k in agentmem._OUTCOMES}
+    missed = sum(x["outcome"] != "used" and any(e for e, _r in x["ran"]) for x in marks)
     print(
-        "evidence chains: %d transcripts, notes told %d, used %d, ignored %d, contradicted %d"
-        % (len(paths), len(marks), counts["used"], counts["ignored"], counts["contradicted"])
+        "evidence chains: %d transcripts, notes told %d, used %d, ignored %d, contradicted %d,"
+        " missed %d"
+        % (
+            len(paths),
+            len(marks),
+            counts["used"],
+            counts["ignored"],
+            counts["contradicted"],
+            missed,
+        )
     )
     return 0
 

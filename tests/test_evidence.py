@@ -22,7 +22,8 @@ NOTES = {
 STEPS = [
     ("user", "Push the checkout fix"),
     ("tool", "Bash", {"command": "npm run e2e:ci"}, "12 passed"),
-    ("assistant", "Green. Deploying with fly deploy --strategy bluegreen as agreed."),
+    ("assistant", "Green. Deploying as agreed."),
+    ("tool", "Bash", {"command": "fly deploy --strategy bluegreen"}, "deploying v42"),
     ("user", "No, we don't do bluegreen anymore, deploys are rolling now."),
     ("tool", "Bash", {"command": "grep -rn webhook src"}, "src/queue.ts:3: const KEY = 'hooks:v2' // webhook"),
     ("assistant", "The queue key hooks:v2 is in src/queue.ts, left as it is."),
@@ -109,7 +110,7 @@ def test_the_hooks_log_what_they_told_and_stats_and_doctor_show_the_share_used(t
 
 def test_a_note_told_often_and_never_used_ranks_lower_and_show_says_why(store):
     s = agentmem.open_store(str(store))
-    a = s.remember("The billing cron runs hourly", type="fact")[0]
+    a = s.remember("The billing cron runs `bin/billing --hourly` every hour", type="fact")[0]
     b = s.remember("The billing cron retries twice on failure", type="fact")[0]
     first = [h.memory.id for h in s.recall("billing cron")]
     a.extra["use"] = {"told": agentmem._NEVER_USED_TOLD, "used": 0, "contradicted": 0}
@@ -117,6 +118,18 @@ def test_a_note_told_often_and_never_used_ranks_lower_and_show_says_why(store):
     after = [h.memory.id for h in agentmem.open_store(str(store)).recall("billing cron")]
     assert first[0] == a.id and after[0] == b.id
     assert "ranks lower: told to 10 or more sessions and never used" in am("show", a.id, check=0).stdout
+
+
+def test_a_decision_nothing_run_can_show_used_keeps_its_rank_however_often_told(store):
+    s = agentmem.open_store(str(store))
+    a = s.remember("We chose hourly billing runs over nightly ones: fewer retries", type="decision")[0]
+    s.remember("The billing retries back off twice", type="fact")
+    first = [h.memory.id for h in s.recall("billing runs hourly")]
+    a.extra["use"] = {"told": 3 * agentmem._NEVER_USED_TOLD, "used": 0, "contradicted": 0}
+    s.update(a)
+    after = [h.memory.id for h in agentmem.open_store(str(store)).recall("billing runs hourly")]
+    assert first[0] == after[0] == a.id
+    assert "ranks lower" not in am("show", a.id, check=0).stdout
 
 
 def test_a_note_the_agent_recalled_through_mcp_is_used_and_a_repeat_of_the_prompt_is_not(
@@ -186,3 +199,35 @@ def test_a_prompt_the_transcript_writes_otherwise_is_found_by_its_time(tmp_path,
     path.write_text(render_codex(steps, "s-t"))     # times 09:00:10, :20, :30, :40
     am("capture", "--transcript", path, "--session", "s-t", "--no-llm", check=0)
     assert agentmem.open_store(str(store)).get(note.id).extra["use"]["used"] == 1
+
+
+# (the command a note gives, what the agent ran, whether that is a use of the note)
+SHELL_FORMS = [
+    ("DATABASE_URL=sqlite://x.db cargo build --release",            # quotes are the shell's
+     'DATABASE_URL="sqlite://x.db" cargo build --release 2>&1 | tail -5', True),
+    ("DATABASE_URL=sqlite://x.db cargo build --release", "cargo build --release", False),
+    ("npm run lint", "cd web && npm run lint", True),                # a cd before it
+    ("npm run lint", "npm ci && time npm run lint > lint.log", True),  # a chain, a redirection
+    ("make test", "sudo -E make test &", True),                      # sudo, run in background
+    ("make test", "env CI=1 make test", True),                       # env and its settings
+    ("pytest -x tests/", "git stash; pytest -x tests/ -q | tee out.txt", True),
+    ("grep -rn TODO src", "ls src | grep -rn TODO src", True),       # after a pipe
+    ("npm test -- <file>", "npm test -- src/cart.test.ts", True),    # a placeholder
+    ("python3 -m pytest tests/", "python3 -m mypy tests/", False),   # another module, same flag
+    ("npm run e2e:ci", "npm run e2e", False),
+    ("cargo test --workspace", "echo cargo test --workspace", False),
+]
+
+
+@pytest.mark.parametrize("gives,ran,used", SHELL_FORMS)
+def test_a_note_s_command_is_used_when_the_agent_runs_it_as_a_shell_reads_it(
+        tmp_path, store, capsys, gives, ran, used):
+    s = agentmem.open_store(str(store))
+    note = s.remember("Builds here run as `%s`." % gives, type="convention")[0]
+    agentmem._log_told(s, "s-sh", "start", block([note.id]), source="startup")
+    path = tmp_path / "sh.jsonl"
+    path.write_text(render_claude([("user", "go on"), ("tool", "Bash", {"command": ran}, "ok")], "s-sh"))
+    agentmem.main(["capture", "--store", str(store), "--transcript", str(path),
+                   "--session", "s-sh", "--no-llm"])
+    got = agentmem.open_store(str(store)).get(note.id).extra.get("use")
+    assert got == {"told": 1, "used": int(used), "contradicted": 0}
