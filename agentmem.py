@@ -5513,6 +5513,13 @@ _VERSION_ASKS = frozenset("--version -V -v version --help -h help".split())
 _KIND_ORDER = ("install", "generate", "build", "typecheck", "lint", "format", "test", "run")
 _COMMAND_KEY_WORDS = 3  # a command is known by its program and up to two more words
 _NOT_COMMANDS = frozenset("cd source . export set echo printf pwd true sleep clear".split())
+# programs that look at, find or move files: what they are run on (`find tests`, `rm
+# x.test-backup`, `test -d ctx`) never makes them a build, a test or a run; nor does a shell's
+# own `if` or `for` (a script, not a command)
+_FILE_PROGRAMS = frozenset(
+    "ls cat find grep rg rm cp mv mkdir touch head tail wc sed awk chmod ln stat du tree test ["
+    " test-path get-childitem get-content if for foreach while".split()
+)
 # what runs the command after it (its own flags read past): `time cargo build` runs cargo
 _READ_THROUGH = frozenset("env time sudo nohup nice".split())
 _CODE_SPAN_REGEX = _LazyRegex(r"`([^`\n]{3,200})`")  # a command as a note gives it
@@ -5678,9 +5685,11 @@ def _command_shown(words):
 
 
 def _asks(words):
-    """Whether a command only asks a program its version or help (`node --version`): what is
-    installed, not how anything here is run."""
-    return len(words) == 2 and words[1] in _VERSION_ASKS
+    """Whether a command only asks a program its version or help (`node --version`, `python3
+    -m pytest --version`) or where a program is (`which -a python3`): what is installed, not
+    how anything here is run."""
+    asks = len(words) == 2 and words[1] in _VERSION_ASKS or words[-1] in ("--version", "--help")
+    return asks or words[0] in ("which", "whereis", "type")
 
 
 def _exact_words(text):
@@ -5731,6 +5740,8 @@ def _runs_note(note, run):
 
 def _command_kind(key):
     """The kind of a command key (see _COMMAND_KINDS), or '' for one of no kind."""
+    if key.split()[:1] and key.split()[0].lower() in _FILE_PROGRAMS:
+        return ""
     key = " ".join(w for w in key.split() if not _is_path(w))  # `rm rollup.js` builds nothing
     for kind, pattern in _COMMAND_KINDS:
         if re.search(pattern, key, re.I):
@@ -5849,8 +5860,10 @@ class _Commands:
             len(words) > 2 and words[-2] in ("-c", "-e") for words, _p in segments
         )
         error = _failure_line(text)
-        if re.search(r"\bcd:|cd: no such|can't cd", error or text[:200]):
-            return  # the folder was wrong: the command never ran
+        if re.search(
+            r"\bcd:|cd: no such|can't cd|failed in sandbox|sandbox error", error + text[:200]
+        ):
+            return  # the folder was wrong, the harness's sandbox stopped it: it never ran
         piped = any(p for _w, p in segments)
         failing, runs, good = self.state["failing"], self.state["runs"], self.state["ok"]
         runs[key] = runs.get(key, 0) + 1
@@ -10875,6 +10888,101 @@ def _withheld(m):
     )
 
 
+# where one machine keeps its own state: a home folder (stored as ~), a temp or scratch folder,
+# a session's id in a path, a PATH of its own: what holds there holds on no other clone
+_MACHINE_STATE_REGEX = _LazyRegex(
+    r"(?:^|[\s`'\"=(:,])(?:~[/\\]|/tmp/|/var/folders/|/private/|/home/|/Users/|\$TMPDIR|%TEMP%)"
+    r"|(?i:[a-z]:[\\/]users[\\/])|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-|\bPATH="
+)
+_PROSE_SHARE = 0.6  # a note's letters among its other signs: prose; fewer, pasted data
+_LOG_TIME_REGEX = _LazyRegex(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")  # a log line's own time
+# who wrote a memory to be read alone: a person (remember, import), an agent (MCP), the
+# project's docs, a record a session wrote; anything else was cut from a session's words
+_SAVED_BY = (None, "agent", "scan", "record", "import")
+_ACRONYM_REGEX = _LazyRegex(r"\b[A-Z]{2,}[A-Z0-9]*\b")
+_LACKS_REGEX = _LazyRegex(r"`[^`]+` is not installed here")  # _Commands' note of a machine
+# what a note that stands on its own says of the thing it names, by its type
+_SAYS = {
+    "rule": "a rule",
+    "convention": "a convention",
+    "decision": "a choice",
+    "dead-end": "tried and rejected",
+    "todo": "left to do",
+    "fact": "how to work here",
+}
+
+
+def _stands(m, names=(), twin=None):
+    """(the thing a note names, what it says of it) when a reader with no session behind them
+    can act on it at a session's start, else ('', why not). The thing is one the project
+    names: a file, a `command`, an identifier, a path, a flag, a version, an acronym, a
+    well-known tool, or a word the store names as code elsewhere (`names`, _code_names).
+    A note written to be read alone (_SAVED_BY) needs none. What holds on one machine only
+    (its home, temp folders, a session's id, its own PATH, a program it lacks) is no way to
+    work on another clone.
+
+    >>> said = {"by": "person"}
+    >>> _stands(Memory("Let's use this one instead and modify the rest", "decision", extra=said))
+    ('', 'names nothing the project names')
+    >>> _stands(Memory("Run `make e2e` before a release", type="convention"))
+    ('`make e2e`', 'a convention')
+    """
+    # what it tells to do: a command's note quotes the output that proved it, the rest is theirs
+    told = " ".join(_CODE_SPAN_REGEX.findall(m.text)) if m.extra.get("by") == "tools" else m.text
+    if twin:
+        return "", "a near-duplicate of %s, which is newer" % twin
+    if _MACHINE_STATE_REGEX.search(told) or _LACKS_REGEX.match(m.text):
+        return "", "one machine's state, not the project's"
+    text = re.sub(r"`[^`]*`", "", m.text)  # what it says around the code it quotes
+    letters = len(re.findall(r"[^\W\d_]", text))
+    pasted = _LOG_TIME_REGEX.search(m.text) or '\\"' in m.text  # a log's time, escaped JSON
+    if letters < _PROSE_SHARE * len("".join(text.split())) or pasted:
+        return "", "pasted data or a log line, not a sentence"
+    span = _CODE_SPAN_REGEX.search(m.text)
+    marks = sorted(_exact_words(m.text), key=lambda k: (-len(k), k))
+    marks += [p for p in _FILE_MENTION_REGEX.findall(m.text) if p.lower() not in _NOT_PATHS]
+    marks += _ACRONYM_REGEX.findall(m.text)  # TDD, API, JWT: a practice, an interface, a format
+    tools = [w for w in re.findall(r"\w[\w.+-]*", m.text) if _tool_kinds(tokenize(w)[:1])]
+    thing = m.files[0] if m.files else span and "`%s`" % span.group(1) or (marks + tools + [""])[0]
+    said = thing and re.search(re.escape(thing), m.text, re.I)  # as written, not lower-cased
+    thing = said.group() if said else thing or _said_name(m.text, names)
+    if not thing and m.extra.get("by") in _SAVED_BY:  # written to be read alone, on purpose
+        thing = "its own words, saved on purpose"
+    return (thing, _SAYS.get(m.type, m.type)) if thing else ("", "names nothing the project names")
+
+
+def _said_name(text, names):
+    """A word, or two words said apart, that the store gives as code elsewhere (`names`): the
+    project's own ("prompt injection" of `PromptInjection`), or ''."""
+    words = re.findall(r"\w+", text) if names else []
+    pairs = ["".join(pair) for pair in zip(words, words[1:])]
+    return next((w for w in words + pairs if (tokenize(w) or [""])[0] in names), "")
+
+
+def _standing(mems, names, alone, title):
+    """(memory, the thing it names or '' when it does not stand on its own, what it says or
+    why not) of each of a section's memories; of a section told as it is (`alone` false: the
+    last sessions' digests, what relates to the work), (memory, None, what the section is)."""
+    newer = _newer_twins(mems) if alone else {}
+    for m in mems:
+        yield (m, *_stands(m, names, newer.get(m.id))) if alone else (m, None, title.lower())
+
+
+def _newer_twins(mems):
+    """{id: the id of a newer note of the same type saying nearly the same} of `mems`: word
+    pairs shared as much as _REPEATED_JACCARD, numbers aside ("warns on every run" twice,
+    one count apart, is one note: the newer tells it)."""
+    pairs = [(m, _shingles(re.sub(r"\d+", "0", m.text))) for m in mems]
+    out = {}
+    for m, a in pairs:
+        for k, b in pairs:
+            if k.type == m.type and (k.updated or k.created) > (m.updated or m.created):
+                if _jaccard(a, b) >= _REPEATED_JACCARD:
+                    out[m.id] = k.id
+                    break
+    return out
+
+
 def _undone_since(m, ran):
     """Whether what a command did in one session (still failing at its end, refused, not
     installed: what _Commands says of it) is undone by what a later session said of the same
@@ -10972,7 +11080,13 @@ def _newest_of_slots(mems):
 
 
 def _build_context(
-    store, cwd=None, budget=_DEFAULT_BUDGET_TOKENS, query="", source="startup", session=""
+    store,
+    cwd=None,
+    budget=_DEFAULT_BUDGET_TOKENS,
+    query="",
+    source="startup",
+    session="",
+    explain=None,
 ):
     """The markdown notes block inject prints, or '' when there is nothing to say; never a
     memory of `session`, the one told, unless it starts again after a compaction (resumed, it
@@ -10984,7 +11098,11 @@ def _build_context(
     the current branch, changed files or `query`; then less certain, stale or
     unmerged ones, marked. Never a superseded memory, one a merge joined with
     another version, an archived one, or (outside "related") a scanned one.
-    Everything sits in one fenced block no stored text can close.
+    Everything sits in one fenced block no stored text can close. A rule, a convention, a
+    decision, a dead end, how to work here and a todo is told only when it stands on its own
+    (_stands), and one note a thing: of two near-duplicates, the newer. `explain`, a list,
+    gets (memory, section, the thing it names, None when it is held, what it says or why it
+    is held) of each note weighed.
     """
     if not store.exists():
         return ""
@@ -10993,20 +11111,26 @@ def _build_context(
     root = store.project_root(cwd) or cwd or ""
     limit = min(_HOOK_CONTEXT_CAP, max(400, int(budget) * _CHARS_PER_TOKEN))
     sections, used, deferred = [], set(), []
+    names, why = set(_gate(store).get("names") or ()), [] if explain is None else explain
 
-    def section(title, mems, flag_stale=True, low=False):
+    def section(title, mems, flag_stale=True, low=False, alone=True):
         lines = []
-        for m in mems:
+        for m, thing, says in _standing(mems, names, alone, title):
             if m.id in used or _withheld(m) or session and m.session == session:
                 continue
-            flags = _start_flags(store, m, root, flag_stale)
-            if flags and not low:
-                deferred.append(m)  # kept for the last section
+            if thing == "":
+                used.add(m.id)  # held: told in no section of this start
+                why.append((m, title, None, says))
                 continue
-            if low and not flags:
+            flags = _start_flags(store, m, root, flag_stale)
+            if (
+                bool(flags) != low
+            ):  # a flagged note waits for the last section, which takes no other
+                deferred.extend([m] if flags else [])
                 continue
             used.add(m.id)
             lines.append((m, _note_line(m, flags)))
+            why.append((m, title, thing or "", says))
         if lines:
             sections.append((title, lines))
 
@@ -11017,7 +11141,7 @@ def _build_context(
     # wrote: they are in the project's files, so they are told only when related to the work
     mems = [m for m in mems if not m.extra.get("scanned") and m.extra.get("by") != "record"]
     rules = [m for m in mems if m.type == "rule"]
-    section("Rules", rules)
+    section("Rules", rules, alone=False)  # a person reviewed each
     section(  # the person's, and what a person or an agent saved: never a claim of the
         # agent's prose a phrase rule typed (it is recalled when a prompt asks for it)
         "Conventions and decisions",
@@ -11042,9 +11166,9 @@ def _build_context(
     reported = _changes_reported(digests, idx, todos)
     todos = [m for m in todos if not _undone_since(m, ran) and not _done_since(m, reported)]
     section("Open todos", [m for m in (_left_now(idx, m) for m in todos) if m])
-    section("Last session", [_left_now(idx, d) for d in digests[:1]], flag_stale=False)
+    section("Last session", [_left_now(idx, d) for d in digests[:1]], False, alone=False)
     earlier = (_digest_now(idx, d) for d in digests[1 : 1 + _EARLIER_DIGESTS])
-    section("Earlier sessions", [d for d in earlier if d], flag_stale=False)
+    section("Earlier sessions", [d for d in earlier if d], False, alone=False)
     related = _related(store, cwd, query) if source != "prompt" else None
     if related:
         section(*related)
@@ -11055,6 +11179,31 @@ def _build_context(
     )
     store._hash_cache().save()
     return _notes_block(sections, limit, _preamble(store))
+
+
+def _start_explained(store, cwd, budget, query=""):
+    """[{id, type, section, verdict, names, says, text}] of each note a session's start weighs:
+    verdict "told" (it names `names` and `says` what of it), "held" (`says` why it does not
+    stand on its own) or "cut" (past the budget)."""
+    why = []
+    context = _build_context(store, cwd, budget, query, explain=why) if store.exists() else ""
+    told, rows = set(_TOLD_ID_REGEX.findall(context)), []
+    for m, section, thing, said in why:
+        verdict = "held" if thing is None else "told" if m.id in told else "cut"
+        says = said if verdict != "cut" else "over the %d-token budget" % budget
+        text = _clip(_one_line(m.text), 200)
+        rows.append(
+            dict(
+                id=m.id,
+                type=m.type,
+                section=section,
+                verdict=verdict,
+                names=thing or "",
+                says=says,
+                text=text,
+            )
+        )
+    return rows
 
 
 def _inject_budget(cfg, prompt=False, asked=None):
@@ -11521,17 +11670,35 @@ def _gate_bar(store, refresh=False):
     index's size, the null prompts): with `refresh` (after a capture, a reindex) found again
     when the store changed since; else as kept, and found only where none fits (a store just
     cloned, a new agentmem): a prompt's hook pays nothing for it."""
+    return _gate(store, refresh)["bar"]
+
+
+def _gate(store, refresh=False):
+    """{"bar": the store's bar, "names": the stems of what its memories name as code}, kept
+    in local/gate.json (see _gate_bar)."""
     path = os.path.join(store.local, "gate.json")
     on = [*store.index().stats_of("mem"), zlib.crc32(_NULL_PROMPTS.encode())]
     kept = _local_json(path) or {}
     bar, was = kept.get("bar"), kept.get("on")
     if type(bar) in (int, float) and isinstance(was, list) and was[2:] == on[2:]:
-        if was == on or not refresh:
-            return float(bar)
-    bar = _calibrate(store)
+        if was == on and isinstance(kept.get("names"), list) or not refresh:
+            return kept  # a prompt reads it as kept; a capture finds what it lacks
+    kept = {"bar": _calibrate(store), "on": on, "names": _code_names(store.memories())}
     with contextlib.suppress(OSError):  # read-only: found again next time
-        _atomic_write(path, json.dumps({"bar": bar, "on": on}), durable=False)
-    return bar
+        _atomic_write(path, json.dumps(kept), durable=False)
+    return kept
+
+
+def _code_names(mems):
+    """The stems a store's memories name as code, each whole (files, the programs of
+    `commands`, identifiers, paths, flags), rare in English: the project's own names."""
+    out = set()
+    for m in mems:
+        programs = [c.split()[0] for c in _CODE_SPAN_REGEX.findall(m.text) if c.split()]
+        for bit in list(m.files) + programs + list(_exact_words(m.text)):
+            if bit[:1] != "-":  # a flag's word is any word: `--style`
+                out.update(tokenize(bit)[:1])  # whole: `PromptInjection`, never its "prompt"
+    return sorted(t for t in out if len(t) > 3 and t not in _STOP_WORDS and not _common(t))
 
 
 def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
@@ -12468,9 +12635,17 @@ def _page_next(store, root, params):
     )
     bars = _svg_bars([("told", used)], over=budget, of="tokens")
     told = "<pre>%s</pre>" % _esc(context) if context else "<p>Nothing: no note is told.</p>"
+    rows = "".join(  # why each note is told or held (`agentmem inject --explain`)
+        f'<tr><td>{r["verdict"]}</td><td><a href="/m/{r["id"]}">{r["id"]}</a> {_esc(r["type"])}'
+        f"</td><td>{_esc(r['names'] or '-')}</td><td>{_esc(r['says'])}</td>"
+        f"<td>{_esc(r['text'])}</td></tr>"
+        for r in ([] if prompt else _start_explained(store, root or None, budget))
+    )
+    why = "<h2>Why each note</h2><table><tr><th>verdict</th><th>note</th><th>names</th>"
+    why = why + "<th>says, or why not</th><th>text</th></tr>%s</table>" % rows if rows else ""
     return "Next session", (
         f"<h1>What the next session is told</h1>{form}<p>For {_esc(what)}: {len(context)} "
-        f'characters, about {used} of {budget} tokens.</p>{bars}{told}<p class="small muted">'
+        f'characters, about {used} of {budget} tokens.</p>{bars}{told}{why}<p class="small muted">'
         "Correct it at the source: edit, forget or confirm the memories it names.</p>"
     )
 
@@ -13744,9 +13919,14 @@ def _in_subagent(d):
 @_hook_command("inject")
 def _cmd_inject(args):
     """Print the notes for a session (or a prompt), or nothing."""
-    d = _read_hook_input() if not args.query else {}
+    if args.explain:
+        args.format = args.format or "text"
+    args.format = args.format or "json"
+    d = _read_hook_input() if not (args.query or args.explain) else {}
     fields = _hook_fields(d)
     store = open_store(getattr(args, "store", None), cwd=fields["cwd"])
+    if args.explain:
+        return _explain_start(store, fields["cwd"], _inject_budget(store.read_config()), args)
     cfg = store.read_config()
     if os.environ.get("AGENTMEM_NO_INJECT") == "1" or cfg.get("inject") is False:
         return  # injection off, capture and recall still on
@@ -13774,6 +13954,22 @@ def _cmd_inject(args):
                 _log_told(store, fields["session"], "prompt", context, fields["prompt"])
             else:
                 _log_told(store, fields["session"], "start", context, source=fields["source"])
+
+
+def _explain_start(store, cwd, budget, args):
+    """inject --explain: each note a session start would weigh, told or not, and why."""
+    rows = _start_explained(store, cwd, budget, args.query or "")
+    if args.format == "json":
+        return _json_out(rows)
+    for r in rows:
+        head = "names %s: %s" % (r["names"], r["says"]) if r["names"] else r["says"]
+        _out(
+            "%-4s [%s · %s] %s: %s" % (r["verdict"].upper(), r["id"], r["type"], r["section"], head)
+        )
+        _out("     %s" % r["text"])
+    if not rows:
+        _out("nothing to tell at a session's start in %s" % store.root)
+    return 0
 
 
 def _cmd_review(args):
@@ -14487,12 +14683,13 @@ _command(
     "inject", _cmd_inject, "print notes for the start of a session (a SessionStart hook command)",
     ["agentmem inject         # SessionStart hook: JSON on stdin, Claude/Codex/Gemini JSON out",
      "agentmem inject --format text --query 'payments refactor'",
-     "agentmem inject --prompt   # UserPromptSubmit hook: notes only when clearly relevant"],
+     "agentmem inject --prompt   # UserPromptSubmit hook: notes only when clearly relevant",
+     "agentmem inject --explain  # why each note is told at a session's start, or held"],
     "Print the project's rules, conventions and decisions, how to run things here, open todos, the "
     "last session's digest and memories related to the branch and changed files, within a token "
     "budget, as quoted notes (data, not instructions). With --prompt, the few passages the prompt "
     "clearly needs, or nothing. Prints nothing and exits 0 when it cannot help.",
-    _arg("--format", choices=("json", "text", "cursor"), default="json",
+    _arg("--format", choices=("json", "text", "cursor"), default=None,
          help="json: Claude Code / Codex / Gemini hook JSON (default); text: plain markdown; "
          "cursor: Cursor's sessionStart JSON"),
     _arg("--budget", type=_at_least(_MIN_BUDGET_TOKENS), default=None, metavar="TOKENS",
@@ -14501,6 +14698,10 @@ _command(
     _arg("--query", help="also include memories about this"),
     _arg("--prompt", action=_FLAG,
          help="UserPromptSubmit mode: read the prompt, add only clearly relevant memories"),
+    _arg("--explain", action=_FLAG,
+         help="each note a session's start weighs: TOLD with the thing it names and what it "
+         "says of it, HELD with why it does not stand on its own, CUT past the budget "
+         "(--format json for a list)"),
 )
 _command(
     "mcp", _cmd_mcp,

@@ -38,6 +38,16 @@ def test_the_command_of_each_kind_that_passed_is_how_to_work_here():
                              "test `npm run test:unit`.")]   # the broader form; no git, version or probe
 
 
+def test_a_command_is_labelled_by_the_role_it_plays_never_by_what_it_is_run_on():
+    mems = learned(ran(("find tests -name '*.py'", "tests/a.py", True),
+                       ("rm app.test-backup", "", True),
+                       ("test -d context", "", True),
+                       ("which -a python3", "/usr/bin/python3", True),
+                       ("python3 -m pytest --version", "pytest 8.3.2", True),
+                       ("make build", "ok", True)))
+    assert mems == [("fact", "Commands that passed here: build `make build`.")]
+
+
 def test_a_failure_fixed_by_an_edit_is_a_bug_with_its_error_cause_and_files():
     mems = learned(ran(("uv run app --help", "Traceback (most recent call last):\n  File x\n"
                                              "TypeError: 'Router' object is not callable", False),

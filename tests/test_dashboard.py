@@ -131,7 +131,8 @@ def test_the_key_moves_into_a_cookie_and_out_of_the_address(store, filled):
 def test_pages_answer_with_a_strict_policy_and_show_what_is_stored(filled, served):
     for path, expect in (("/", "Memories by type"), ("/search?q=refund+webhook", "retry.go"),
                          ("/review", "unreviewed"), ("/sessions", "Sessions"),
-                         ("/next", "SessionStart"), ("/next?prompt=money+in+cents", "integer cents"),
+                         ("/next", "SessionStart"), ("/next", "Why each note"),
+                         ("/next?prompt=money+in+cents", "integer cents"),
                          ("/check", "Check")):
         status, body, headers = served.get(path)
         assert status == 200 and expect in body, path

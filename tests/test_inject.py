@@ -485,6 +485,37 @@ def test_how_to_run_things_here_is_told_at_start(store):
     assert "staging database" not in text                         # a fact is told when asked
 
 
+def test_a_start_note_must_stand_on_its_own_and_explain_says_why_each_is_told_or_held(store):
+    s = agentmem.open_store()
+    pointed = s.remember("Let's take that one and change the rest to match", type="decision")[0]
+    scratch = s.remember("Scratch work goes in /tmp/run-5f2c9a1e-77b0-4c3d-9e21-0a1b2c3d4e5f/out",
+                         type="convention")[0]
+    old = s.remember("`make bundle` warns on every run: 12 files skipped", type="convention")[0]
+    new = s.remember("`make bundle` warns on every run: 14 files skipped", type="convention")[0]
+    told = s.remember("Release notes go in CHANGELOG.md, newest first", type="convention")[0]
+    s.close()
+    old.updated, new.updated = "2026-11-01T00:00:00Z", "2026-11-20T00:00:00Z"
+    for m in (pointed, scratch, old, new, told):
+        m.extra["by"] = "person"  # cut from a session's words, not written to be read alone
+        agentmem.open_store().update(m)
+    text = context()
+    assert "CHANGELOG.md, newest first" in text and "14 files skipped" in text
+    for held in ("take that one", "/tmp/run-", "12 files skipped"):
+        assert held not in text, held
+    # held at start, never lost: recall still finds it; a note saved on purpose needs no name
+    agentmem.open_store().remember("Handlers stay short", type="convention")
+    assert "Handlers stay short" in context()
+    assert pointed.id in am("recall", "take that one change the rest").stdout
+    rows = {r["id"]: r for r in json.loads(am("inject", "--explain", "--format", "json").stdout)}
+    assert rows[told.id]["verdict"] == "told" and rows[told.id]["names"] == "CHANGELOG.md"
+    assert rows[pointed.id] == dict(rows[pointed.id], verdict="held", says="names nothing the project names")
+    assert rows[scratch.id]["says"] == "one machine's state, not the project's"
+    assert rows[old.id]["says"] == "a near-duplicate of %s, which is newer" % new.id
+    lines = am("inject", "--explain").stdout
+    assert "TOLD [%s · convention] Conventions and decisions: names CHANGELOG.md" % told.id in lines
+    assert "HELD [%s · decision]" % pointed.id in lines
+
+
 def test_a_natural_prompt_gets_what_it_needs_and_a_near_miss_of_the_same_project_gets_nothing(store):
     remembered("The alert gateway speaks three delivery channels: SMS, email and Slack; the router "
                "keeps per-team rules.",
