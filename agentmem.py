@@ -5513,9 +5513,9 @@ _VERSION_ASKS = frozenset("--version -V -v version --help -h help".split())
 _KIND_ORDER = ("install", "generate", "build", "typecheck", "lint", "format", "test", "run")
 _COMMAND_KEY_WORDS = 3  # a command is known by its program and up to two more words
 _NOT_COMMANDS = frozenset("cd source . export set echo printf pwd true sleep clear".split())
-# programs that look at, find or move files: what they are run on (`find tests`, `rm
-# x.test-backup`, `test -d ctx`) never makes them a build, a test or a run; nor does a shell's
-# own `if` or `for` (a script, not a command)
+# programs that look at, find or move files: what they are run on (`grep -rn test src`, `rm
+# cache.test.old`, `test -f build.lock`) never makes them a build, a test or a run; nor does a
+# shell's own `if` or `for` (a script, not a command)
 _FILE_PROGRAMS = frozenset(
     "ls cat find grep rg rm cp mv mkdir touch head tail wc sed awk chmod ln stat du tree test ["
     " test-path get-childitem get-content if for foreach while".split()
@@ -5686,8 +5686,8 @@ def _command_shown(words):
 
 def _asks(words):
     """Whether a command only asks a program its version or help (`node --version`, `python3
-    -m pytest --version`) or where a program is (`which -a python3`): what is installed, not
-    how anything here is run."""
+    -m tox --version`) or where a program is (`which -a node`): what is installed, not how
+    anything here is run."""
     asks = len(words) == 2 and words[1] in _VERSION_ASKS or words[-1] in ("--version", "--help")
     return asks or words[0] in ("which", "whereis", "type")
 
@@ -10891,8 +10891,8 @@ def _withheld(m):
 # where one machine keeps its own state: a home folder (stored as ~), a temp or scratch folder,
 # a session's id in a path, a PATH of its own: what holds there holds on no other clone
 _MACHINE_STATE_REGEX = _LazyRegex(
-    r"(?:^|[\s`'\"=(:,])(?:~[/\\]|/tmp/|/var/folders/|/private/|/home/|/Users/|\$TMPDIR|%TEMP%)"
-    r"|(?i:[a-z]:[\\/]users[\\/])|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-|\bPATH="
+    r"(?:^|[\s`'\"=(:,])(?:~[/\\]|/tmp/|/var/folders/|/private/|\$TMPDIR|%TEMP%)"
+    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-|\bPATH="
 )
 _PROSE_SHARE = 0.6  # a note's letters among its other signs: prose; fewer, pasted data
 _LOG_TIME_REGEX = _LazyRegex(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")  # a log line's own time
@@ -10900,16 +10900,11 @@ _LOG_TIME_REGEX = _LazyRegex(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")  # a log line's 
 # project's docs, a record a session wrote; anything else was cut from a session's words
 _SAVED_BY = (None, "agent", "scan", "record", "import")
 _ACRONYM_REGEX = _LazyRegex(r"\b[A-Z]{2,}[A-Z0-9]*\b")
-_LACKS_REGEX = _LazyRegex(r"`[^`]+` is not installed here")  # _Commands' note of a machine
 # what a note that stands on its own says of the thing it names, by its type
-_SAYS = {
-    "rule": "a rule",
-    "convention": "a convention",
-    "decision": "a choice",
-    "dead-end": "tried and rejected",
-    "todo": "left to do",
-    "fact": "how to work here",
-}
+# fmt: off
+_SAYS = {"rule": "a rule", "convention": "a convention", "decision": "a choice",
+         "dead-end": "tried and rejected", "todo": "left to do", "fact": "how to work here"}
+# fmt: on
 
 
 def _stands(m, names=(), twin=None):
@@ -10922,16 +10917,21 @@ def _stands(m, names=(), twin=None):
     work on another clone.
 
     >>> said = {"by": "person"}
-    >>> _stands(Memory("Let's use this one instead and modify the rest", "decision", extra=said))
+    >>> _stands(Memory("Fine, go that way and adjust the others to fit", "decision", extra=said))
     ('', 'names nothing the project names')
     >>> _stands(Memory("Run `make e2e` before a release", type="convention"))
     ('`make e2e`', 'a convention')
     """
-    # what it tells to do: a command's note quotes the output that proved it, the rest is theirs
-    told = " ".join(_CODE_SPAN_REGEX.findall(m.text)) if m.extra.get("by") == "tools" else m.text
     if twin:
         return "", "a near-duplicate of %s, which is newer" % twin
-    if _MACHINE_STATE_REGEX.search(told) or _LACKS_REGEX.match(m.text):
+    # what it tells to do: a command's note quotes the output that proved it, the rest is theirs
+    told = " ".join(_CODE_SPAN_REGEX.findall(m.text)) if m.extra.get("by") == "tools" else m.text
+    lacks = _UNDONE_REGEX.match(m.text)  # _Commands' "`rg` is not installed here"
+    if (
+        _MACHINE_STATE_REGEX.search(told)
+        or _HOME_REGEX.search(told)
+        or (lacks and lacks.group().endswith(" is not installed here"))
+    ):
         return "", "one machine's state, not the project's"
     text = re.sub(r"`[^`]*`", "", m.text)  # what it says around the code it quotes
     letters = len(re.findall(r"[^\W\d_]", text))
@@ -10953,7 +10953,7 @@ def _stands(m, names=(), twin=None):
 
 def _said_name(text, names):
     """A word, or two words said apart, that the store gives as code elsewhere (`names`): the
-    project's own ("prompt injection" of `PromptInjection`), or ''."""
+    project's own ("rate limiter" of `RateLimiter`), or ''."""
     words = re.findall(r"\w+", text) if names else []
     pairs = ["".join(pair) for pair in zip(words, words[1:])]
     return next((w for w in words + pairs if (tokenize(w) or [""])[0] in names), "")
@@ -11123,9 +11123,7 @@ def _build_context(
                 why.append((m, title, None, says))
                 continue
             flags = _start_flags(store, m, root, flag_stale)
-            if (
-                bool(flags) != low
-            ):  # a flagged note waits for the last section, which takes no other
+            if bool(flags) != low:  # flagged: kept for the last section, which takes no other
                 deferred.extend([m] if flags else [])
                 continue
             used.add(m.id)
@@ -11191,18 +11189,8 @@ def _start_explained(store, cwd, budget, query=""):
     for m, section, thing, said in why:
         verdict = "held" if thing is None else "told" if m.id in told else "cut"
         says = said if verdict != "cut" else "over the %d-token budget" % budget
-        text = _clip(_one_line(m.text), 200)
-        rows.append(
-            dict(
-                id=m.id,
-                type=m.type,
-                section=section,
-                verdict=verdict,
-                names=thing or "",
-                says=says,
-                text=text,
-            )
-        )
+        row = dict(id=m.id, type=m.type, section=section, verdict=verdict, names=thing or "")
+        rows.append(dict(row, says=says, text=_clip(_one_line(m.text), 200)))
     return rows
 
 
@@ -11697,7 +11685,7 @@ def _code_names(mems):
         programs = [c.split()[0] for c in _CODE_SPAN_REGEX.findall(m.text) if c.split()]
         for bit in list(m.files) + programs + list(_exact_words(m.text)):
             if bit[:1] != "-":  # a flag's word is any word: `--style`
-                out.update(tokenize(bit)[:1])  # whole: `PromptInjection`, never its "prompt"
+                out.update(tokenize(bit)[:1])  # whole: `RateLimiter`, never its "rate"
     return sorted(t for t in out if len(t) > 3 and t not in _STOP_WORDS and not _common(t))
 
 
@@ -13937,9 +13925,7 @@ def _cmd_inject(args):
     if args.prompt:
         context = _prompt_context(store, fields["prompt"] or d.get("_raw", ""), budget, own)
         event = fields["event"] or "UserPromptSubmit"
-    else:
-        if store.exists():
-            _gate_bar(store)  # found here where none is yet (a store just cloned): not by a prompt
+    else:  # _build_context finds the store's gate where none is yet (a store just cloned)
         start = fields["source"] or "startup"
         context = _build_context(store, fields["cwd"], budget, args.query or "", start, own)
         event = "SessionStart"

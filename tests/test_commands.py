@@ -39,11 +39,11 @@ def test_the_command_of_each_kind_that_passed_is_how_to_work_here():
 
 
 def test_a_command_is_labelled_by_the_role_it_plays_never_by_what_it_is_run_on():
-    mems = learned(ran(("find tests -name '*.py'", "tests/a.py", True),
-                       ("rm app.test-backup", "", True),
-                       ("test -d context", "", True),
-                       ("which -a python3", "/usr/bin/python3", True),
-                       ("python3 -m pytest --version", "pytest 8.3.2", True),
+    mems = learned(ran(("grep -rn test src", "src/a.py:3: test", True),
+                       ("rm cache.test.old", "", True),
+                       ("test -f build.lock", "", True),
+                       ("which -a node", "/usr/bin/node", True),
+                       ("python3 -m tox --version", "tox 4.11.3", True),
                        ("make build", "ok", True)))
     assert mems == [("fact", "Commands that passed here: build `make build`.")]
 

@@ -203,9 +203,9 @@ def test_a_prompt_the_transcript_writes_otherwise_is_found_by_its_time(tmp_path,
 
 # (the command a note gives, what the agent ran, whether that is a use of the note)
 SHELL_FORMS = [
-    ("DATABASE_URL=sqlite://x.db cargo build --release",            # quotes are the shell's
-     'DATABASE_URL="sqlite://x.db" cargo build --release 2>&1 | tail -5', True),
-    ("DATABASE_URL=sqlite://x.db cargo build --release", "cargo build --release", False),
+    ("REDIS_URL=redis://cache:6379 npm run worker",                   # quotes are the shell's
+     'REDIS_URL="redis://cache:6379" npm run worker 2>&1 | tail -5', True),
+    ("REDIS_URL=redis://cache:6379 npm run worker", "npm run worker", False),
     ("npm run lint", "cd web && npm run lint", True),                # a cd before it
     ("npm run lint", "npm ci && time npm run lint > lint.log", True),  # a chain, a redirection
     ("make test", "sudo -E make test &", True),                      # sudo, run in background

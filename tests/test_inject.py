@@ -487,7 +487,7 @@ def test_how_to_run_things_here_is_told_at_start(store):
 
 def test_a_start_note_must_stand_on_its_own_and_explain_says_why_each_is_told_or_held(store):
     s = agentmem.open_store()
-    pointed = s.remember("Let's take that one and change the rest to match", type="decision")[0]
+    pointed = s.remember("Fine, go that way and adjust the others to fit", type="decision")[0]
     scratch = s.remember("Scratch work goes in /tmp/run-5f2c9a1e-77b0-4c3d-9e21-0a1b2c3d4e5f/out",
                          type="convention")[0]
     old = s.remember("`make bundle` warns on every run: 12 files skipped", type="convention")[0]
@@ -500,12 +500,12 @@ def test_a_start_note_must_stand_on_its_own_and_explain_says_why_each_is_told_or
         agentmem.open_store().update(m)
     text = context()
     assert "CHANGELOG.md, newest first" in text and "14 files skipped" in text
-    for held in ("take that one", "/tmp/run-", "12 files skipped"):
+    for held in ("go that way", "/tmp/run-", "12 files skipped"):
         assert held not in text, held
     # held at start, never lost: recall still finds it; a note saved on purpose needs no name
     agentmem.open_store().remember("Handlers stay short", type="convention")
     assert "Handlers stay short" in context()
-    assert pointed.id in am("recall", "take that one change the rest").stdout
+    assert pointed.id in am("recall", "go that way adjust the others").stdout
     rows = {r["id"]: r for r in json.loads(am("inject", "--explain", "--format", "json").stdout)}
     assert rows[told.id]["verdict"] == "told" and rows[told.id]["names"] == "CHANGELOG.md"
     assert rows[pointed.id] == dict(rows[pointed.id], verdict="held", says="names nothing the project names")
