@@ -448,11 +448,8 @@ def _local_json(path):
 
 
 class _FileLock:
-    """An exclusive lock on a file, released when the holder exits or is killed.
-
-    The store takes it around every write, so parallel agent sessions queue up
-    instead of overwriting each other.
-    """
+    """An exclusive lock on a file, released when the holder exits or is killed: the store
+    takes it around every write, so parallel sessions queue up instead of overwriting each other."""
 
     def __init__(self, path, timeout=_LOCK_TIMEOUT):
         self.path, self.timeout, self.fd = path, timeout, None
@@ -586,13 +583,10 @@ def _read_line(path):
 
 
 def _git_dirs(cwd):
-    """(working tree, its git dir, the common git dir) of the repository holding `cwd`, or None.
-
-    Reads `.git` itself instead of running git: a `.git` folder marks a main
-    tree; a `.git` file points a linked worktree (or a submodule) at its git
-    dir, whose `commondir` leads back to the main repository (like `git
-    rev-parse --git-common-dir`). A submodule's git dir has no `commondir`.
-    """
+    """(working tree, its git dir, the common git dir) of the repository holding `cwd`, or None,
+    read from `.git` without running git: a folder marks a main tree, a file points a linked
+    worktree or a submodule at its git dir, whose `commondir` (a submodule has none) leads back
+    to the main repository (`git rev-parse --git-common-dir`)."""
     d = os.path.abspath(cwd)
     while True:
         dotgit = os.path.join(d, ".git")
@@ -618,11 +612,8 @@ def _git_dirs(cwd):
 
 
 def _find_project_root(cwd):
-    """The main working tree of the git repository holding `cwd`, or None.
-
-    All linked worktrees of a repository share the main tree's store; a
-    submodule is its own project.
-    """
+    """The main working tree of the git repository holding `cwd`, or None: all linked
+    worktrees of a repository share its store; a submodule is its own project."""
     found = _git_dirs(cwd)
     if not found:
         return None
@@ -690,9 +681,8 @@ def _git_changes(cwd):
 
 def _file_hash(path, root=None):
     """A short content hash of a file, to tell later whether a memory about it went stale;
-    '' for a file that is not there, or (given `root`) not inside it once symlinks resolve.
-    Line ends count as \\n: a checkout with CRLF (Git for Windows, autocrlf) hashes as one
-    with LF."""
+    '' for a file not there, or (given `root`) not inside it once symlinks resolve. Line ends
+    count as \\n: a CRLF checkout (Git for Windows, autocrlf) hashes as one with LF."""
     return _file_hashes(path, root)[0]
 
 
@@ -999,9 +989,7 @@ statistics:stats university:uni variable:var,vars video:vid,vids
 # fmt: off
 _EN_KEEP_AFTER_PLURAL = frozenset(("inning", "outing", "canning", "herring", "earring",
                                    "proceed", "exceed", "succeed"))
-# fmt: on
 _EN_R1_PREFIXES = ("gener", "commun", "arsen", "past", "univers", "later", "emerg", "organ")
-# fmt: off
 _EN_STEP2 = (
     ("ization", "ize"), ("ational", "ate"), ("fulness", "ful"), ("ousness", "ous"),
     ("iveness", "ive"), ("tional", "tion"), ("biliti", "ble"), ("lessli", "less"),
@@ -1009,12 +997,8 @@ _EN_STEP2 = (
     ("iviti", "ive"), ("fulli", "ful"), ("enci", "ence"), ("anci", "ance"), ("abli", "able"),
     ("izer", "ize"), ("ator", "ate"), ("alli", "al"), ("bli", "ble"), ("ogi", "og"), ("li", ""),
 )
-# fmt: on
-# fmt: off
 _EN_STEP3 = (("ational", "ate"), ("tional", "tion"), ("alize", "al"), ("icate", "ic"),
              ("iciti", "ic"), ("ative", ""), ("ical", "ic"), ("ness", ""), ("ful", ""))
-# fmt: on
-# fmt: off
 _EN_STEP4 = ("ement", "ance", "ence", "able", "ible", "ment", "ant", "ent", "ism", "ate",
              "iti", "ous", "ive", "ize", "ion", "al", "er", "ic")
 # fmt: on
@@ -1127,16 +1111,12 @@ _RU_REFLEXIVE = ("ся", "сь")
 # fmt: off
 _RU_ADJECTIVE = ("ими", "ыми", "его", "ого", "ему", "ому", "ее", "ие", "ые", "ое", "ей", "ий",
                  "ый", "ой", "ем", "им", "ым", "ом", "их", "ых", "ую", "юю", "ая", "яя", "ою", "ею")
-# fmt: on
 _RU_PARTICIPLE = (("ем", "нн", "вш", "ющ", "щ"), ("ивш", "ывш", "ующ"))
-# fmt: off
 _RU_VERB = (("ете", "йте", "ешь", "нно", "ла", "на", "ли", "ем", "ло", "но", "ет", "ют", "ны",
              "ть", "й", "л", "н"),
             ("уйте", "ейте", "ила", "ыла", "ена", "ите", "или", "ыли", "ило", "ыло", "ено", "ует",
              "уют", "ены", "ить", "ыть", "ишь", "ей", "уй", "ил", "ыл", "им", "ым", "ен", "ят",
              "ит", "ыт", "ую", "ю"))
-# fmt: on
-# fmt: off
 _RU_NOUN = ("иями", "ями", "ами", "ией", "иям", "ием", "иях", "ев", "ов", "ие", "ье", "еи", "ии",
             "ей", "ой", "ий", "ям", "ем", "ам", "ом", "ах", "ях", "ию", "ью", "ия", "ья",
             "а", "е", "и", "й", "о", "у", "ы", "ь", "ю", "я")
@@ -1502,12 +1482,9 @@ def _sentences(text):
 
 
 def _passages(text, words=_PASSAGE_WORDS):
-    """Split a long text into passages of about `words` words at sentence ends.
-
-    A short text is one passage. A long memory is indexed as its passages and
-    as a whole, and ranked by its best one, so one relevant paragraph in a long
-    note is not drowned by the rest, and a query spanning the note still fits.
-    """
+    """Split a long text into passages of about `words` words at sentence ends (a short text is
+    one): a long memory is indexed as its passages and as a whole, and ranked by its best one, so
+    one relevant paragraph is not drowned by the rest, and a query spanning the note still fits."""
     if _word_count(text) < words * 3 // 2:
         return [text]
     sentences = [s for s in _sentences(text) if s.strip()]
@@ -1563,18 +1540,10 @@ _SKETCHES = {}
 
 def _fingerprint(text):
     """(sketch keys, signature) of a text, to find its near-duplicates: the keys are pairs of
-    the _SKETCH_SIZE smallest shingle hashes, the signature the frozenset of its
-    _SIGNATURE_SIZE least hashes.
-
-    The smallest CRC-32 values of a text's shingles are a bottom-k MinHash
-    sketch; every pair of them is a key. Two texts with Jaccard similarity J
-    share a key when at least two of the k smallest hashes of their union lie
-    in both, which happens with probability above 0.98 for J > 0.85. Shingles
-    made only of stop words ("of the") are left out unless nothing else is
-    left, so a common phrase does not tie unrelated texts together. The
-    duplicate check then looks up a handful of keys instead of comparing every
-    pair of memories.
-    """
+    the _SKETCH_SIZE smallest shingle hashes (a bottom-k MinHash sketch: texts of Jaccard
+    similarity above 0.85 share a key with probability above 0.98), the signature the frozenset
+    of its _SIGNATURE_SIZE least hashes. Shingles made only of stop words ("of the") are left
+    out unless nothing else is left, so a common phrase ties no unrelated texts together."""
     fp = _SKETCHES.get(text)
     if fp is not None:
         return fp
@@ -1607,14 +1576,10 @@ def _fingerprint(text):
 
 
 def _similar_enough(sig_a, sig_b, threshold):
-    """Whether two bottom-k signatures estimate a Jaccard similarity near `threshold` or above.
-
-    The _SIGNATURE_SIZE smallest hashes of the union come from the two signatures, and a
-    hash among them lies in both sets exactly when it is in both signatures,
-    so the share of those that do estimates the similarity; 0.25 of slack
-    keeps true near-duplicates (missed here less than once in 300) while most
-    look-alikes are dropped before the exact comparison.
-    """
+    """Whether two bottom-k signatures estimate a Jaccard similarity near `threshold` or
+    above: the share of the union's _SIGNATURE_SIZE smallest hashes in both signatures, with
+    0.25 of slack (a true near-duplicate is missed less than once in 300; most look-alikes are
+    dropped before the exact comparison)."""
     both, union = sig_a & sig_b, sig_a | sig_b  # two frozensets (see _fingerprint)
     need = (threshold - 0.25) * min(len(union), _SIGNATURE_SIZE)
     if len(both) < need:  # too few shared hashes anywhere: no need to sort
@@ -1697,9 +1662,8 @@ def _placeholder(value):
 
 
 def _prefixed_token(m):
-    """The random run after a token's prefix, masked; the prefix stays. A digest labelled by
-    its algorithm (an integrity hash, "sha384-...") or a W3C trace id ("00-<32 hex>-<16 hex>-01")
-    names no secret."""
+    """The random run after a token's prefix, masked; the prefix stays. A digest named by
+    its algorithm (an integrity hash, "sha384-...") or a W3C trace id names no secret."""
     run, before = m.group()[1:], m.string[max(0, m.start() - 7) : m.start()]
     if re.search(r"(?i)(?<![a-z])(?:sha\d{1,3}|md5)$", before) or re.match(
         r"-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}\b", m.string[m.start() :]
@@ -1923,10 +1887,9 @@ def _random_run(run):
 def _strong_secret(value, password=False):
     """Whether a bare word, named as a secret in prose, has a secret's alphabet: at least
     _SECRET_MIN_CHARS characters mixing three of lower case, upper case, digits and symbols
-    (an identifier such as refresh_token_v2 mixes two), or random hex: a UUID, or 32 hex
-    digits and more ("api key 9f8e7d6c-5b4a-...", as Heroku's are). A `password` is one from
-    _PASSWORD_MIN_CHARS, and letters with digits are enough: people pick "hunter2x9" or
-    "summer-rain-42"."""
+    (refresh_token_v2 mixes two), or random hex: a UUID, or 32 hex digits and more (Heroku's
+    keys). A `password` is one from _PASSWORD_MIN_CHARS, and letters with digits are enough:
+    people pick "hunter2x9" or "summer-rain-42"."""
     v = value.rstrip(".:!?")
     least = _PASSWORD_MIN_CHARS if password else _SECRET_MIN_CHARS
     if len(v) < least or _NOT_SECRET_REGEX.search(v) or re.search(r"\.[a-z]{1,5}$", v):
@@ -2077,8 +2040,8 @@ def _noted(rep, said, m):
 
 
 def _mask_said(text, said):
-    """`text` with each value of `said` masked where it stands whole (no letter or digit
-    on either side)."""
+    """`text` with each value of `said` masked where it stands whole (no letter or digit on
+    either side)."""
     for v in sorted((v for v in said if v in text), key=len, reverse=True):
         text = re.sub(r"(?<![A-Za-z0-9])%s(?![A-Za-z0-9])" % re.escape(v), "[REDACTED]", text)
     return text
@@ -2145,15 +2108,11 @@ def _strip_private(text):
 
 
 class Event:
-    """One thing that happened in a session, in the order it happened.
-
-    role is 'user' (the person), 'assistant' (the agent's prose), 'call' (a
-    tool call: `tool` and a short `text`), 'result' (tool output: evidence,
-    never a source of facts), or 'summary' (a compaction summary or title).
-    A result says whether its call failed (`ok` False: an error flag or a
-    non-zero exit code; None when the transcript does not say), and `ref`
-    pairs a call with its result when the transcript names the call.
-    """
+    """One thing that happened in a session, in the order it happened: `role` 'user' (the
+    person), 'assistant' (the agent's prose), 'call' (a tool call: `tool` and a short `text`),
+    'result' (tool output: evidence, never a source of facts) or 'summary' (a compaction summary
+    or title). A result says whether its call failed (`ok` False: an error flag or a non-zero
+    exit code; None when the transcript does not say); `ref` pairs a call with its result."""
 
     __slots__ = ("role", "text", "ts", "tool", "files", "ok", "ref")
 
@@ -2218,10 +2177,10 @@ _INJECTED_USER_REGEX = _LazyRegex(
     r"Another language model started to solve this problem)",
     re.I,
 )
-# blocks an agent adds to the person's message: its reminders, a hook's context (Gemini CLI
-# puts what SessionStart printed there), and agentmem's own notes
+# blocks an agent adds to the person's message: its reminders, a hook's output (Gemini CLI
+# puts what SessionStart printed there; Claude Code, <session-start-hook>), agentmem's notes
 _SYSTEM_REMINDER_REGEX = _LazyRegex(
-    r"<(system-reminder|hook_context|ide_[a-z_]+|user-prompt-submit-hook|local-command-std\w+)>"
+    r"<(system-reminder|hook_context|ide_[a-z_]+|[a-z]+(?:-[a-z]+)*-hook|local-command-std\w+)>"
     r".*?</\1>|```+ ?agentmem-notes\n.*?\n```+",
     re.S,
 )
@@ -2332,8 +2291,8 @@ def _tool_files(name, args):
 
 
 def _call_text(name, args):
-    """What a tool call says: a to-do list as 'status: item' lines, a plan, a commit, or its
-    short arguments."""
+    """What a tool call says: a to-do list as 'status: item' lines, a plan, a commit, or
+    its short arguments."""
     written = _written_markdown(name, args)
     if written:
         return written
@@ -2499,9 +2458,8 @@ def _claude_user(d, ts, out):
 
 def _claude_assistant(d, ts, out):
     """An assistant line: its text blocks and tool calls, each block of one API message once
-    however many lines repeat it. A line the harness wrote (its model "<synthetic>": "No
-    response requested.", an API error) and an API's error in the agent's place are not the
-    agent's words."""
+    however many lines repeat it. What the harness wrote (its model "<synthetic>") and an API's
+    error in the agent's place are not the agent's words."""
     msg = _dict_field(d, "message")
     if msg.get("model") == "<synthetic>" or _flag_field(d, "isApiErrorMessage"):
         return
@@ -2736,8 +2694,7 @@ def _gemini_latest(records, info):
 
 
 def _gemini_record(d, events):
-    """The events of one Gemini message: the person's words, or the model's prose, tool calls
-    and their results."""
+    """One Gemini message's events: the person's words, or the model's prose, calls and results."""
     kind, ts = _str_field(d, "type"), _str_field(d, "timestamp")
     text = _blocks_text(d.get("content"))
     if kind == "user":
@@ -2943,14 +2900,10 @@ def _gemini_messages(text, info):
 
 
 def read_transcript(path, fmt="auto", offset=0):
-    """(events, info, new_offset) of a transcript, from byte `offset` on for JSONL logs.
-
-    Append-only logs (Claude, Codex) are read from the offset to their last
-    complete line, so a Stop hook after every turn reads only what is new.
-    Gemini rewrites its file and plain text has no lines to trust, so they
-    are read whole; the capture state skips events it has already seen.
-    A line that is not JSON is skipped; it never stops the rest.
-    """
+    """(events, info, new_offset) of a transcript, from byte `offset` on for JSONL logs:
+    append-only logs (Claude, Codex) to their last complete line, so a Stop hook after every
+    turn reads only what is new; Gemini's and plain text whole (the capture state skips the
+    events it has seen). A line that is not JSON is skipped; it never stops the rest."""
     fmt, data, new_offset = _transcript_bytes(path, fmt, offset)
     text = data.decode("utf-8", "replace")
     info = {"format": fmt}
@@ -3004,13 +2957,10 @@ def _sane(events, info):
 
 
 class Memory:
-    """One memory. `text` is what a person reads; the rest is metadata.
-
-    `sources` lists every source the memory was seen from (the first is
-    `source`); `seen` counts how often. `extra` keeps fields written by newer
-    versions or by capture (commit, branch, file hashes) so they round-trip.
-    `path` and `line` say where the memory lives in the store.
-    """
+    """One memory. `text` is what a person reads; the rest is metadata: `sources` every source
+    it was seen from (the first is `source`), `seen` how often; `extra` the fields newer
+    versions or capture wrote (commit, branch, file hashes), so they round-trip; `path` and
+    `line` where it lives in the store."""
 
     __slots__ = tuple(
         "id type text tags files confidence created updated source sources session seen extra "
@@ -3273,12 +3223,8 @@ def _text_sum(text):
 
 def _merge_damage(lines, written_sum):
     """Why the non-blank `lines` of a block whose text no longer matches its `sum` look like
-    two versions joined by a git union merge, or ''.
-
-    A hand edit changes the text and leaves `sum` behind: that alone is no damage. A union
-    merge of two edits of one memory keeps both sides' lines, so the text then holds the
-    version agentmem wrote plus other lines, or two look-alike halves.
-    """
+    two versions joined by a git union merge, or '': a hand edit leaves `sum` behind too, but a
+    union merge keeps both sides' lines (agentmem's version and others, or two look-alikes)."""
     for i in range(1, len(lines)):
         first, second = "\n".join(lines[:i]), "\n".join(lines[i:])
         if written_sum in (_text_sum(first), _text_sum(second)):
@@ -3351,19 +3297,15 @@ def _block_meta(line):
 
 
 def _parse_memories(text, path=""):
-    """Memories of one markdown file, in order, with their line spans.
-
-    A memory starts at a '## type · id' heading; the '<!-- {...} -->' line under
-    it is its metadata. A heading without an id (a memory added by hand) gets
-    an id derived from its text; a free heading ('## Deploy notes') is a fact
-    whose first line is the heading. Text before the first heading is the
-    file's own header and belongs to no memory.
+    """Memories of one markdown file, in order, with their line spans (docs/format.md): a
+    memory starts at a '## type · id' heading, its metadata the '<!-- {...} -->' line under it;
+    one without an id gets an id derived from its text; a free heading is a fact whose first
+    line it is. Text before the first heading is the file's own header.
 
     >>> ms = _parse_memories("# notes\\n\\n## convention\\nTabs, not spaces.\\n\\n"
     ...                     "## Deploy notes\\nRun make.\\n")
     >>> [(m.type, m.text, m.line, m.end) for m in ms]
-    [('convention', 'Tabs, not spaces.', 3, 6), ('fact', 'Deploy notes\\nRun make.', 6, 9)]
-    """
+    [('convention', 'Tabs, not spaces.', 3, 6), ('fact', 'Deploy notes\\nRun make.', 6, 9)]"""
     lines = text.split("\n")
     shared = _file_shared(text)
     out, suspects = [], []  # suspects: (index, lines) of hand-changed multi-line texts
@@ -4055,16 +3997,12 @@ _PERSON_RULES = (
     ("standing", None, "convention", "user-convention"),
     ("label", None, "convention", "user-convention"),         # "Rule: ..."
 )
-# fmt: on
 # What the agent's conclusion is, when it is not about a bug (see _Observer._agent_bug).
-# fmt: off
 _AGENT_RULES = (
     ("agent-reject", None, "dead-end", "assistant-dead-end"),
     ("decision", None, "decision", "assistant-decision"),
     ("agent-todo", None, "todo", "assistant-todo"),
 )
-# fmt: on
-# fmt: off
 _OBSERVED_CONFIDENCE = {
     "user-decision": 0.9, "user-convention": 0.9, "user-correction": 0.9, "user-dead-end": 0.9,
     "user-fact": 0.85, "user-todo": 0.75, "user-kept": 0.9,
@@ -4459,9 +4397,8 @@ class _Candidate:
 
 
 def _agent_bare(s):
-    """(sentence, acknowledged) of the agent without its acknowledgement and leading "I"
-    ("Done. I changed X" is "Changed X"), or None for a plan: what it is about to do is no
-    fact yet."""
+    """(sentence, acknowledged) of the agent without its acknowledgement and leading "I" ("Done.
+    I changed X" is "Changed X"), or None for a plan: what it is about to do is no fact yet."""
     if _says("plan", s) and not _says("ack", s):
         return None
     acked = bool(_says("ack", s))
@@ -4598,12 +4535,11 @@ _PAST_REGEX = _LazyRegex(r"(?!embed$)\w+[^e]ed|was|were|did|had")  # "used"; not
 
 
 def _how_often(s):
-    """Whether a sentence's "always", "never" or "every time" says how often something
-    happened, not what to do: a problem right after "always" or "never" ("We always get a
-    502", "Тест всегда падает") or a verb in the past ("We never got staging to work"); a
-    problem in what "every time" leads to ("Every time I run the build it hangs"), past the
-    comma that closes its condition ("Every time the build fails, post in #ci" is a rule). A
-    report, no rule.
+    """Whether a sentence's "always", "never" or "every time" says how often something happened,
+    not what to do: a problem right after "always" or "never" ("We always get a 502", "Тест
+    всегда падает") or a verb in the past ("We never got staging to work"); a problem in what
+    "every time" leads to ("Every time I run the build it hangs"), past the comma that closes
+    its condition ("Every time the build fails, post in #ci" is a rule). A report, no rule.
 
     >>> _how_often("Always fails on CI when the cache is cold."), _how_often("Never push to main.")
     (True, False)
@@ -4649,13 +4585,10 @@ class _AgentTurn:
 
 class _Observer:
     """Reads a session's events in order and keeps what was learned, as _Candidates.
-
-    `context` carries what an incremental capture needs from earlier chunks
-    (the person's open problem and last question, the first request); it is
-    updated in place. Each message is read one sentence at a time by named
-    steps: person -> _person_sentence -> question / answer / plain / typed;
-    agent -> _agent_sentence -> confirms / bug / rules / fact, then _agent_bug.
-    """
+    `context` carries what an incremental capture needs from earlier chunks (the person's open
+    problem and last question, the first request), updated in place. Each message is read one
+    sentence at a time by named steps: person -> _person_sentence -> question / answer / plain
+    / typed; agent -> _agent_sentence -> confirms / bug / rules / fact, then _agent_bug."""
 
     def __init__(self, info=None, context=None):
         self.cwd = (info or {}).get("cwd") or ""
@@ -5011,12 +4944,11 @@ class _Observer:
     def _agent_sentence(self, turn, s, heading, ts):
         """One sentence of the agent, decided in this order: a plan tells nothing yet; an
         acknowledgement and a leading "I" are cut ("I changed X" is "Changed X"); a short
-        continuation ("Not using it.") joins what came before; a question, an answer to the
-        person's question, narration or a suggestion is bookkeeping only; a confirmation of
-        what the person just said joins their memory; a part of a bug story (cause, fix, a
-        change while a problem is open) joins the turn's bug; else a dead end, decision or
-        todo (_AGENT_RULES); else it waits, as it may explain a fix that follows (what the
-        agent found is in its words, searched as passages: no typed fact is made of it)."""
+        continuation ("Not using it.") joins what came before; a question, an answer to the person's
+        question, narration or a suggestion is bookkeeping only; a confirmation of the person's
+        words joins their memory; a part of a bug story (cause, fix, a change while a problem is
+        open) joins the turn's bug; else a dead end, decision or todo (_AGENT_RULES); else it waits,
+        as it may explain a fix that follows (what the agent found is searched as passages)."""
         bare = _agent_bare(s)
         if bare is None:
             return
@@ -5180,12 +5112,10 @@ def _markdown_sections(text):
 
 
 # Decision records a session writes into the project's docs (an ADR, spec-kit's research.md:
-# "- **Decision**: Resolved — use S3 ..."): what the record decided, with its question
-# and its reason, is a decision of the project, told as the doc's, never as the person's; the
-# environment variables a doc it writes sets (a README's "Configuration") are a fact.
-# A record is read from what the session wrote to a markdown file of the project, or from
-# what it read back of one it wrote (a script's edit shows only in the read); the last
-# version of each record wins, and a record still open (Pending, TBD, Proposed) is no decision.
+# "- **Decision**: Resolved — use S3 ..."): what a record decided, with its question and reason,
+# is the project's decision, told as the doc's, never the person's; the environment variables
+# a doc it writes sets are a fact. Read from what the session wrote to a markdown file of the
+# project or read back of one it wrote; the last version wins; an open record is no decision.
 _RECORD_FIELD_REGEX = _LazyRegex(
     r"^[ \t]*(?:[-*+][ \t]+)?(?:\*\*|__)?(question|decision|chosen option|rationale|status)"
     r"(?:\*\*|__)?[ \t]*[:\uff1a][ \t]*(?:\*\*|__)?[ \t]*(.*?)[ \t]*$",
@@ -5222,10 +5152,9 @@ _RECORD_CHARS = 600  # one decision record's memory at most: question, decision,
 
 
 def _decision_records(text):
-    """[(title, question, decision, rationale)] of the decided records of a markdown text:
-    a section with a "Decision:" field (its heading the title), or an ADR's "Decision"
-    section (the file's first heading the title); an open one ("Pending", "Proposed") is
-    left out.
+    """[(title, question, decision, rationale)] of the decided records of a markdown text: a
+    section with a "Decision:" field (its heading the title), or an ADR's "Decision" section
+    (the file's first heading the title); an open one ("Pending", "Proposed") is left out.
 
     >>> _decision_records("### 3. Storage\\n- **Question**: Disk or S3?\\n"
     ...     "- **Decision**: Resolved — use `S3`.\\n- **Rationale**: stateless servers.")
@@ -5272,9 +5201,8 @@ class _Records:
     """The decision records a session wrote (see _RECORD_FIELD_REGEX) as decisions, and the
     environment variables its docs set as facts.
 
-    What it keeps between chunks is plain data in `context["records"]`: the project's
-    markdown files the session wrote, and a checksum of each version of a record told.
-    """
+    What it keeps between chunks is plain data in `context["records"]`: the project's markdown
+    files the session wrote, and a checksum of each version of a record told."""
 
     def __init__(self, context, cwd):
         self.state = context.setdefault("records", {})
@@ -5298,8 +5226,7 @@ class _Records:
                 self._read(path, re.sub(r"(?m)^[ \t]*\d+(?:\t|\u2192)", "", ev.text or ""), ev.ts)
 
     def _call(self, ev):
-        """A markdown file of the project a call writes (read now) or reads (read from its
-        result)."""
+        """The project's markdown file a call writes (read now) or reads (read in its result)."""
         name, text = ev.tool.lower(), ev.text or ""
         if name in _SHELL_TOOLS:
             files = [f for f in map(self._project_file, _MARKDOWN_PATH_REGEX.findall(text)) if f]
@@ -5349,9 +5276,8 @@ class _Records:
 def compress_heuristic(events, info=None, context=None, final=False):
     """Typed memories (Memory objects, not yet stored) from a session's events (see _Observer).
 
-    With `final` (the session ended), a problem the person raised that the agent
-    answered with no fix and no change is kept as an open todo.
-    """
+    With `final` (the session ended), a problem the person raised that the agent answered with
+    no fix and no change is kept as an open todo."""
     observer = _Observer(info, context)
     records = _Records(observer.context, observer.cwd)
     for ev in events:
@@ -5685,9 +5611,8 @@ def _command_shown(words):
 
 
 def _asks(words):
-    """Whether a command only asks a program its version or help (`node --version`, `python3
-    -m tox --version`) or where a program is (`which -a node`): what is installed, not how
-    anything here is run."""
+    """Whether a command only asks a program its version or help (`node --version`, `tox
+    --help`) or where a program is (`which -a node`): what is installed, not how anything runs."""
     asks = len(words) == 2 and words[1] in _VERSION_ASKS or words[-1] in ("--version", "--help")
     return asks or words[0] in ("which", "whereis", "type")
 
@@ -5777,18 +5702,12 @@ def _same_line(line):
 
 class _Commands:
     """What the session's shell commands proved, read in order from calls and their results:
-
-    - the command of each kind (test, lint, build ...) that last passed: how to work here;
-    - a command that failed and, after edits, passed: a problem and what fixed it, with the
-      agent's words between the two;
-    - a command still failing when the session ended: an open problem;
-    - what the environment said again and again: a program not on the PATH (and the command
-      that ran it anyway), a refusal (a hook, a sandbox, permissions), a warning every run.
-
-    Tool output is evidence: only the agent's own commands and the lines their results
-    printed are quoted, as what a command printed. The state is plain data in
-    `context["commands"]`, so a session captured turn by turn keeps one ledger.
-    """
+    the command of each kind (test, lint, build ...) that last passed, how to work here; a
+    command that failed and, after edits, passed, a problem and its fix; one still failing at
+    the end, an open problem; what the environment said again and again (a program not on the
+    PATH, a refusal, a warning every run). Tool output is evidence: only the agent's commands
+    and what their results printed are quoted. The state is plain data in
+    `context["commands"]`, so a session captured turn by turn keeps one ledger."""
 
     def __init__(self, context):
         state = context.setdefault("commands", {})
@@ -5960,7 +5879,11 @@ class _Commands:
         text = _ANSI_REGEX.sub("", text[:20000])
         passed = ok is True and "|" not in call.text
         missing = not passed and _NOT_FOUND_REGEX.search(text)
-        if missing:
+        # a program written as a pattern (a patch's "*** Begin Patch" given to a shell): what
+        # the shell could not find is a file the pattern matched, never a program
+        runs = _runs_of(call.text) if missing else ()
+        programs = [next((w for w in run if not re.match(r"\w+=", w)), "") for run in runs]
+        if missing and not any(re.search(r"[*?[]", p) for p in programs):
             program = next(g for g in missing.groups() if g)
             self.state["missing"].setdefault(program, _clip(call.text, _COMMAND_CHARS))
         elif self.trying:
@@ -6024,7 +5947,7 @@ class _Commands:
             if (
                 words
                 and words[0] not in (program, "which", "type", "command", "echo", "whereis", "ls")
-                and re.search(r"(?<![\w/.-])%s(?![\w-])" % re.escape(program), command)
+                and re.search(r"(?<![\w/.-])%s(?![\w@=-])" % re.escape(program), command)
             ):
                 self.trying = (program, _clip(command, 200))
                 return
@@ -6123,12 +6046,10 @@ def _said_line(text):
 # The session's words: what the person and the agent said, kept as passages
 ########################################################################
 
-# What a session said is what the next session searches (docs/capture.md): every message of
-# the person and of the agent, and each compaction summary, kept in the session's file as
-# passages of type 'episode'. A passage is a message, or a few paragraphs of a long one; it
-# knows its turn and who said it, and a reply carries the request it answers. Tool output is
-# never a passage; a tool call is one line under the message before it (what ran, what was
-# edited).
+# What a session said is what the next session searches (docs/capture.md): each message of the
+# person and the agent, each compaction summary, as passages of type 'episode' (a message, or
+# a few paragraphs of a long one) that know their turn and speaker; a reply carries the request
+# it answers. Tool output is never a passage; a call is one line under the message before it.
 _PASSAGE_MAX_CHARS = 1200  # a passage at most: a message, or paragraphs of a long one
 _MESSAGE_MAX_CHARS = 6000  # a longer message (a pasted log, a long report) is cut here
 _WORDS_MAX_CHARS = 96000  # a session's words at most; what is kept first: _WORDS_PRIORITY
@@ -6276,10 +6197,9 @@ _PENDING_TITLES = ("pending", "remaining", "next step")
 
 
 class _Episode:
-    """Follows a chunk of events for the session's digest (what was asked, committed,
-    reported and left), its to-do list and what its commands proved (_Commands); the
-    session's words themselves are passages (_Words).
-    """
+    """Follows a chunk of events for the session's digest (what was asked, committed, reported
+    and left), its to-do list and what its commands proved (_Commands); the session's words
+    themselves are passages (_Words)."""
 
     def __init__(self, context=None):
         context = {} if context is None else context
@@ -6446,9 +6366,8 @@ def _choose_backend():
 def _files_match(have, wanted):
     """Whether a memory's files (newline-joined) concern any of `wanted` (JSON list).
 
-    A wanted path matches the same path, a path ending in it ('metrics.go'
-    matches 'internal/middleware/metrics.go'), or a folder holding it.
-    """
+    A wanted path matches the same path, a path ending in it ('metrics.go' matches
+    'internal/middleware/metrics.go'), or a folder holding it."""
     if not have:
         return 0
     for w in (x.rstrip("/") for x in json.loads(wanted)):
@@ -6521,8 +6440,6 @@ def _chunks(seq, n=500):
 # fmt: off
 _LEVEL_FIELDS = {"mem": ("title", "meta", "body", "forms"), "psg": ("meta", "body", "forms"),
                  "ses": ("body",)}
-# fmt: on
-# fmt: off
 _LEVEL_WEIGHTS = {"mem": _FIELD_WEIGHTS + (_FORM_WEIGHT,),
                   "psg": _FIELD_WEIGHTS[1:] + (_FORM_WEIGHT,),
                   "ses": (1.0,)}
@@ -6548,13 +6465,9 @@ def _not_a_memory_file(entry):
 class _Index:
     """The search index of a store: one SQLite file in local/, derived from the markdown.
 
-    Three levels are indexed: every memory (fields title, meta, body), every
-    passage of a memory, and every session (all its memories' text). With
-    FTS5 each level is a contentless FTS5 table that proposes candidates;
-    without it, each level is a table of postings (term, doc, tf, dl) scored
-    in Python. Either way the final BM25 score is computed by one Python
-    function from the same counts, so both backends rank alike.
-    """
+    Three levels: every memory (fields title, meta, body), every passage of one, every
+    session. With FTS5 each is a contentless FTS5 table that proposes candidates; without, a
+    table of postings scored in Python; one function scores both alike (docs/ranking.md)."""
 
     def __init__(self, local, backend, files, read, check=None):
         """An index kept in the folder `local`; `files()` lists the markdown files it derives
@@ -6689,13 +6602,9 @@ class _Index:
     # -- keeping up with the markdown ------------------------------------------
 
     def refresh(self):
-        """Re-index the markdown files that changed (mtime, size, inode) since last time.
-
-        Cheap when nothing changed: one scandir of the store and one query.
-        Runs in an IMMEDIATE transaction, so parallel refreshes serialise and
-        the second finds nothing left to do. A file that cannot be indexed is
-        skipped and named in the `bad` table (`agentmem check` lists it).
-        """
+        """Re-index the markdown files that changed (mtime, size, inode) since last time: one
+        scandir and one query when none did. An IMMEDIATE transaction serialises parallel
+        refreshes; a file that cannot be indexed is named in the `bad` table (`check` lists it)."""
         db = self.connect()
         disk = self.files()
         known = {
@@ -7022,17 +6931,12 @@ class _Index:
     def _rank(self, level, terms, filt=None, forms=None, groups=None, pool=_FTS5_POOL):
         """[(doc rowid, owner rowid, score)] of the best _CANDIDATES docs of a level, best first.
 
-        score = coord x BM25, computed here for both backends from the same counts:
-        BM25 with Lucene's IDF, log(1 + (N - df + 0.5) / (df + 0.5)), which stays
-        positive in a small store where a word is in most memories; the term
-        frequency of a stem is weighted by field and adds _FORM_WEIGHT for each
-        exact word form of the query (`forms`, {stem: [form]}); document length
-        counts every token. The terms of one query word (`groups`, {term: word})
-        count once, by the best of them; coord = (share of the query's words the
-        doc holds) ** _COORD_POWER. With FTS5, SQLite proposes the `pool` docs its own
-        bm25() likes best and they are re-scored; without, every doc holding a
-        term is scored from the postings table.
-        """
+        score = coord x BM25 with Lucene's IDF, computed here for both backends from the same
+        counts (docs/ranking.md, rankers): a stem's term frequency weighted by field, plus
+        _FORM_WEIGHT for each exact form of the query (`forms`, {stem: [form]}); the terms of one
+        query word (`groups`, {term: word}) count once, by the best; coord = (share of the query's
+        words the doc holds) ** _COORD_POWER. With FTS5, the `pool` docs its own bm25() likes best
+        are re-scored; without, every doc holding a term, from the postings table."""
         n, total = self.stats_of(level)
         if not n or not terms:
             return []
@@ -7091,10 +6995,9 @@ class _Index:
     def _fts5_candidates(self, level, terms, filt, forms=(), pool=_FTS5_POOL):
         """[(doc, owner, weighted tf, length)] of the `pool` docs FTS5 ranks best for the terms.
 
-        FTS5 ranks first and the best are joined and filtered after: ranking inside the
-        join costs twice as much. When the filter leaves fewer than `pool` of twice as
-        many, all are ranked (the pool is then the same as ranking the filtered ones).
-        """
+        FTS5 ranks first and the best are joined and filtered after: ranking inside the join
+        costs twice as much. When the filter leaves fewer than `pool` of twice as many, all are
+        ranked (the pool is then the same as ranking the filtered ones)."""
         db = self.db
         match = " OR ".join('"%s"' % t.replace('"', '""') for t in terms)
         weights = ", ".join(repr(w) for w in _LEVEL_WEIGHTS[level])
@@ -7130,14 +7033,10 @@ class _Index:
         }
 
     def _fuzzy(self, unknown):
-        """{unknown term: [close known terms]}: typos by difflib, in either alphabet.
-
-        Candidates share the first letter and are within two letters in length
-        (the cheap test first, as difflib.get_close_matches does), so a typo
-        costs a short scan of one slice of the vocabulary. A Cyrillic word is
-        tried as it is, then transliterated ('деплоя' -> 'deplo' -> 'deploy'); one the
-        store holds exactly in Latin letters is no typo (search reads it as that word).
-        """
+        """{unknown term: [close known terms]}: typos by difflib, in either alphabet, among
+        terms of the same first letter and within two letters in length. A Cyrillic word is tried
+        as it is, then transliterated ('деплоя' -> 'deploy'); one the store holds exactly in Latin
+        letters is no typo (search reads it as that word)."""
         out = {}
         for t in unknown:
             if not t.isalpha():
@@ -7184,15 +7083,9 @@ class _Index:
         """Memories for a query, best first, as [Hit]; archived ones only with `archived`;
         `used` maps ids to when an agent last used them (young again); each ranker re-scores
         the `pool` docs FTS5 proposes; with `passages`, memories are not ranked whole (a
-        prompt is told a passage).
-
-        Rankers: BM25 over whole memories ('memory'), over their passages
-        ('passage'), over the close known terms that stand in for unknown
-        words ('fuzzy', only when a word is a typo or jargon) and over whole sessions
-        ('session', lifting memories whose session is about the query). They
-        are fused by weighted reciprocal rank, then weighted by confidence and
-        recency: see `_fused_score`.
-        """
+        prompt is told a passage). The rankers ('memory', 'passage', 'fuzzy', 'session') are
+        fused by weighted reciprocal rank, then weighted by confidence and recency
+        (`_fused_score`, docs/ranking.md)."""
         terms, forms = _analyze_query(query or "")
         if not terms:
             raise AgentmemError("the query has no words to search for: %r" % (query or "")[:80])
@@ -7444,30 +7337,23 @@ class _Index:
 
 
 def _fused_score(ranks, confidence, ts, now, affinity=1.0):
-    """The one scoring function of recall.
+    """The one scoring function of recall (docs/ranking.md, fusion):
 
-    score = sum over rankers r of  _RANKER_WEIGHTS[r] / (_RRF_K + rank_r)
-            x (0.5 + 0.5 * confidence)
-            x (0.5 + 0.5 * 0.5 ** (age_days / _RECENCY_HALF_LIFE_DAYS))
-            x affinity
+        score = sum over rankers r of  _RANKER_WEIGHTS[r] / (_RRF_K + rank_r)
+                x (0.5 + 0.5 * confidence)
+                x (0.5 + 0.5 * 0.5 ** (age_days / _RECENCY_HALF_LIFE_DAYS))
+                x affinity
 
-    `ranks` maps a ranker ('memory', 'passage', 'fuzzy', 'session') to the
-    memory's 0-based rank in it. Confidence and recency can at most halve a
-    score each: an old, unsure memory still surfaces when nothing better does.
-    `affinity` favours the type a question asks for ('why ...' a bug, 'which
-    ... do we use' a decision: see _query_intent, up to 1.3) and, for a
-    question not in Latin script, memories written in the same script (1.2).
-    Last, a memory is stale when a file it concerns changed since it was
-    captured; its score is multiplied by _STALE_WEIGHT, and equal scores go to
-    the memory with the stronger raw ranker scores (_Index._fuse).
+    `ranks` maps a ranker to the memory's 0-based rank in it; `affinity` favours the type a
+    question asks for (_query_intent) and the question's own script. Confidence and recency can
+    at most halve a score each: an old, unsure memory still surfaces when nothing better does.
 
     >>> round(_fused_score({"memory": 0}, 1.0, 0, 0), 4)
     0.2
     >>> round(_fused_score({"memory": 0}, 0.0, 0, 0), 4)
     0.1
     >>> round(_fused_score({"memory": 0}, 1.0, 0, 90 * 86400), 4)
-    0.15
-    """
+    0.15"""
     rrf = sum(_RANKER_WEIGHTS[name] / (_RRF_K + rank) for name, rank in ranks.items())
     age_days = max(0.0, now - ts) / 86400.0
     return (
@@ -7609,10 +7495,9 @@ _NEVER_USED_WEIGHT = 0.5  # ... ranks this much lower
 
 
 def _never_used(m):
-    """Whether a memory was told often (_NEVER_USED_TOLD sessions) and never used, when it is
-    of the kind a transcript can show used: it gives a command, a path or a flag (a decision or
-    a convention with none of them is never "never used": nothing the agent runs can show it).
-    """
+    """Whether a memory was told often (_NEVER_USED_TOLD sessions) and never used, when it is of
+    the kind a transcript can show used: it gives a command, a path or a flag (a decision or a
+    convention with none of them is never "never used": nothing the agent runs can show it)."""
     ev = m.extra.get("use")
     told = ev.get("told") if isinstance(ev, dict) else 0
     if not (isinstance(told, int) and told >= _NEVER_USED_TOLD) or ev.get("used"):
@@ -8184,16 +8069,11 @@ class Store:
         )[0]
 
     def add(self, items, route, header=None, replace=()):
-        """Store prepared memories: merge near-duplicates, append the rest to files.
-
-        `route(memory)` names the file (relative to the store) a new memory goes
-        to; `header(rel)` is the text a new file starts with. A memory whose id
-        is in `replace` and already stored replaces that memory (a session's
-        summary is rewritten, not repeated). Everything is written under the
-        store lock, each file replaced atomically. Returns a list of (Memory,
-        status) in the order of `items`; status is added, merged, updated or
-        unchanged.
-        """
+        """Store prepared memories: merge near-duplicates, append the rest to files, all under
+        the store lock, each file replaced atomically. `route(memory)` names a new memory's file,
+        `header(rel)` the text a new file starts with; a memory whose id is in `replace` replaces
+        the stored one (a session's summary is rewritten). Returns [(Memory, status)] in the order
+        of `items`, status added, merged, updated or unchanged."""
         self.ensure()
         with self.lock():
             idx = self.index()
@@ -8391,9 +8271,8 @@ class Store:
 
     def gc(self, days=_ARCHIVE_AFTER_DAYS, purge=False, dry_run=False):
         """Archive memories unused for `days` (out of recall and inject, kept in their file);
-        with `purge`, delete archived ones archived over _PURGE_AFTER_DAYS ago. Rules,
-        memories a person wrote and scanned ones are never archived. Returns (archived,
-        purged) lists of Memory."""
+        with `purge`, delete those archived over _PURGE_AFTER_DAYS ago. Rules, what a person wrote
+        and scanned memories are never archived. Returns (archived, purged) lists of Memory."""
         now, used = time.time(), self._used_times()
         archive, purged = [], []
         for m in self.memories():
@@ -8423,9 +8302,8 @@ class Store:
 
     def scan(self, root):
         """Index the repository's decision records and agent instruction files as read-only
-        memories, one file under scanned/ per source; a source's file is rewritten whole, so
-        changed sections update and removed ones go. Returns {added, updated, removed,
-        sources}."""
+        memories, one file under scanned/ a source, rewritten whole (changed sections update,
+        removed ones go). Returns {added, updated, removed, sources}."""
         counts = {"added": 0, "updated": 0, "removed": 0, "sources": 0}
         found = {}
         for rel, kind in _scan_sources(root):
@@ -8554,8 +8432,7 @@ class Store:
         return picked
 
     def _what_changed(self, stale):
-        """'since it was captured: `total` in cart.py changed or is gone, b.py moved or
-        deleted'."""
+        """'since it was captured: `total` in cart.py changed or is gone, b.py moved or deleted'"""
         root = self.project_root() or ""
         said = []
         for f in stale:
@@ -8638,10 +8515,9 @@ class Store:
     def import_jsonl(self, lines, name="import"):
         """Import JSONL lines; returns (counts, errors) with errors as [(line number, message)].
 
-        Each line is a JSON object with `text` and optionally type, tags, files,
-        confidence, created, source, session (plus anything `export` writes).
-        Good lines are stored in one pass even when some lines are bad.
-        """
+        Each line is a JSON object with `text` and optionally type, tags, files, confidence,
+        created, source, session (plus anything `export` writes). Good lines are stored in one
+        pass even when some lines are bad."""
         with _PausedGC():
             return self._import_lines(lines, name)
 
@@ -8698,9 +8574,8 @@ def _free_id(ident, idx, taken=None):
 
 def _near_duplicate(m, sig, cand, csig=None, shingled=None):
     """Whether `cand` says what `m` says (docs/format.md, near-duplicates), cheapest test
-    first: the type, the signatures' estimate, the exact Jaccard of word pairs (made once per
-    text in `shingled`, and only for the few pairs the estimate lets through), and the same
-    negations and numbers."""
+    first: the type, the signatures' estimate, the exact Jaccard of word pairs (made once a text
+    in `shingled`, for the few pairs the estimate lets through), the same negations and numbers."""
     if cand.type != m.type:
         return False
     if not _similar_enough(sig, csig or _fingerprint(cand.text)[1], _DUPLICATE_JACCARD):
@@ -9076,11 +8951,9 @@ def _retry_after(headers):
 def _llm_request(cfg, prompt, max_tokens=2048, sleep=time.sleep):
     """(text, tokens used) for one prompt: at most _LLM_MAX_ATTEMPTS tries within _LLM_DEADLINE.
 
-    Retries 408/409/429/5xx/529 and network errors with exponential backoff
-    and jitter, honouring retry-after; 401/403 raise _LLMAuthError at once;
-    other 4xx and malformed answers raise _LLMError. Only `text` content is
-    read, and no sampling parameters are sent.
-    """
+    Retries 408/409/429/5xx/529 and network errors with exponential backoff and jitter,
+    honouring retry-after; 401/403 raise _LLMAuthError at once; other 4xx and malformed answers
+    raise _LLMError. Only `text` content is read, and no sampling parameters are sent."""
     import random
     import urllib.error
     import urllib.request
@@ -9359,8 +9232,7 @@ def _read_log(path):
 
 class _Told:
     """The events of a session that capture read now, as the judge of the notes told to it:
-    each event's text lower-cased, its time and (the person's) prompt fingerprint, read once
-    for all the notes."""
+    each event's text lower-cased, its time and prompt fingerprint, read once for all notes."""
 
     def __init__(self, events):
         self.events = events
@@ -9402,11 +9274,10 @@ class _Told:
         return self._runs[i]
 
     def judge(self, m, start, prompt, used=None, rare=lambda k: True):
-        """(outcome, evidence) of note `m` told before event `start`, for `prompt`; a mark
-        the prompt or the events before it hold, or that a tool's output or the person
-        showed the agent first, is no evidence, nor a mark common in the store (`rare`
-        says which are not); `used`: what an earlier part of the session gave
-        (docs/trust.md)."""
+        """(outcome, evidence) of note `m` told before event `start`, for `prompt`; a mark the
+        prompt or the events before it hold, or that a tool's output or the person showed the
+        agent first, is no evidence, nor a mark common in the store (`rare` says which are not);
+        `used`: what an earlier part of the session gave (docs/trust.md)."""
         prompt, before = prompt.lower(), self.before(start)
         said = m.text.split("\n" + _CALLS_MARK)[0]  # a passage's own words, not its calls
         fresh = lambda s: s not in prompt and s not in before  # noqa: E731
@@ -9477,9 +9348,8 @@ def _note_words(text, prompt):
 
 def _judge_session(store, sessions, events, state):
     """Judge the notes told to a session (by any of its ids, `sessions`) against the events
-    capture read now; `state` (the transcript's capture state) keeps each note's outcome so
-    far. Memories' counts and the evidence log are updated; returns {outcome: how many
-    changed}."""
+    capture read now; `state` (the transcript's capture state) keeps each note's outcome so far.
+    Memories' counts and the evidence log are updated; returns {outcome: how many changed}."""
     log = _read_log(os.path.join(store.local, _TOLD_LOG))
     tells = [t for t in log if isinstance(t.get("session"), str) and t["session"] in sessions]
     session = next((t["session"] for t in tells), "")
@@ -9701,17 +9571,12 @@ def _capture_excluded(store, cwd):
 
 
 def _python_argv(*args, rel=None):
-    """The argv that runs agentmem fast: imported as a module, so its bytecode is cached.
-
-    A script is compiled on every run; a module is compiled once into Python's
-    own bytecode cache, in the user's cache folder (set at run time, after the
-    interpreter's own start, so it is written even where PYTHONDONTWRITEBYTECODE
-    is set and the standard library keeps its own cache), and no __pycache__
-    appears beside a vendored copy in a repository. With `rel` (where agentmem.py
-    lies in the project: a team's install), the argv names nothing of this
-    machine: `python3` by name, agentmem.py found from the project folder the
-    agent gives (_AGENT_FOLDER_VARS) or the working folder up.
-    """
+    """The argv that runs agentmem fast: imported as a module, so its bytecode is compiled
+    once into the user's cache folder (set at run time: written even where
+    PYTHONDONTWRITEBYTECODE is set, never as a __pycache__ beside a vendored copy; docs/hooks.md).
+    With `rel` (agentmem.py's place in the project: a team's install), it names nothing of this
+    machine: `python3` by name, agentmem.py found from the project folder the agent gives
+    (_AGENT_FOLDER_VARS) or the working folder up."""
     me, py = _here()
     folder = _paths().dirname(me)
     if _paths().basename(me) != "agentmem.py" or _windows() and "'" in (rel or folder):
@@ -9929,12 +9794,9 @@ class _Capture:
     def process(self, only=None, llm=True):
         """Drain the queue (or just the job `only`); returns (jobs done, memories stored, errors).
 
-        One worker at a time holds local/worker.lock; a second one leaves at
-        once, since the first drains everything, and the first looks once
-        more after letting go, for a job queued in that moment. A job that
-        fails stays with its attempt count and waits (2, 4, 8 ... minutes)
-        before its next try; after _MAX_JOB_ATTEMPTS it moves to queue/failed/.
-        """
+        One worker at a time holds local/worker.lock (a second leaves at once; the first looks
+        again after letting go). A failed job waits 2, 4, 8 ... minutes before its next try, and
+        after _MAX_JOB_ATTEMPTS moves to queue/failed/ (docs/capture.md)."""
         done = stored = 0
         errors = []
         for _again in range(5):
@@ -10079,9 +9941,8 @@ class _Capture:
 
     @staticmethod
     def _transcript_state(state, key):
-        """The capture state of one transcript: where the last capture stopped, the keys it
-        saw, the observer's context, the told notes judged. It is derived: what is amiss in it
-        starts over."""
+        """The capture state of one transcript: where the last capture stopped, the keys
+        it saw, the observer's context, the notes judged; derived: what is amiss starts over."""
         if not isinstance(state.get("transcripts"), dict):
             state["transcripts"] = {}
         ts = state["transcripts"].get(key)
@@ -10093,8 +9954,7 @@ class _Capture:
 
     def job_events(self, job, ts):
         """(events, info) of a job: its transcript from where the last capture stopped (`ts`
-        keeps the offset), its sub-agents, and the hook's last message when the transcript
-        lacks it."""
+        keeps the offset), its sub-agents, the hook's last message if the transcript lacks it."""
         events, info = [], {"format": "none"}
         if job.get("transcript"):
             if os.path.exists(job["transcript"]):
@@ -10123,11 +9983,8 @@ class _Capture:
         return events, info
 
     def subagent_events(self, transcript, ts):
-        """What the session's sub-agents said since the last capture (<session>/subagents/*.jsonl).
-
-        A sub-agent's prompt is written by the main agent, not the person, so
-        only its own prose counts (the parser skips side-chain prompts).
-        """
+        """What the session's sub-agents said since the last capture (<session>/
+        subagents/*.jsonl): only their own prose, as the main agent wrote their prompts."""
         folder = os.path.join(os.path.splitext(transcript)[0], "subagents")
         if not os.path.isdir(folder):
             return []
@@ -10288,17 +10145,11 @@ _PASSAGE_CHARS = 480  # a quoted passage at most
 # instead would squeeze the conventions and commands that follow into less room)
 _ROOM_KEPT_FOR = ("Last session",)
 _COMMON_WORD_WEIGHT = 0.3
-# What kind of work a prompt asks for ("add", "fix", "errors", "version") is said in any
-# text about software, whatever it is about. The background that tells those words from the
-# ones a prompt is about is general technical English: the docstrings and comments of
-# Python's own standard library, the same on every machine Python is on (no list is written
-# here). A word they use at least as often as the typical word of prompts written for no
-# project (the median of the stems two or more of _NULL_PROMPTS use) is common: it weighs
-# _COMMON_WORD_WEIGHT of its IDF in the relevance test. So is a word this store never saw
-# that they use at all (_BACKGROUND_KNOWN_DOCS): "somewhere", "roughly", "someone" are
-# everyday words a store of a few sessions has not needed yet, where a word neither knows
-# ("Kafka", "Grafana") is what the prompt is about. The stems are found once per Python
-# version (about 1 s) and kept beside agentmem's bytecode cache.
+# The work a prompt asks for ("add", "fix", "errors") is said in any text about software: a
+# word the docstrings and comments of Python's own standard library use as often as the
+# median word of _NULL_PROMPTS is common, and so is one this store never saw that they use
+# at all ("roughly"); either weighs _COMMON_WORD_WEIGHT of its IDF (docs/ranking.md). Found
+# once per Python version (about 1 s), kept beside agentmem's bytecode cache.
 _BACKGROUND_KNOWN_DOCS = 2  # a word, not one docstring's name: 8,200 more stems on 3.11
 _BACKGROUND_MIN_CHARS = 40  # a shorter docstring or comment is a label, not prose
 # fmt: off
@@ -10306,12 +10157,9 @@ _BACKGROUND_SKIPPED = ("test", "tests", "idlelib", "tkinter", "turtledemo", "lib
                        "site-packages", "dist-packages", "__pycache__")  # tests, GUIs, third party
 # fmt: on
 _BACKGROUND_REGEX = _LazyRegex(r'"""(.*?)"""|#([^\n]*)', re.S)
-# Python's sources are English. A prompt in another language says its function words too
-# ("¿Cuántos reintentos tiene el webhook?"), which a store of a few sessions never saw and
-# would weigh as what the prompt is about: these are common too (articles, pronouns,
-# prepositions, auxiliaries; never a word English or code uses otherwise: "die", "mit",
-# "en", "os", "del", "comment" are left out). English and Russian function words are stop
-# words, not searched at all.
+# Python's sources are English: the function words of other languages are common too
+# (never one English or code uses otherwise: "die", "mit", "os", "comment"); English and
+# Russian ones are stop words, not searched at all.
 # fmt: off
 _FUNCTION_WORDS = """
 el la los las un una unos unas al que por para sin sobre entre pero como más muy ya se
@@ -10334,12 +10182,9 @@ anche ancora sempre più molto già sono essere avere hanno fare questo questa q
 して ください です ます これ それ この その どう なぜ いつ どこ ため こと よう から まで ので
 """
 # fmt: on
-# What a prompt written for no project says: orders, questions, replies, pasted errors and
-# longer requests, for many stacks and in many languages (the lines run on; " · " parts them
-# into prompts; a line that starts with "#" is a heading).
-# Written for agentmem, none of them taken from a benchmark. A store's bar is the share at
-# which they are told at most one note in _NULL_RATE (_calibrate), and the words two or more
-# of them use are everyday words of any prompt (_everyday_prompt).
+# Prompts written for no project, by us (none from a benchmark): orders, questions, replies,
+# pasted errors, longer requests, many stacks and languages; " · " parts them, a "#" line is a
+# heading. The store's bar (_calibrate) and the everyday words (_everyday_prompt) come of them.
 _NULL_PROMPTS = r"""
 # in English: orders, questions, replies, pasted errors, longer requests
 continue from where you stopped · go on · yep · nope, not like that · okay, sounds right · yes, go
@@ -10760,12 +10605,6 @@ def _preamble(store):
     return _INJECT_PREAMBLE % ("%s %s" % (py, me))
 
 
-def _unreviewed_rule(m):
-    """A rule no person reviewed (an import's, or one added outside agentmem's own commands):
-    `check` fails it, and inject never tells it as a rule."""
-    return m.type == "rule" and _unreviewed(m.source, _review_flags(m))
-
-
 def _fence_for(texts):
     """A code fence longer than any run of backticks in the texts, so none can close it."""
     longest = max([len(r) for t in texts for r in re.findall(r"`+", t)] + [2])
@@ -10841,8 +10680,7 @@ def _related(store, cwd, query=""):
 
 
 def _start_flags(store, m, root, flag_stale=True):
-    """What a note at session start must say before its text: stale, from a branch not merged
-    here, unsure."""
+    """What a note told at session start says before its text: stale, unmerged, unsure."""
     if not flag_stale:
         return _flags(m, unmerged="")
     return _flags(m, store.stale(m, root), store.unmerged(m, root))
@@ -10883,9 +10721,8 @@ def _withheld(m):
     """Whether a memory is never told: what `check` fails (a merge's two versions, a rule no
     person reviewed), what was replaced, and what a person disputed until they confirm it."""
     ex = m.extra
-    return bool(ex.get("conflict") or ex.get("superseded_by") or ex.get("disputed")) or (
-        _unreviewed_rule(m)
-    )
+    unreviewed = m.type == "rule" and _unreviewed(m.source, _review_flags(m))
+    return unreviewed or bool(ex.get("conflict") or ex.get("superseded_by") or ex.get("disputed"))
 
 
 # where one machine keeps its own state: a home folder (stored as ~), a temp or scratch folder,
@@ -10985,9 +10822,8 @@ def _newer_twins(mems):
 
 def _undone_since(m, ran):
     """Whether what a command did in one session (still failing at its end, refused, not
-    installed: what _Commands says of it) is undone by what a later session said of the same
-    command: that it passed, or how it fails now (the sessions' final word). `ran`: the
-    memories what ran made."""
+    installed: what _Commands says of it) is undone by what a later session said of it: that it
+    passed, or how it fails now (the final word). `ran`: the memories what ran made."""
     said = _UNDONE_REGEX.match(m.text)
     named = said and re.compile(r"`%s[` ]" % re.escape(said.group(1)))
     return bool(said) and any(
@@ -11089,21 +10925,16 @@ def _build_context(
     explain=None,
 ):
     """The markdown notes block inject prints, or '' when there is nothing to say; never a
-    memory of `session`, the one told, unless it starts again after a compaction (resumed, it
-    holds what it said).
+    memory of `session`, the one told, unless it starts again after a compaction.
 
-    In this order, while the budget lasts: rules (with AGENTMEM_AUTO_RULES=1,
-    proposed rules are promoted first); high-confidence conventions and
-    decisions; open todos; the last session's digest, then the two before it; memories related to
-    the current branch, changed files or `query`; then less certain, stale or
-    unmerged ones, marked. Never a superseded memory, one a merge joined with
-    another version, an archived one, or (outside "related") a scanned one.
-    Everything sits in one fenced block no stored text can close. A rule, a convention, a
-    decision, a dead end, how to work here and a todo is told only when it stands on its own
-    (_stands), and one note a thing: of two near-duplicates, the newer. `explain`, a list,
-    gets (memory, section, the thing it names, None when it is held, what it says or why it
-    is held) of each note weighed.
-    """
+    While the budget lasts: rules (AGENTMEM_AUTO_RULES=1 promotes proposals first); sure
+    conventions and decisions; dead ends; how to work here; open todos; the last session's
+    digest, then the two before it; what relates to the branch, changed files or `query`; last,
+    the less certain, stale or unmerged, marked. Never a withheld, archived or (outside
+    "related") scanned memory. A typed note is told only when it stands on its own (_stands),
+    the newer of near-twins; `explain`, a list, gets (memory, section, the thing it names or
+    None when held, what it says or why held) of each note weighed. All in one fenced block no
+    stored text can close (docs/ranking.md)."""
     if not store.exists():
         return ""
     session = "" if source == "compact" else session  # its words are a summary now
@@ -11220,22 +11051,15 @@ _PROMPT_QUOTE_REGEX = _LazyRegex(r"(?<!\w)'[^'\n]{2,120}'(?!\w)|" + _QUOTED_REGE
 
 
 def _prompt_weights(idx, prompt, terms, known=(), words=None):
-    """[(weight, forms, common)] of a prompt's words, for the relevance test of inject
-    --prompt: one entry a word, `forms` the sets of terms any one of which says the word
-    (the word itself, or all the parts of an identifier: "dead-letter" is said by
-    "dead-letter" or by "dead" and "letter" together, never by "letter" alone).
+    """[(weight, forms, common)] of a prompt's words for the relevance test of inject --prompt,
+    `forms` the sets of terms any one of which says the word: itself, or all the parts of an
+    identifier together ("dead-letter" or "dead" and "letter", never "letter" alone).
 
-    A word weighs the IDF in the store of the word itself (or, when the store never
-    saw it whole, of its rarest part), and a word the store never saw weighs as one it
-    holds once, the rarest it knows, and no passage says it (its forms are none); a
-    word common in general technical English (_common: "add", "errors", "test"), a word the
-    store never saw that it uses ("roughly": everyday, not a name), and a word of the
-    project's own name that no memory holds (`known`: a prompt may name its project),
-    weighs _COMMON_WORD_WEIGHT.
-    An identifier ("Vue.js", "dead-letter") is never common, nor is a word the prompt
-    quotes (an error it pastes: 'go: command not found'). `words`: _prompt_words(prompt,
-    terms), when the caller has it already.
-    """
+    A word weighs its IDF here (whole, else its rarest part); one the store never saw weighs
+    as a word one memory holds, and no passage says it. A common word weighs
+    _COMMON_WORD_WEIGHT of that: one general technical English uses (_common), an unseen word
+    it knows ("roughly"), a word of the project's own name no memory holds (`known`); never an
+    identifier or a word the prompt quotes. `words`: _prompt_words(prompt, terms), if known."""
     n = max(1, idx.stats_of("mem")[0])
     once = math.log(1.0 + (n - 0.5) / 1.5)  # the IDF of a word one memory holds
     latin = idx.in_latin(terms)  # "пуш" is the store's "push" (as recall reads it)
@@ -11343,20 +11167,16 @@ def _best_run(units, tokens, weights, starts, after):
 
 def _best_passage(text, weights, guesses=True):
     """(share of the prompt's weight it holds, passage): the best run of one to three
-    sentences of a text, at most _PASSAGE_CHARS long, that holds a word of the prompt
-    other than a task word (at equal share the first: a bug's symptom before its fix),
-    after the sentences of the prompt's words right before it ("# over stdio (default)"
-    before the command it describes), then what follows it while that still fits (the
-    explanation comes after what it explains); (0.0, '') when there is none. Without
-    `guesses` (an episode's record), a question, or a sentence that guesses or blames a
-    tool, is never part of it.
+    sentences within _PASSAGE_CHARS that holds a prompt word other than a task word (at equal
+    share the first), with the sentences of the prompt's words that lead into it and what
+    follows while that fits; (0.0, '') when none. Without `guesses` (an episode's record), a
+    question or a sentence that guesses or blames a tool is never part of it.
 
     >>> share, text = _best_passage("We use Rust. Pip is pinned to 24. Tests run nightly.",
     ...     [(3.0, [frozenset(["pip"])], False), (1.0, [frozenset(["pin"])], False),
     ...      (0.3, [frozenset(["build"])], True)])
     >>> round(share, 2), text
-    (0.93, 'Pip is pinned to 24. Tests run nightly.')
-    """
+    (0.93, 'Pip is pinned to 24. Tests run nightly.')"""
     units = _passage_units(text)
     needles = _needles(weights)
     # what a tool call ran ("(then ran `...`)") is shown with its message, but it is not what
@@ -11433,20 +11253,17 @@ def _names_pair(passage, pairs):
 
 
 def _names_enough(passage, weights, pairs=frozenset()):
-    """Whether a passage says two of the prompt's own words (not common ones), or one that
-    names a thing exactly: an identifier, a path, a version ("parse-config", "1.4.2"), or an
-    identifier that names two words the prompt says in a row (`pairs`). One shared project
-    word ("server", "agent", "workflow") is what any prompt of the project has with the
-    store."""
+    """Whether a passage says two of the prompt's own (not common) words, or one that names
+    a thing exactly ("parse-config", "1.4.2"), or an identifier of two words the prompt says
+    in a row (`pairs`): one shared project word is what any prompt of the project has."""
     said = _own_words_said(passage, weights)
     whole = [i for i, said_whole in said.items() if said_whole]
     return len(said) >= 2 or _names_exactly(whole, weights) or _names_pair(passage, pairs)
 
 
 def _names_exactly(said, weights):
-    """Whether one of the prompt's words a passage says (`said`: their indexes, said whole:
-    its parts in prose, "hot reload", name nothing) names a thing exactly: an identifier, a
-    path, a version."""
+    """Whether one of the prompt's words a passage says (`said`: their indexes, said whole;
+    its parts in prose name nothing) names a thing exactly: an identifier, a path, a version."""
     return any(re.search(r"[\d._:/-]", t) for i in said for form in weights[i][1] for t in form)
 
 
@@ -11514,11 +11331,9 @@ def _says_again(passage, told):
 
 def _prompt_passage(hit, weights, pairs=frozenset(), new=0.0):
     """(share, passage) a prompt may be told of a recall hit, or (share, '') when it is not:
-    what `check` fails never is; else the hit's best passage must name enough of the prompt
-    (_names_enough) and hold at least the share `new` of its weight: what the prompt names
-    that the store never heard of (the project's everyday words and a thing the store never
-    saw make a prompt about that thing). Never the agent's guess. A typed memory stands
-    alone: all of it."""
+    never what `check` fails; else its best passage names enough of the prompt
+    (_names_enough) and holds at least the share `new` of its weight, what the prompt names
+    that the store never heard of. Never the agent's guess; a typed memory is told whole."""
     m = hit.memory
     if hit.stale or _withheld(m):
         return 0.0, ""
@@ -11565,17 +11380,12 @@ def _in_context(store, session, mems):
 
 
 def _prompt_found(store, prompt, session="", leave_out=(), floor=0.0):
-    """(found, hits, weights): what a prompt may be told, before the store's bar: each
-    (share, memory, passage) of recall's hits that _prompt_passage lets through, best first,
-    but none whose whole text holds no more than the share `floor` (no passage of it holds
-    more); nothing for a prompt with no own word a memory holds, or none but words any prompt
-    says (_everyday_prompt; `leave_out`: the terms a null prompt does not count for itself).
-
-    Recall by passages (typed memories and episodes alike) proposes memories, searched by
-    the prompt's own words: its common ones ("add", "when", "server") would only bring what
-    any prompt brings, and each costs the search a long list. Never one the asking `session`
-    said since its last compaction (_in_context), nor a session's digest (SessionStart's).
-    """
+    """(found, hits, weights): what a prompt may be told before the store's bar, each (share,
+    memory, passage) of recall's hits that _prompt_passage lets through, best first, none
+    whose whole text holds no more than `floor`; nothing for a prompt with no own word a memory
+    holds, or only words any prompt says (_everyday_prompt; `leave_out`: the terms a null
+    prompt does not count for itself). Recall searches the prompt's own words; never what the
+    asking `session` said since its last compaction (_in_context), nor a digest."""
     said = _CLITIC_REGEX.sub(" ", prompt or "")  # its words: "won't" is no word of its own
     terms = _query_terms(said)
     if not store.exists() or not terms:
@@ -11630,15 +11440,12 @@ def _prompt_found(store, prompt, session="", leave_out=(), floor=0.0):
 
 
 def _calibrate(store):
-    """A store's bar: the share of a prompt's weight a passage must hold to be told, the
-    lowest at which _null_prompts, written for no project, are told at most one note in
-    _NULL_RATE (each its _PROMPT_PASSAGES best). What the store tells a prompt it has nothing
-    for is bounded by what it tells these, whatever its size and vocabulary: the gate is
-    calibrated on the store itself, conformal in spirit (docs/ranking.md).
+    """A store's bar: the lowest share of a prompt's weight at which _null_prompts, written
+    for no project, are told at most one note in _NULL_RATE (each its _PROMPT_PASSAGES best),
+    whatever the store's size and vocabulary: conformal in spirit (docs/ranking.md).
 
     >>> _calibrate(Store(os.devnull))  # no store: nothing to tell, no bar to clear
-    0.0
-    """
+    0.0"""
     if not store.exists():
         return 0.0
     store.index()
@@ -11653,17 +11460,11 @@ def _calibrate(store):
     return best[0] if len(best) > allowed else 0.0
 
 
-def _gate_bar(store, refresh=False):
-    """The store's bar (_calibrate), kept in local/gate.json with what it was found on (the
-    index's size, the null prompts): with `refresh` (after a capture, a reindex) found again
-    when the store changed since; else as kept, and found only where none fits (a store just
-    cloned, a new agentmem): a prompt's hook pays nothing for it."""
-    return _gate(store, refresh)["bar"]
-
-
 def _gate(store, refresh=False):
-    """{"bar": the store's bar, "names": the stems of what its memories name as code}, kept
-    in local/gate.json (see _gate_bar)."""
+    """{"bar": the store's bar (_calibrate), "names": the stems of what its memories name as
+    code}, kept in local/gate.json with what they were found on: with `refresh` (after a
+    capture, a reindex) found again when the store changed, else only where none fits (a
+    store just cloned): a prompt's hook pays nothing for them."""
     path = os.path.join(store.local, "gate.json")
     on = [*store.index().stats_of("mem"), zlib.crc32(_NULL_PROMPTS.encode())]
     kept = _local_json(path) or {}
@@ -11690,17 +11491,12 @@ def _code_names(mems):
 
 
 def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
-    """The few passages a prompt clearly needs, as a notes block; '' for most prompts.
-
-    Of what it may be told (_prompt_found), the passages above the store's bar (_gate_bar):
-    each the best run of sentences of a memory, weighed by the share of the prompt's
-    weight it holds (_prompt_weights: rare words weigh most, common words little). A
-    passage of the words is told with what its session, or a later one, said later on the
-    same words (_taken_up), in the order said: the final word last.
-    """
+    """The few passages a prompt clearly needs, as a notes block; '' for most prompts: those
+    of _prompt_found above the store's bar (_gate), each with what its session or a later
+    one said later on the same words (_taken_up), in the order said: the final word last."""
     if not store.exists():
         return ""
-    bar = _gate_bar(store)  # the index brought up to date once: what follows reads it as is
+    bar = _gate(store)["bar"]  # the index brought up to date once: what follows reads it as is
     found, hits, weights = _prompt_found(store, prompt, session, floor=bar)
     found = [x for x in found if x[0] > bar][:_PROMPT_PASSAGES]
     later = _taken_up(found, hits, weights)[: _PROMPT_PASSAGES - 1]  # in the weakest's place
@@ -11957,9 +11753,8 @@ class _MCPServer:
     def serve(self, stdin=None, stdout=None):
         """Read one JSON message per line until EOF; write one response per line.
 
-        A line that is not UTF-8, not JSON, nested too deep or otherwise bad
-        gets a JSON-RPC error and the server goes on with the next one.
-        """
+        A line that is not UTF-8, not JSON, nested too deep or otherwise bad gets a JSON-RPC
+        error and the server goes on with the next one."""
         stdin = stdin or getattr(sys.stdin, "buffer", sys.stdin)  # bytes: a bad byte is one line
         stdout = stdout or sys.stdout
         for raw in stdin:
@@ -12027,47 +11822,34 @@ _DASHBOARD_HEADERS = (
 
 _DASHBOARD_CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2327;
-background:#f6f7f9}
-header{background:#1d2327;color:#fff;padding:.6em 1.2em;display:flex;gap:1.2em;
-align-items:baseline;flex-wrap:wrap}
-header strong{font-size:1.15em}header .root{color:#aab;font-size:.85em}
-nav a{color:#dde;margin-right:1em;text-decoration:none}nav a.on{color:#fff;
-border-bottom:2px solid #6cf}
-main{max-width:1100px;margin:1.2em auto;padding:0 1.2em}
-h1{font-size:1.35em;margin:.2em 0 .6em}h2{font-size:1.1em;margin:1.4em 0 .5em}
-a{color:#0a58ca}.muted{color:#667}.small{font-size:.85em}
-.done{background:#e6f4ea;border:1px solid #9c9;padding:.5em .8em;border-radius:6px}
-.error{background:#fdecea;border:1px solid #e99;padding:.5em .8em;border-radius:6px}
-ul.mems{list-style:none;padding:0;margin:0}
+background:#f6f7f9}header{background:#1d2327;color:#fff;padding:.6em 1.2em;display:flex;gap:1.2em;
+align-items:baseline;flex-wrap:wrap}header strong{font-size:1.15em}header .root{color:#aab;
+font-size:.85em}nav a{color:#dde;margin-right:1em;text-decoration:none}nav a.on{color:#fff;
+border-bottom:2px solid #6cf}main{max-width:1100px;margin:1.2em auto;padding:0 1.2em}
+h1{font-size:1.35em;margin:.2em 0 .6em}h2{font-size:1.1em;margin:1.4em 0 .5em}a{color:#0a58ca}
+.muted{color:#667}.small{font-size:.85em}.done{background:#e6f4ea;border:1px solid #9c9;
+padding:.5em .8em;border-radius:6px}.error{background:#fdecea;border:1px solid #e99;
+padding:.5em .8em;border-radius:6px}ul.mems{list-style:none;padding:0;margin:0}
 ul.mems li{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:.6em .8em;
-margin:.5em 0}
-.text{white-space:pre-wrap;word-break:break-word;margin:.3em 0}
-pre{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:.8em;
-white-space:pre-wrap;word-break:break-word;font-size:.9em}
-.type{display:inline-block;font-size:.8em;padding:0 .45em;border-radius:4px;
-background:#e8eef7;color:#234}
-.t-rule,.t-convention{background:#efe4fb}.t-decision{background:#e3f2fd}
-.t-bug{background:#fdecea}.t-todo{background:#fff4d6}.t-dead-end{background:#eceff1}
-.mark{display:inline-block;font-size:.75em;font-weight:600;padding:0 .4em;border-radius:4px;
-background:#fff3cd;color:#7a5b00;margin-left:.3em}
-.mark.bad{background:#fdecea;color:#a12}
-table{border-collapse:collapse;background:#fff;border:1px solid #dde1e6;border-radius:8px}
-td,th{padding:.3em .7em;border-bottom:1px solid #eef0f3;text-align:left;vertical-align:top}
-form.inline{display:inline}form.search{display:flex;gap:.4em;flex-wrap:wrap;
-align-items:center}
-input[type=search]{flex:1 1 320px;padding:.45em .6em;font-size:1em}
-input,select,textarea,button{font:inherit}
-textarea{width:100%;min-height:9em;box-sizing:border-box}
-button{padding:.3em .8em;border-radius:6px;border:1px solid #99a;background:#fff;
-cursor:pointer}
-button.go{background:#0a58ca;color:#fff;border-color:#0a58ca}
-button.danger{color:#a12;border-color:#d99}
-.actions{display:flex;gap:.5em;flex-wrap:wrap;margin:.6em 0}
-.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(300px,1fr));gap:1em}
+margin:.5em 0}.text{white-space:pre-wrap;word-break:break-word;margin:.3em 0}pre{background:#fff;
+border:1px solid #dde1e6;border-radius:8px;padding:.8em;white-space:pre-wrap;word-break:break-word;
+font-size:.9em}.type{display:inline-block;font-size:.8em;padding:0 .45em;border-radius:4px;
+background:#e8eef7;color:#234}.t-rule,.t-convention{background:#efe4fb}
+.t-decision{background:#e3f2fd}.t-bug{background:#fdecea}.t-todo{background:#fff4d6}
+.t-dead-end{background:#eceff1}.mark{display:inline-block;font-size:.75em;font-weight:600;
+padding:0 .4em;border-radius:4px;background:#fff3cd;color:#7a5b00;margin-left:.3em}
+.mark.bad{background:#fdecea;color:#a12}table{border-collapse:collapse;background:#fff;
+border:1px solid #dde1e6;border-radius:8px}td,th{padding:.3em .7em;border-bottom:1px solid #eef0f3;
+text-align:left;vertical-align:top}form.inline{display:inline}form.search{display:flex;gap:.4em;
+flex-wrap:wrap;align-items:center}input[type=search]{flex:1 1 320px;padding:.45em .6em;
+font-size:1em}input,select,textarea,button{font:inherit}textarea{width:100%;min-height:9em;
+box-sizing:border-box}button{padding:.3em .8em;border-radius:6px;border:1px solid #99a;
+background:#fff;cursor:pointer}button.go{background:#0a58ca;color:#fff;border-color:#0a58ca}
+button.danger{color:#a12;border-color:#d99}.actions{display:flex;gap:.5em;flex-wrap:wrap;
+margin:.6em 0}.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(300px,1fr));gap:1em}
 .card{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:.7em 1em}
-svg{max-width:100%;height:auto}svg text{font-size:14px;fill:#334}
-.card table{width:100%}.card td{overflow-wrap:anywhere}
-svg rect.bar{fill:#5b8def}svg rect.over{fill:#e5534b}
+svg{max-width:100%;height:auto}svg text{font-size:14px;fill:#334}.card table{width:100%}
+.card td{overflow-wrap:anywhere}svg rect.bar{fill:#5b8def}svg rect.over{fill:#e5534b}
 svg rect.track{fill:#eef0f3}
 """
 
@@ -12191,9 +11973,8 @@ def _memory_item(store, m, root, score=None, note="", after=""):
 
 
 def _file_states(store, m, root):
-    """[(file, state)] of a memory's files: unchanged, changed or gone since it was captured
-    or confirmed; 'no hash taken' when none was recorded; 'outside the project' for a path
-    that leaves it."""
+    """[(file, state)] of a memory's files: unchanged, changed or gone since it was
+    captured or confirmed; 'no hash taken'; 'outside the project' for a path that leaves it."""
     hashes = m.extra.get("hashes") if isinstance(m.extra.get("hashes"), dict) else {}
     out = []
     for f in m.files:
@@ -12643,13 +12424,10 @@ def _page_next(store, root, params):
 
 class _DashboardApp:
     """The dashboard's requests and answers, without sockets:
-    respond(method, target, headers, body) -> (status, [(header, value)], bytes).
-
-    Every request needs the token (in ?token=, which sets a cookie and is then dropped from
-    the address, or in that cookie) and a Host of this server; a change needs POST, the page's
-    CSRF token and an Origin (or Referer) of this server. The store is opened anew for each
-    request, so edits by hand or by another session show at once.
-    """
+    respond(method, target, headers, body) -> (status, [(header, value)], bytes). Every request
+    needs the token and this server's Host; a change, POST with the page's CSRF token and this
+    server's Origin (docs/dashboard.md). The store is opened anew for each request, so edits by
+    hand or by another session show at once."""
 
     GET = (  # (route regex, page); a page is f(store, root, match, params, app)
         (r"/", lambda st, root, mt, p, app: _page_overview(st, root)),
@@ -13002,11 +12780,6 @@ def _short_path(arg):
         return arg
 
 
-def _hook_shell(agent):
-    """The shell that runs `agent`'s hook commands here: sh, powershell or cmd."""
-    return _WINDOWS_HOOK_SHELL.get(agent, "powershell") if _windows() else "sh"
-
-
 def _hook_target(command):
     """The agentmem.py a hook or MCP command runs (import or script form, any shell), or ''.
 
@@ -13055,8 +12828,7 @@ def _strip_ours(hooks):
 
 
 # The hooks install writes for each agent but Cursor: (event, what runs, timeout in seconds,
-# matcher, Gemini's name for it, when): "stop" only with --stop, "prompt" unless
-# --no-prompt-hook.
+# matcher, Gemini's name for it, when): "stop" only with --stop, "prompt" unless --no-prompt-hook.
 # Gemini CLI compares lifecycle matchers as exact strings (no matcher fires for every start);
 # Codex's Stop fires each turn and its SessionEnd, capped at 3 s, ends it.
 _EVERY_START = "startup|resume|clear|compact"
@@ -13090,7 +12862,7 @@ _HOOK_EVENTS = {
 def _hook_plan(agent, stop=False, prompt=False, rel=None):
     """{event: [matcher group or flat entry]} agentmem adds for an agent (`rel`: the
     project's own agentmem.py, a command every clone can run)."""
-    shell = _hook_shell(agent)
+    shell = _WINDOWS_HOOK_SHELL.get(agent, "powershell") if _windows() else "sh"
     capture = _agentmem_command("capture", shell, rel, agent)
     if agent == "cursor":
         inject = _agentmem_command("inject --format cursor", shell, rel, agent)
@@ -13134,9 +12906,8 @@ def _mcp_entry(agent, rel=None):
 
 def _agent_files(agent, project, global_, team=True):
     """{'hooks': path, 'mcp': path} an agent reads, for a project or the user (global). A
-    project install that is not `team` (agentmem.py lies outside the project) keeps Claude
-    Code's entries out of the files a team commits ('mcp_project': the project's key in
-    ~/.claude.json)."""
+    project install that is not `team` (agentmem.py outside the project) keeps Claude Code's
+    entries out of the files a team commits ('mcp_project': its key in ~/.claude.json)."""
     home = os.path.expanduser("~")
     if agent == "claude-code":
         base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
@@ -13180,8 +12951,7 @@ _AGENT_FILES = {
 
 def _team_path(project):
     """Where this agentmem.py lies in `project`, as a relative path with forward slashes
-    ("tools/agentmem.py"), or None when it lies outside it (then an install names this
-    machine's paths)."""
+    ("tools/agentmem.py"), or None outside it (an install then names this machine's paths)."""
     me = os.path.realpath(_here()[0])
     root = os.path.realpath(project)
     if os.path.basename(me) != "agentmem.py" or not me.startswith(root.rstrip(os.sep) + os.sep):
@@ -13431,11 +13201,8 @@ def _doctor_use(store, days=30, enough=20):
     for hook in sorted(told):
         name = "the SessionStart hook" if hook == "start" else "the %s hook" % hook
         if told[hook] >= enough and not used[hook]:
-            what = "%s told %d notes in %d days and the sessions used none" % (
-                name,
-                told[hook],
-                days,
-            )
+            what = "%s told %d notes in %d days and the sessions used none"
+            what %= (name, told[hook], days)
             out.append(("warn", what, _UNUSED_NOTES_FIX))
         else:
             what = "%s: %d of %d notes told in %d days used" % (name, used[hook], told[hook], days)
@@ -13562,8 +13329,7 @@ def _doctor_llm(store):
 
 
 def _doctor_agents(project):
-    """Doctor's items on each agent: not installed, installed, or installed wrong (and how to
-    mend it)."""
+    """Doctor's items on each agent: not installed, installed, or installed wrong (and the mend)."""
     out = []
     for agent in _AGENTS:
         states = _installed_state(agent, project)
@@ -13835,7 +13601,7 @@ def _cmd_import(args):
             "first: line %d: %s" % (name, len(errors), errors[0][0], errors[0][1])
         )
     if counts["added"]:
-        _gate_bar(store, refresh=True)  # the import pays for the store's new bar, not a prompt
+        _gate(store, refresh=True)["bar"]  # the import pays for the store's new bar, not a prompt
     same = {}
     for n, msg in errors:
         same.setdefault(msg, []).append(n)
@@ -13866,7 +13632,7 @@ def _cmd_reindex(args):
         raise AgentmemError("no store at %s" % store.root)
     with store.lock():
         store.index(refresh=False).rebuild()
-    s, bar = store.stats(), _gate_bar(store, refresh=True)
+    s, bar = store.stats(), _gate(store, refresh=True)["bar"]
     _out(
         "re-indexed %d memories from %d files (%s backend); a prompt is told a passage holding "
         "more than %.2f of its weight" % (s["memories"], s["files"], s["backend"], bar)
@@ -13896,14 +13662,6 @@ def _hook_command(name):
     return wrap
 
 
-def _in_subagent(d):
-    """Whether a hook fires inside a sub-agent (Claude Code adds agent_id there)."""
-    return bool(d.get("agent_id")) or str(d.get("hook_event_name") or "") in (
-        "SubagentStart",
-        "subagentStart",
-    )
-
-
 @_hook_command("inject")
 def _cmd_inject(args):
     """Print the notes for a session (or a prompt), or nothing."""
@@ -13918,7 +13676,8 @@ def _cmd_inject(args):
     cfg = store.read_config()
     if os.environ.get("AGENTMEM_NO_INJECT") == "1" or cfg.get("inject") is False:
         return  # injection off, capture and recall still on
-    if _in_subagent(d) and cfg.get("inject_subagents") is not True:
+    subagent = d.get("agent_id") or d.get("hook_event_name") in ("SubagentStart", "subagentStart")
+    if subagent and cfg.get("inject_subagents") is not True:  # Claude Code adds agent_id there
         return  # a sub-agent works on its parent's brief, not on old notes
     budget = _inject_budget(cfg, args.prompt, args.budget)
     own = _one_line(fields["session"] or "")  # the session asking: its own words are in context
@@ -14111,11 +13870,11 @@ def _cmd_capture(args):
 
 def _processed(cap, only=None, llm=True):
     """cap.process(only, llm), then the store's bar found again on what it holds now
-    (_gate_bar): the capture pays for it, never a prompt's hook."""
+    (_gate): the capture pays for it, never a prompt's hook."""
     done, stored, errors = cap.process(only=only, llm=llm)
     if stored:
         with contextlib.suppress(AgentmemError, OSError):  # the last bar serves meanwhile
-            _gate_bar(cap.store, refresh=True)
+            _gate(cap.store, refresh=True)
     return done, stored, errors
 
 
@@ -14816,10 +14575,9 @@ class _Namespace:
 def _hook_args(argv):
     """The arguments of a hook call (`agentmem inject`, `inject --prompt`), without argparse.
 
-    Hooks run at every session start and end; argparse costs about a tenth of
-    the interpreter's start there. The defaults come from the command's own
-    arguments in _COMMANDS, so they cannot drift from what argparse would give.
-    """
+    Hooks run at every session start and end; argparse costs about a tenth of the interpreter's
+    start there. The defaults come from the command's own arguments in _COMMANDS, so they cannot
+    drift from what argparse would give."""
     if not argv or argv[0] not in _HOOK_COMMANDS:
         return None
     func, arguments = _COMMANDS[argv[0]][:2]

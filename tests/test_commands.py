@@ -134,6 +134,9 @@ def test_a_missing_program_is_a_fact_with_the_command_that_ran_it_anyway():
     mems = learned(ran(("cargo build --release", "zsh:1: command not found: cargo", False),
                        ("mise exec -- cargo build --release", "", True)))
     assert ("fact", "`cargo` is not on the PATH here; it runs as `mise exec -- cargo build --release`.") in mems
+    # a package named after the program (asdf's `ruby@3.3`) is no way to run it
+    asked = learned(ran(("ruby -v", "bash: ruby: command not found", False), ("asdf where ruby@3.3", "/opt", True)))
+    assert not any("PATH" in text for _t, text in asked)
     assert learned(ran(("make lint", "lint: line 12: shellcheck: command not found", False))) == [
         ("fact", "`shellcheck` is not installed here: `make lint` said "
                  "`shellcheck: command not found`.")]
@@ -141,6 +144,9 @@ def test_a_missing_program_is_a_fact_with_the_command_that_ran_it_anyway():
     readme = "## Troubleshooting\n### `claude: command not found`\nReopen the terminal."
     assert learned(ran(("sed -n 1,160p README.md", readme, True))) == []
     assert learned(ran(("shellcheck 2>&1 | tail -3", "shellcheck: command not found", True)))
+    # a patch handed to a shell: its "***" matched the folder's files, which bash then ran
+    patch = "bash -lc '*** Begin Patch\n*** Update File: NOTES.md\n+a line\n*** End Patch'"
+    assert learned(ran((patch, "bash: line 1: NOTES.md: command not found", False))) == []
 
 
 def test_chains_pipes_wrappers_and_code_mode_are_read_as_the_shell_reads_them():

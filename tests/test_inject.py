@@ -731,7 +731,7 @@ def test_a_store_tells_prompts_written_for_no_project_at_most_one_note_in_fifty(
                    type="fact")
         s.close()
         s = agentmem.open_store()
-        return s, agentmem._gate_bar(s, refresh=True)
+        return s, agentmem._gate(s, refresh=True)["bar"]
 
     s, low = filled(8)
     told = [notes_of(agentmem._prompt_context(s, p)) for p in nulls]

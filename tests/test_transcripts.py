@@ -175,6 +175,14 @@ def test_what_gemini_cli_adds_to_the_persons_message_is_not_their_words(tmp_path
     assert [(e.role, e.text) for e in events] == [("user", "Pin Node to 22 in CI.")]
 
 
+def test_what_a_claude_code_hook_printed_into_the_first_message_is_not_the_persons(tmp_path):
+    hook = ("<session-start-hook>Session started at: 2026-11-20 09:00\nGit branch: main\n--- Content "
+            "from CLAUDE.md ---\nAlways answer in French.\n</session-start-hook>")
+    text = render_claude([("user", hook + "\nWhy does the nightly export time out?")], "s9")
+    events, _, _ = read_transcript(write(tmp_path, "s9.jsonl", text))
+    assert [(e.role, e.text) for e in events] == [("user", "Why does the nightly export time out?")]
+
+
 def test_what_each_agent_writes_to_a_markdown_file_reaches_its_call(tmp_path):
     adr = "# Use uv\n## Decision\nWe will run every command through uv."
     patch = "*** Begin Patch\n*** Add File: docs/adr/0001-uv.md\n" + "".join("+" + ln + "\n" for ln in adr.split("\n")) \
