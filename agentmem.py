@@ -5879,12 +5879,12 @@ class _Commands:
         text = _ANSI_REGEX.sub("", text[:20000])
         passed = ok is True and "|" not in call.text
         missing = not passed and _NOT_FOUND_REGEX.search(text)
-        # a program written as a pattern (a patch's "*** Begin Patch" given to a shell): what
-        # the shell could not find is a file the pattern matched, never a program
+        program = next(g for g in missing.groups() if g) if missing else ""
+        # a program written as a pattern (a patch's "*** Begin Patch" given to a shell) runs the
+        # files it matches: a name the shell could not find that the command never gave is one
         runs = _runs_of(call.text) if missing else ()
         programs = [next((w for w in run if not re.match(r"\w+=", w)), "") for run in runs]
-        if missing and not any(re.search(r"[*?[]", p) for p in programs):
-            program = next(g for g in missing.groups() if g)
+        if program in programs or missing and not any(re.search(r"[*?]", p) for p in programs):
             self.state["missing"].setdefault(program, _clip(call.text, _COMMAND_CHARS))
         elif self.trying:
             self._tried(text)

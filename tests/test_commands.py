@@ -147,6 +147,8 @@ def test_a_missing_program_is_a_fact_with_the_command_that_ran_it_anyway():
     # a patch handed to a shell: its "***" matched the folder's files, which bash then ran
     patch = "bash -lc '*** Begin Patch\n*** Update File: NOTES.md\n+a line\n*** End Patch'"
     assert learned(ran((patch, "bash: line 1: NOTES.md: command not found", False))) == []
+    assert learned(ran(("[ -d src ] && rg -n TODO src", "bash: rg: command not found", False))) == [
+        ("fact", "`rg` is not installed here: `[ -d src ] && rg -n TODO src` said `rg: command not found`.")]
 
 
 def test_chains_pipes_wrappers_and_code_mode_are_read_as_the_shell_reads_them():
