@@ -5709,7 +5709,7 @@ class _Commands:
     and what their results printed are quoted. The state is plain data in
     `context["commands"]`, so a session captured turn by turn keeps one ledger."""
 
-    def __init__(self, context):
+    def __init__(self, context, cwd=""):
         state = context.setdefault("commands", {})
         for key in ("failing", "passed", "lines", "missing", "runs", "ok"):
             if not isinstance(state.get(key), dict):
@@ -5717,6 +5717,9 @@ class _Commands:
         self.state, self.calls, self.found = state, {}, []  # found: [(kind, text, ts)]
         self.last_call = None
         self.trying = None  # (program, command) that runs a missing program another way
+        # the working tree itself, quoted: a warning on it (nix's "Git tree '/x' is dirty") is
+        # about this checkout's state, never the project's
+        self.tree = re.compile(re.escape(cwd.rstrip("/\\")) + r"[/\\]?['\"]" if cwd else "(?!)")
 
     def event(self, ev):
         if ev.role == "call":
@@ -5897,7 +5900,7 @@ class _Commands:
         for found in _WARNING_REGEX.findall(text):
             line = found.strip()
             norm = _same_line(line)
-            if _FILE_LINE_REGEX.search(line) or norm in seen:
+            if _FILE_LINE_REGEX.search(line) or norm in seen or self.tree.search(line):
                 continue  # a warning about the code, which the session goes on to change
             seen.add(norm)
             entry = self.state["lines"].setdefault(
@@ -6201,11 +6204,11 @@ class _Episode:
     and left), its to-do list and what its commands proved (_Commands); the session's words
     themselves are passages (_Words)."""
 
-    def __init__(self, context=None):
+    def __init__(self, context=None, cwd=""):
         context = {} if context is None else context
         self.words = _Words(context)  # who said what, in which turn
         self.todos = []
-        self.commands = _Commands(context)  # what ran, what it proved
+        self.commands = _Commands(context, cwd)  # what ran, what it proved
         self.commits = []  # the messages of the commits the agent made
         self.pending = []  # what a compaction summary says is pending
         self.left_at = ""  # when the to-do list or a summary last said what is left
@@ -6285,10 +6288,10 @@ class _Episode:
         return mems + self.words.memories()
 
 
-def _episode(events, final=False, context=None):
+def _episode(events, final=False, context=None, cwd=""):
     """A chunk's words, what its commands proved and (with `final`) the to-dos left open
     (see _Episode). With `context`, its "digest" is brought up to date (_Episode.digest)."""
-    builder = _Episode(context)
+    builder = _Episode(context, cwd)
     for ev in events:
         builder.event(ev)
     if context is not None:
@@ -9891,7 +9894,7 @@ class _Capture:
         info["cwd"] = info.get("cwd") or job.get("cwd") or ""
         context = ts.setdefault("context", {})
         memories = compress_heuristic(fresh, info, context, final=bool(job.get("final")))
-        memories += _episode(fresh, final=bool(job.get("final")), context=context)
+        memories += _episode(fresh, bool(job.get("final")), context, info["cwd"])
         # the heuristic memories are written before any LLM call: an interrupted run loses nothing
         # the notes told to the session are judged as they were told, before this capture
         # rewrites any of them (its own digest), on all it did since (a command run again too)

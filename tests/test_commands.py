@@ -128,6 +128,13 @@ def test_the_environment_said_twice_or_on_every_run_is_a_fact_and_a_one_off_is_n
                     "v1.4.2 is older than protoc v1.5.0.") in learned(other)
     cured = other + ran(("make lint", "(✓) Complete", True))
     assert all("warns" not in text for _t, text in learned(cured))
+    # a warning on the working tree itself is this checkout's state: a file in it is the project's
+    for said, kept in (("warning: Git tree '/srv/shop' is dirty", False),
+                       ("warning: '/srv/shop/flake.lock' pins an old nixpkgs", True)):
+        ledger = agentmem._Commands({}, "/srv/shop")
+        for ev in ran(*[("nix build", said + "\nbuilt", True)] * 3):
+            ledger.event(ev)
+        assert any("warns on every run" in m.text for m in ledger.memories(True)) is kept, said
 
 
 def test_a_missing_program_is_a_fact_with_the_command_that_ran_it_anyway():
