@@ -6289,8 +6289,8 @@ class _Episode:
 
 
 def _episode(events, final=False, context=None, cwd=""):
-    """A chunk's words, what its commands proved and (with `final`) the to-dos left open
-    (see _Episode). With `context`, its "digest" is brought up to date (_Episode.digest)."""
+    """A chunk's words, what its commands proved in the session's folder `cwd` and (with `final`)
+    the to-dos left open (_Episode); with `context`, its "digest" brought up to date."""
     builder = _Episode(context, cwd)
     for ev in events:
         builder.event(ev)
