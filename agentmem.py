@@ -5717,8 +5717,7 @@ class _Commands:
         self.state, self.calls, self.found = state, {}, []  # found: [(kind, text, ts)]
         self.last_call = None
         self.trying = None  # (program, command) that runs a missing program another way
-        # the working tree itself, quoted: a warning on it (nix's "Git tree '/x' is dirty") is
-        # about this checkout's state, never the project's
+        # a warning quoting the working tree ("Git tree '/x' is dirty"): this checkout's state
         self.tree = re.compile(re.escape(cwd.rstrip("/\\")) + r"[/\\]?['\"]" if cwd else "(?!)")
 
     def event(self, ev):
@@ -10782,7 +10781,8 @@ def _stands(m, names=(), twin=None):
     marks = sorted(_exact_words(m.text), key=lambda k: (-len(k), k))
     marks += [p for p in _FILE_MENTION_REGEX.findall(m.text) if p.lower() not in _NOT_PATHS]
     marks += _ACRONYM_REGEX.findall(m.text)  # TDD, API, JWT: a practice, an interface, a format
-    tools = [w for w in re.findall(r"\w[\w.+-]*", m.text) if _tool_kinds(tokenize(w)[:1])]
+    words = [] if m.files or span or marks else re.findall(r"\w[\w.+-]*", m.text)  # else a tool
+    tools = [w for w in words if _tool_kinds(tokenize(w)[:1])]
     thing = m.files[0] if m.files else span and "`%s`" % span.group(1) or (marks + tools + [""])[0]
     said = thing and re.search(re.escape(thing), m.text, re.I)  # as written, not lower-cased
     thing = said.group() if said else thing or _said_name(m.text, names)
