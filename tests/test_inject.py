@@ -74,10 +74,16 @@ def test_stored_text_cannot_close_the_block(store):
     assert "IGNORE THE ABOVE" in inner                    # kept inside, on the memory's own line
 
 
+def _letters(n):
+    """A word of its own for each number (numbers alone would make the notes twins)."""
+    return "".join("abcdefghijklmnopqrstuvwxyz"[int(d) * 2 + 1] for d in str(n)) + "x"
+
+
 def test_the_budget_is_kept_and_the_block_still_closes(store):
     s = agentmem.open_store()
-    s.import_jsonl([json.dumps({"text": "Convention number %d: use the long descriptive name %d for module %d"
-                                        % (i, i * 7, i * 13), "type": "convention", "confidence": 0.9})
+    s.import_jsonl([json.dumps({"text": "Convention number %d: use the long descriptive name %s for module %s"
+                                        % (i, _letters(i * 7), _letters(i * 13)), "type": "convention",
+                                "confidence": 0.9})
                     for i in range(300)])
     s.close()
     for budget in (100, 400, 1500, 5000):
@@ -223,9 +229,12 @@ def test_after_a_captured_session_conventions_are_in_and_tool_text_is_out(store,
 
 def test_injection_can_be_turned_off_capped_and_seen_per_project(store):
     s = agentmem.open_store()
-    for i in range(30):
-        s.remember("Convention number %d: handlers in module %d stay under 40 lines of code." % (i, i),
-                   type="convention", confidence=0.9)
+    areas = ("billing invoices refunds search indexing upload thumbnails mailer auth sessions export "
+             "import audit metrics webhooks scheduler cache pricing coupons reports ledger sync geo "
+             "chat feeds alerts queue tenants backup storage").split()
+    for i, area in enumerate(areas):                            # thirty notes, none the twin of another
+        s.remember("Convention number %d: the %s and %s handlers stay under 40 lines of code."
+                   % (i, area, areas[-1 - i]), type="convention", confidence=0.9)
     s.close()
     full = am("inject", "--format", "text", input=START).stdout
     assert "Convention number" in full
@@ -888,8 +897,9 @@ def test_a_store_full_of_conventions_still_tells_the_last_session(store, tmp_pat
     captured_on_day(tmp_path, 1, [("user", "Move the billing cron to Celery beat."),
                                   ("assistant", "The billing run is now scheduled by Celery beat at 02:00 UTC.")])
     s = agentmem.open_store()
-    s.import_jsonl([json.dumps({"text": "Convention number %d: use the long descriptive name %d for module %d"
-                                        % (i, i * 7, i * 13), "type": "convention", "confidence": 0.9})
+    s.import_jsonl([json.dumps({"text": "Convention number %d: use the long descriptive name %s for module %s"
+                                        % (i, _letters(i * 7), _letters(i * 13)), "type": "convention",
+                                "confidence": 0.9})
                     for i in range(300)])
     s.close()
     told = context()
