@@ -28,7 +28,6 @@ Public API (``__all__``; everything else has a leading underscore):
     read_transcript(path) -> (events, info, offset)   Claude, Codex, Gemini, text
     compress_heuristic(events) -> [Memory]   what a session learned (docs/capture.md)
     Memory, Event, tokenize(text), redact(text), main(argv=None) -> exit code
-
 >>> tokenize("useEffect leaked in src/push.ts")
 ['useeffect', 'use', 'effect', 'leak', 'src/push.ts', 'push.ts', 'src', 'push', 'ts']
 >>> redact("export ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123")
@@ -219,7 +218,6 @@ class AgentmemError(Exception):
 
 def _now_iso(ts=None):
     """UTC time as 'YYYY-MM-DDTHH:MM:SSZ'.
-
     >>> _now_iso(0)
     '1970-01-01T00:00:00Z'
     """
@@ -228,7 +226,6 @@ def _now_iso(ts=None):
 
 def _parse_time(value):
     """Seconds since the epoch from an ISO 8601 string, a date or a number; None if unreadable.
-
     >>> _parse_time("2026-11-20T09:00:00Z"), _parse_time("2026-11-20"), _parse_time("soon")
     (1795165200.0, 1795132800.0, None)
     >>> _parse_time("2026-11-20T10:00:00.123+01:00")
@@ -264,7 +261,6 @@ def _parse_time(value):
 
 def _encode_id(data):
     """Five bytes as an id: _ID_LENGTH signs of lower-case Crockford base32.
-
     >>> _encode_id(bytes(5)), _encode_id(b"\\xff" * 5)
     ('00000000', 'zzzzzzzz')
     """
@@ -305,10 +301,8 @@ def _windows():
 
 
 def _file_stamp(st):
-    """(mtime, size, identity) that changes whenever a file is rewritten: the inode, or on
-    Windows, where DirEntry.stat() gives st_ino 0, the creation time (an atomic replace makes a
-    new file), so a same-size rewrite within one timestamp tick is still seen.
-
+    """(mtime, size, identity), changed by every rewrite: the inode, or on Windows (st_ino 0)
+    the creation time, so a same-size rewrite within one timestamp tick is still seen.
     >>> class St: st_mtime_ns, st_size, st_ino, st_ctime_ns = 5, 9, 0, 77
     >>> _file_stamp(St())
     (5, 9, 77)
@@ -328,10 +322,8 @@ def _stdin_text(stream=None):
 
 
 def _read_json_file(path, limit=None):
-    """The JSON data of a file written as UTF-8, with or without a BOM (PowerShell 5.1's
-    `Out-File`/`Set-Content` write one); None for an empty file; raises OSError or
-    ValueError. With `limit` (bytes), the file must be a regular file (no symlink, FIFO or
-    device such as /dev/zero) of at most that size: a file every clone shares is input."""
+    """A file's JSON (UTF-8, a BOM allowed as PowerShell writes one); None when empty; raises
+    OSError or ValueError. With `limit`: a regular file (no link, FIFO, device) that small."""
     if limit is not None:
         st = os.lstat(path)
         import stat
@@ -374,10 +366,8 @@ def _user_cache_dir():
 
 
 class _PausedGC:
-    """`with _PausedGC():` no cyclic garbage collection inside. Indexing a bulk import builds
-    hundreds of thousands of lists and tuples that all live to the end; the collector would
-    walk that growing heap again and again (a tenth of a 10,000-memory import) to find no
-    cycle. Reference counting frees everything else as usual."""
+    """`with _PausedGC():` no cyclic GC inside: a bulk import builds many lists that all live on,
+    and the collector would walk them again and again to find no cycle."""
 
     def __enter__(self):
         import gc
@@ -424,9 +414,7 @@ def _replace(src, dst, tries=_REPLACE_TRIES):
 
 
 def _open_local(path, append=False):
-    """A file of local/ opened to read (or to append to) without following a symlink: one
-    there is refused with an OSError, as a missing file is, and never followed out of the
-    store (a write replaces a link by renaming over it, see _atomic_write)."""
+    """A file of local/ opened to read or append without following a symlink (OSError there)."""
     if os.path.islink(path):
         import errno
 
@@ -516,10 +504,7 @@ _CONTROLS_REGEX = _LazyRegex("[\x00-\x1f\x7f\x85\u2028\u2029]+")
 
 
 def _text_lines(text):
-    r"""A text as the store writes it: every line break a newline, no other control character
-    but tabs (the one rule at the boundary: what a reader splits into lines is what the writer
-    wrote as lines).
-
+    r"""A text as the store writes it: every line break a newline, no control character but tabs.
     >>> _text_lines("a\r\nb\rc\u2028d\x00e")
     'a\nb\nc\nde'
     """
@@ -529,9 +514,7 @@ def _text_lines(text):
 
 
 def _one_line(value):
-    r"""A value of a field that holds one line (a file, a tag, an id, a source): any line break
-    or control character in it becomes a space.
-
+    r"""A one-line field's value (a file, tag, id, source): line breaks and controls become spaces.
     >>> _one_line("src/a.py\n- [x] forged note")
     'src/a.py - [x] forged note'
     """
@@ -584,9 +567,7 @@ def _read_line(path):
 
 def _git_dirs(cwd):
     """(working tree, its git dir, the common git dir) of the repository holding `cwd`, or None,
-    read from `.git` without running git: a folder marks a main tree, a file points a linked
-    worktree or a submodule at its git dir, whose `commondir` (a submodule has none) leads back
-    to the main repository (`git rev-parse --git-common-dir`)."""
+    read from `.git` without git: a linked worktree's or submodule's file leads to its git dir."""
     d = os.path.abspath(cwd)
     while True:
         dotgit = os.path.join(d, ".git")
@@ -680,9 +661,7 @@ def _git_changes(cwd):
 
 
 def _file_hash(path, root=None):
-    """A short content hash of a file, to tell later whether a memory about it went stale;
-    '' for a file not there, or (given `root`) not inside it once symlinks resolve. Line ends
-    count as \\n: a CRLF checkout (Git for Windows, autocrlf) hashes as one with LF."""
+    """A short content hash of a file ('' when not there or outside `root`); CRLF hashes as LF."""
     return _file_hashes(path, root)[0]
 
 
@@ -729,9 +708,7 @@ _ANCHORS_MAX = 8  # anchors a memory keeps in one file
 
 
 def _anchor_names(text):
-    """The names a memory's text gives that may stand in its files (see _ANCHOR_REGEX), in
-    order: a plain English word is none, `total()` is `total`.
-
+    """The names a memory's text gives that may stand in its files (_ANCHOR_REGEX), in order.
     >>> _anchor_names('`total()` in cart.py rounds with ROUND_HALF_UP; see "VAT rate".')
     ['total', 'cart.py', 'ROUND_HALF_UP', 'VAT rate']
     """
@@ -802,10 +779,8 @@ def _bytes_text(data):
 
 
 def _provenance(m, root, branch="", commit=""):
-    """Stamp a memory, in place, with what tells later whether it still holds: the branch and
-    commit it was said on and, for each of its files (never one outside `root`), the
-    anchors it names there ({name: hash of its lines}: what it says of the file) or, when the
-    file holds none of its names, a hash of the whole file."""
+    """Stamp a memory with what tells later whether it holds: branch, commit and, per file
+    under `root`, {anchor: hash of its lines} for the names it gives there, or the file's hash."""
     if branch:
         m.extra["branch"] = branch
     if commit:
@@ -848,10 +823,8 @@ def _file_hash_allowed(path, root):
 
 
 def _stale_files(hashes, root, cache=None):
-    """What changed of {file: hash at capture, or {anchor: hash}} under root: a file whose
-    content changed or vanished, or "file: `anchor`" for an anchor whose lines changed or
-    that is gone (an edit elsewhere in its file changes nothing). `cache` (a _HashCache)
-    reads a file again only when its size or mtime changed."""
+    """What changed of {file: hash, or {anchor: hash}} under root: a changed or gone file, or
+    "file: `anchor`" whose lines changed; `cache` (a _HashCache) rereads only what changed."""
     look = cache.hashes if cache is not None else _file_hashes
     out = []
     for f, h in hashes.items() if isinstance(hashes, dict) else ():
@@ -1033,7 +1006,6 @@ def _en_short_syllable_end(w):
 
 def _stem_en(word):  # noqa: C901
     """English stem after Porter2 (the Snowball English stemmer), written for agentmem.
-
     >>> [_stem_en(w) for w in "connected connecting connection running stories happiness".split()]
     ['connect', 'connect', 'connect', 'run', 'stori', 'happi']
     >>> [_stem_en(w) for w in "went bought thrown children".split()]
@@ -1144,7 +1116,6 @@ def _ru_cut(w, start, groups):
 
 def _stem_ru(word):
     """Russian stem after the Snowball Russian algorithm, written for agentmem.
-
     >>> [_stem_ru(w) for w in "уведомления уведомление решили договорились".split()]
     ['уведомлен', 'уведомлен', 'реш', 'договор']
     """
@@ -1185,7 +1156,6 @@ _STEMS = {}
 
 def _stem(word):
     """Stem of one lower-case word: English, Russian, or the word itself.
-
     >>> _stem("db") == _stem("databases"), _stem("pics") == _stem("picture")
     (True, True)
     >>> _stem("kids"), _stem("three")
@@ -1216,7 +1186,6 @@ _RU_LATIN = {
 
 def _transliterate(word):
     """Latin spelling of a Russian word, for tech jargon written in Cyrillic.
-
     >>> _transliterate("пуш"), _transliterate("деплой"), _transliterate("docker")
     ('push', 'deploy', 'docker')
     """
@@ -1226,9 +1195,7 @@ def _transliterate(word):
 
 
 def _latin_term(term):
-    """The search term of a Russian word spelled in Latin letters, as the Latin word is indexed
-    ("редис": "redi", the term of "Redis"), or the term itself.
-
+    """The term of a Russian word spelled as a Latin one is indexed ("редис": "redi"), or itself.
     >>> _latin_term("редис"), _latin_term("пуш"), _latin_term("docker")
     ('redi', 'push', 'docker')
     """
@@ -1239,21 +1206,14 @@ def _latin_term(term):
 
 def tokenize(text, forms=None):
     """Search tokens of a text: words stemmed, stop words dropped, identifiers kept whole and split.
-
-    When `forms` is a list, the surface form of every word whose stem differs
-    ('named' for 'name') is appended to it: an exact word earns a small bonus
-    over a word that only shares its stem.
-
+    `forms`, a list, gets the surface form of every word whose stem differs (an exact word earns a
+    small bonus); Chinese and Japanese are cut into overlapping pairs of signs.
     >>> tokenize("select_related fixed the N+1 in OrderAdmin.get_queryset")
     ... # doctest: +NORMALIZE_WHITESPACE
     ['select_related', 'select', 'relat', 'fix', 'n', '1', 'orderadmin.get_queryset',
      'orderadmin', 'order', 'admin', 'get', 'queryset']
     >>> f = []; tokenize("Stories named", f), f
     (['stori', 'name'], ['stories', 'named'])
-
-    Chinese and Japanese, written without spaces, are cut into overlapping
-    pairs of signs, so a word is found inside a sentence:
-
     >>> tokenize("以后用pnpm管理依赖")
     ['以后', '后用', 'pnpm', '管理', '理依', '依赖']
     """
@@ -1331,19 +1291,12 @@ def _word_tokens(raw):  # noqa: C901
 
 
 def _analyze_query(text):
-    """(terms, forms) of a query: its distinct stems, and {stem: [exact word forms]}.
-
-    A pasted prompt is cut at _MAX_QUERY_CHARS; one-character tokens are dropped.
-    A question word that opens the query or one of its sentences ('Where ...?')
-    says what kind of answer is wanted (see _query_intent), not what it is
-    about, so it is left out; anywhere else it is a word like any other.
-
+    """(terms, forms) of a query: its distinct stems, and {stem: [exact word forms]}. Cut at
+    _MAX_QUERY_CHARS; a question word opening a sentence says the kind of answer (_query_intent).
     >>> _analyze_query("Where are the request metrics recorded?")
     (['request', 'metric', 'record'], {'metric': ['metrics'], 'record': ['recorded']})
-    >>> _analyze_query("socket which should close")[0]
-    ['socket', 'which', 'should', 'close']
-    >>> _analyze_query("How long do builds take?")[0]
-    ['long', 'build', 'take']
+    >>> _analyze_query("socket which should close")[0], _analyze_query("How long is it?")[0]
+    (['socket', 'which', 'should', 'close'], ['long'])
     """
     found = []
     text = _QUESTION_LEAD_REGEX.sub(r"\1", text[:_MAX_QUERY_CHARS])
@@ -1357,10 +1310,7 @@ def _analyze_query(text):
 
 
 def _query_groups(text):
-    """{term: the query word it comes from}: one word's expansions (an identifier's parts, a
-    hyphenated word joined, its stem and short form) count as one term in ranking, so a
-    project name like `ecommerce-api` in a question does not outweigh the rest of it.
-
+    """{term: the query word it comes from}: one word's expansions count as one term in ranking.
     >>> g = _query_groups("ecommerce-api timeout"); g["api"] == g["ecommerc"] != g["timeout"]
     True
     """
@@ -1423,7 +1373,6 @@ _KINDS_OF_TOOL = {}
 
 def _tool_kinds(tokens):
     """The kind words (stemmed) of the well-known tools among `tokens`, not already there.
-
     >>> _tool_kinds(tokenize("Stay on RabbitMQ, not Kafka"))
     ['broker', 'queue', 'брокер', 'очеред']
     """
@@ -1444,7 +1393,6 @@ def _tool_kinds(tokens):
 
 def _word_count(text):
     """Words in a text; in Chinese and Japanese, written without spaces, each sign is one.
-
     >>> _word_count("Use pnpm here"), _word_count("以後一律用pnpm")
     (3, 6)
     """
@@ -1461,9 +1409,7 @@ def _first_sentence(text, limit=160):
 
 
 def _sentences(text):
-    """The pieces of `text` split at _SENTENCE_END_REGEX (the same pieces, found faster): after
-    . ! ? and whitespace, after 。！？, and at line breaks, the whitespace dropped.
-
+    """`text` split after . ! ? and whitespace, after 。！？, and at line breaks.
     >>> _sentences("Use uv. Not pip!\\nv1.2 is out。次")
     ['Use uv.', 'Not pip!', 'v1.2 is out。', '次']
     """
@@ -1482,9 +1428,8 @@ def _sentences(text):
 
 
 def _passages(text, words=_PASSAGE_WORDS):
-    """Split a long text into passages of about `words` words at sentence ends (a short text is
-    one): a long memory is indexed as its passages and as a whole, and ranked by its best one, so
-    one relevant paragraph is not drowned by the rest, and a query spanning the note still fits."""
+    """A long text split into passages of about `words` words at sentence ends, so one relevant
+    paragraph of a long memory is not drowned by the rest."""
     if _word_count(text) < words * 3 // 2:
         return [text]
     sentences = [s for s in _sentences(text) if s.strip()]
@@ -1522,11 +1467,6 @@ def _jaccard(a, b):
 
 def _claim(text):
     """What two wordings of one fact must share: their negations and their numbers.
-
-    Word pairs alone would merge "Use moment.js in the reports module" with
-    "Do not use moment.js in the reports module", or "retry 3 times" with
-    "retry 5 times", and keep only the older claim.
-
     >>> _claim("Do not retry more than 3 times") == _claim("Retry more than 3 times")
     False
     >>> _claim("Не ретраим больше 3 раз") == _claim("не ретраим больше 3 раз!")
@@ -1539,11 +1479,9 @@ _SKETCHES = {}
 
 
 def _fingerprint(text):
-    """(sketch keys, signature) of a text, to find its near-duplicates: the keys are pairs of
-    the _SKETCH_SIZE smallest shingle hashes (a bottom-k MinHash sketch: texts of Jaccard
-    similarity above 0.85 share a key with probability above 0.98), the signature the frozenset
-    of its _SIGNATURE_SIZE least hashes. Shingles made only of stop words ("of the") are left
-    out unless nothing else is left, so a common phrase ties no unrelated texts together."""
+    """(sketch keys, signature) to find a text's near-duplicates: pairs of its _SKETCH_SIZE
+    smallest shingle hashes (bottom-k MinHash), and its _SIGNATURE_SIZE least hashes; shingles
+    of stop words only are left out unless nothing else is left."""
     fp = _SKETCHES.get(text)
     if fp is not None:
         return fp
@@ -1577,9 +1515,7 @@ def _fingerprint(text):
 
 def _similar_enough(sig_a, sig_b, threshold):
     """Whether two bottom-k signatures estimate a Jaccard similarity near `threshold` or
-    above: the share of the union's _SIGNATURE_SIZE smallest hashes in both signatures, with
-    0.25 of slack (a true near-duplicate is missed less than once in 300; most look-alikes are
-    dropped before the exact comparison)."""
+    above (0.25 of slack: a true near-duplicate is missed less than once in 300)."""
     both, union = sig_a & sig_b, sig_a | sig_b  # two frozensets (see _fingerprint)
     need = (threshold - 0.25) * min(len(union), _SIGNATURE_SIZE)
     if len(both) < need:  # too few shared hashes anywhere: no need to sort
@@ -1885,11 +1821,8 @@ def _random_run(run):
 
 
 def _strong_secret(value, password=False):
-    """Whether a bare word, named as a secret in prose, has a secret's alphabet: at least
-    _SECRET_MIN_CHARS characters mixing three of lower case, upper case, digits and symbols
-    (refresh_token_v2 mixes two), or random hex: a UUID, or 32 hex digits and more (Heroku's
-    keys). A `password` is one from _PASSWORD_MIN_CHARS, and letters with digits are enough:
-    people pick "hunter2x9" or "summer-rain-42"."""
+    """Whether a bare word named as a secret has a secret's alphabet: _SECRET_MIN_CHARS mixing
+    three character classes, or random hex; a password: _PASSWORD_MIN_CHARS, letters and digits."""
     v = value.rstrip(".:!?")
     least = _PASSWORD_MIN_CHARS if password else _SECRET_MIN_CHARS
     if len(v) < least or _NOT_SECRET_REGEX.search(v) or re.search(r"\.[a-z]{1,5}$", v):
@@ -1908,9 +1841,8 @@ def _strong_secret(value, password=False):
 
 
 def _looks_secret(value, prose=False):
-    """Whether a value assigned to a credential-like name looks like a real secret; in
-    `prose` ("auth is upstream-only", "the token is short-lived") two or three words joined
-    by hyphens are words, not a secret."""
+    """Whether a value assigned to a credential-like name looks like a real secret (in `prose`,
+    hyphen-joined words are words)."""
     v = value.strip("\"'`").rstrip(":.!?")  # "if token is None:" ends a sentence
     if len(v) < 4 or _NOT_SECRET_REGEX.search(v):
         return False
@@ -1930,10 +1862,7 @@ def _looks_secret(value, prose=False):
 
 
 def _trie_pattern(words):
-    r"""A regular expression matching any of `words`, written as their prefix tree, so the
-    regex engine tests one branch per character instead of every word at every position; at
-    a position it matches the longest word that starts there.
-
+    r"""A regex matching any of `words`, as their prefix tree (longest match at a position).
     >>> _trie_pattern(["sk", "sk-", "sk.eyj", "key"])
     '(?:key|sk(?:\\-|\\.eyj)?)'
     """
@@ -1996,10 +1925,7 @@ def _secret_cues(low):
 
 def redact(text, extra_patterns=(), said=None):
     """Mask secrets and e-mail addresses; `extra_patterns` are the store's own regexes. A value
-    masked once is masked wherever else it stands, bare: in this text, and in every text that
-    shares the set `said` (the values an exchange masked: what the person named a key one turn
-    before is a key when the agent writes it alone).
-
+    masked once is masked bare wherever else it stands, in every text sharing the set `said`.
     >>> redact("db: postgres://app:hunter2@db.internal:5432/app, mail ops@example.com")
     'db: postgres://app:[REDACTED]@db.internal:5432/app, mail [EMAIL]'
     >>> redact('{"password": "correct horse"} and AWS AKIAIOSFODNN7EXAMPLE')
@@ -2024,9 +1950,8 @@ def redact(text, extra_patterns=(), said=None):
 
 
 def _noted(rep, said, m):
-    """A pattern's replacement of a match, the value it masks added to `said`: what the match
-    held where the replacement says "[REDACTED...]", each word of it with a secret's alphabet
-    (a URL or a placeholder a pattern took for one is not masked again elsewhere)."""
+    """A pattern's replacement of a match, adding what it masks to `said` (words with a secret's
+    alphabet only)."""
     new, old = rep(m) if callable(rep) else m.expand(rep), m.group()
     at = new.find("[REDACTED")
     if at >= 0 and new != old:
@@ -2051,10 +1976,8 @@ _PATTERN_MAX_CHARS = 500  # a redact pattern of config.json at most
 
 
 def _unsafe_pattern(pattern):  # noqa: C901
-    r"""Why a regex of config.json's "redact" must not run, or '' when it may: it does not
-    compile, it is too long, or a repeated part holds a repeat or an alternative of its own,
-    which can backtrack without bound on a long line (Python's re has no time limit).
-
+    r"""Why a config.json "redact" regex must not run ('' when it may): it does not compile, is
+    too long, or nests a repeat that can backtrack without bound.
     >>> _unsafe_pattern(r"ACME-\d{6}"), _unsafe_pattern(r"(a+)+$") != ""
     ('', True)
     """
@@ -2201,9 +2124,7 @@ _CHAT_ROLE_REGEX = _LazyRegex(
 
 
 def _str_field(d, key):
-    """d[key] when it is a string, else '': every field of a transcript's record is read with
-    its type checked (these four), so a field of the wrong type costs that field; a record
-    that cannot stand without it (no type, no text) is then left out, and only it."""
+    """d[key] when it is a string, else '': a field of the wrong type costs that field only."""
     v = d.get(key) if isinstance(d, dict) else None
     return v if isinstance(v, str) else ""
 
@@ -2291,8 +2212,7 @@ def _tool_files(name, args):
 
 
 def _call_text(name, args):
-    """What a tool call says: a to-do list as 'status: item' lines, a plan, a commit, or
-    its short arguments."""
+    """What a tool call says: a to-do list, a plan, a commit, or its short arguments."""
     written = _written_markdown(name, args)
     if written:
         return written
@@ -2316,8 +2236,7 @@ def _call_text(name, args):
 
 
 def _written_markdown(name, args):
-    """What an edit tool writes to a markdown file, after its path on the first line (the
-    decision records in it are read, see _Records); '' for any other call."""
+    """What an edit tool writes to a markdown file, after its path line; '' for other calls."""
     if name.lower() not in _EDIT_TOOLS:
         return ""
     files = [f for f in _tool_files(name, args) if f.endswith(_MARKDOWN_ENDS)]
@@ -2372,9 +2291,8 @@ _EXEC_CMD_REGEX = _LazyRegex(r'exec_command\(\s*\{\s*"cmd"\s*:\s*("(?:[^"\\]|\\.
 
 
 def _result_ok(text, flag=None):
-    """Whether a tool's call succeeded: the transcript's own flag (an error flag, a status) when
-    it has one, else the exit code its output starts with, else None (not said).
-
+    """Whether a tool call succeeded: the transcript's flag, else the exit code its output starts
+    with, else None.
     >>> _result_ok("Exit code 1\\nerror: no such file"), _result_ok("ok"), _result_ok("", True)
     (False, None, True)
     """
@@ -2395,9 +2313,8 @@ def _short_args(args):
 
 
 def _claude_summary(d, ts, out):
-    """A `summary` line: a title, of this session only when the message it names (its
-    `leafUuid`) is in this file (Claude Code also writes the titles of earlier sessions) and
-    holds the session's words (_claude_words)."""
+    """A `summary` line: a title of this session only when its `leafUuid` message is in this
+    file and holds the session's words."""
     if _str_field(d, "summary"):
         ev = Event("summary", d["summary"], ts)
         out["events"].append(ev)
@@ -2406,10 +2323,8 @@ def _claude_summary(d, ts, out):
 
 
 def _claude_queued(d, ts, out):
-    """A message the person typed while the agent worked (not a slash command). One taken in
-    mid-turn ("remove") is only here. One sent as the next prompt ("dequeue", as every prompt of
-    `claude -p` is) or pulled back to be edited and sent ("popOne", "popAll") comes again as a
-    user line, which counts it: its queued copy is dropped."""
+    """A message typed while the agent worked. One taken mid-turn ("remove") is only here; one
+    sent next or pulled back ("dequeue", "popOne", "popAll") comes again as a user line."""
     queue, op = out["queue"], d.get("operation")
     text = _person_text(_str_field(d, "content"))
     if op == "enqueue":
@@ -2425,8 +2340,7 @@ def _claude_queued(d, ts, out):
 
 
 def _claude_user(d, ts, out):
-    """A user line: the person's words, tool results (and answers inside them), or the
-    compaction summary; a sub-agent's prompt, written by the main agent, is left out."""
+    """A user line: the person's words, tool results, a compaction summary; no sub-agent prompt."""
     content = _dict_field(d, "message").get("content")
     if _flag_field(d, "isCompactSummary"):  # the session's own later view of itself
         out["events"].append(Event("compact", _blocks_text(content), ts))
@@ -2457,9 +2371,8 @@ def _claude_user(d, ts, out):
 
 
 def _claude_assistant(d, ts, out):
-    """An assistant line: its text blocks and tool calls, each block of one API message once
-    however many lines repeat it. What the harness wrote (its model "<synthetic>") and an API's
-    error in the agent's place are not the agent's words."""
+    """An assistant line: text blocks and tool calls, each block of one API message once; the
+    harness's "<synthetic>" lines and API errors are not the agent's words."""
     msg = _dict_field(d, "message")
     if msg.get("model") == "<synthetic>" or _flag_field(d, "isApiErrorMessage"):
         return
@@ -2494,8 +2407,7 @@ _CLAUDE_RECORDS = {"summary": _claude_summary, "queue-operation": _claude_queued
 
 
 def _claude_words(d):
-    """Whether a record holds the session's own words: not the harness echoing a command
-    (`<local-command-stdout>` after /clear), which a title naming it summarises alone."""
+    """Whether a record holds the session's words, not the harness echoing a command."""
     if d.get("type") != "user":
         return True
     content = _dict_field(d, "message").get("content")
@@ -2512,8 +2424,7 @@ def _claude_words(d):
 
 
 def _parse_claude(lines, info):
-    """Events of a Claude Code transcript (JSONL lines), each line read by its handler in
-    _CLAUDE_RECORDS; `isMeta` lines are injected text, not the person."""
+    """Events of a Claude Code transcript, each line read by its handler in _CLAUDE_RECORDS."""
     out = {"events": [], "tools": {}, "seen": set(), "titles": [], "queue": [], "dropped": set()}
     uuids = set()
     for d in lines:
@@ -2607,9 +2518,8 @@ def _codex_output(p, ts, info, out):
 
 
 def _codex_compacted(p, ts, info, out):
-    """A compaction: its summary, without the words Codex puts before it (a remote compaction
-    keeps none readable). The model's answer to the compaction prompt is also recorded, just
-    before, as an agent message: that is the summary, not the agent's words."""
+    """A compaction: its summary without Codex's preface; the model's answer to the compaction
+    prompt, recorded just before as an agent message, is that summary, not the agent's words."""
     text = _CODEX_SUMMARY_REGEX.sub("", _str_field(p, "message")).strip()
     if not text:
         return
@@ -2648,8 +2558,7 @@ _CODEX_RECORDS = {
 
 
 def _parse_codex(lines, info):
-    """Events of a Codex CLI rollout (JSONL lines): one stream, calls paired by call_id; each
-    line read by its handler in _CODEX_RECORDS."""
+    """Events of a Codex CLI rollout: calls paired by call_id, lines read by _CODEX_RECORDS."""
     out, start = {"items": [], "fallback": [], "calls": {}, "cells": {}}, ""
     for d in lines:
         try:
@@ -2676,8 +2585,7 @@ def _parse_codex(lines, info):
 
 
 def _gemini_latest(records, info):
-    """The message records of a Gemini CLI session in order, the last copy of a rewritten id
-    winning; the header line's session id goes to `info`."""
+    """A Gemini CLI session's message records in order, the last copy of an id winning."""
     order, latest = [], {}
     for d in records:
         if not isinstance(d, dict) or "$set" in d:
@@ -2789,9 +2697,8 @@ def _detect_format(path, head):
 
 
 def _transcript_bytes(path, fmt, offset):
-    """(format, bytes, new offset) of a transcript file: the format judged from its first
-    bytes when "auto"; an append-only log (Claude, Codex) from `offset` to its last complete
-    line, anything else whole. AgentmemError for a binary file or one that cannot be read."""
+    """(format, bytes, new offset) of a transcript: format judged from its first bytes ("auto");
+    an append-only log read from `offset` to its last whole line. AgentmemError when unreadable."""
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as f:
@@ -2836,8 +2743,7 @@ def _skipped_lines(n):
 
 
 def _json_records(text, info):
-    """The JSON objects of a JSONL text, one a line; any other line is skipped, and counted in
-    info["skipped"] (an empty line is not)."""
+    """The JSON objects of a JSONL text; other non-empty lines are counted in info["skipped"]."""
     records = []
     for line in (x.strip() for x in text.split("\n")):
         try:
@@ -2852,8 +2758,7 @@ def _json_records(text, info):
 
 
 def _jsonl(text):
-    """Whether a text is JSON lines (its first line a whole JSON object, more lines after it)
-    rather than one JSON document laid out over many lines."""
+    """Whether a text is JSON lines rather than one JSON document over many lines."""
     first, _nl, rest = text.lstrip().partition("\n")
     try:
         json.loads(first)
@@ -2870,8 +2775,7 @@ _GEMINI_MESSAGE_REGEX = _LazyRegex(r'\{\s*"(?:id|type)"\s*:')
 
 
 def _gemini_messages(text, info):
-    """{"sessionId", "messages"} of a legacy Gemini CLI chat whose JSON does not parse: each
-    message read on its own, a broken one skipped (and counted), so it costs itself only."""
+    """A legacy Gemini chat whose JSON does not parse, read a message at a time."""
     start = text.find('"messages"')
     bracket = text.find("[", start)
     if start < 0 or bracket < 0:
@@ -2900,10 +2804,8 @@ def _gemini_messages(text, info):
 
 
 def read_transcript(path, fmt="auto", offset=0):
-    """(events, info, new_offset) of a transcript, from byte `offset` on for JSONL logs:
-    append-only logs (Claude, Codex) to their last complete line, so a Stop hook after every
-    turn reads only what is new; Gemini's and plain text whole (the capture state skips the
-    events it has seen). A line that is not JSON is skipped; it never stops the rest."""
+    """(events, info, new_offset) of a transcript: append-only logs (Claude, Codex) from byte
+    `offset` to their last whole line, others whole. A line that is not JSON is skipped."""
     fmt, data, new_offset = _transcript_bytes(path, fmt, offset)
     text = data.decode("utf-8", "replace")
     info = {"format": fmt}
@@ -2927,8 +2829,7 @@ def read_transcript(path, fmt="auto", offset=0):
 
 
 def _unread(events, info):
-    """Why nothing of a transcript's `events` can be kept, or '': it holds no message of the
-    person or the agent that agentmem reads."""
+    """Why nothing of `events` can be kept ('' when something can): no message agentmem reads."""
     if any(e.role in ("user", "assistant", "compact", "summary") for e in events):
         return ""
     skipped = " (%d records skipped as unreadable)" % info["skipped"] if info.get("skipped") else ""
@@ -2939,8 +2840,7 @@ def _unread(events, info):
 
 
 def _sane(events, info):
-    """Events and session facts of the types every later stage expects: a record that gave a
-    list for a folder or a number for a time loses that field, not the session."""
+    """Events and facts of the types later stages expect: a field of the wrong type is dropped."""
     for key, value in list(info.items()):
         if not isinstance(value, (str, int)) or isinstance(value, bool):
             del info[key]
@@ -2957,10 +2857,8 @@ def _sane(events, info):
 
 
 class Memory:
-    """One memory. `text` is what a person reads; the rest is metadata: `sources` every source
-    it was seen from (the first is `source`), `seen` how often; `extra` the fields newer
-    versions or capture wrote (commit, branch, file hashes), so they round-trip; `path` and
-    `line` where it lives in the store."""
+    """One memory: `text` for a person; `sources` every source it was seen from, `seen` how often;
+    `extra` other fields (commit, branch, hashes), round-tripped; `path`, `line`: where it lives."""
 
     __slots__ = tuple(
         "id type text tags files confidence created updated source sources session seen extra "
@@ -3066,12 +2964,8 @@ def _strings(value, key, strict):
 
 
 def _memory_from_dict(d, strict=False):
-    """A Memory from its dict form: an import line, the index's copy, a markdown block's metadata.
-
-    Lenient by default, for hand-edited files: a bad field falls back to its
-    default. With `strict` (import), a bad field raises ValueError saying which.
-    Keys that are not metadata go to `extra` and round-trip.
-
+    """A Memory from its dict form (import line, index copy, markdown metadata): a bad field
+    falls back to its default, or with `strict` raises ValueError; other keys go to `extra`.
     >>> _memory_from_dict({"text": "Use uv", "confidence": "high", "tags": "a, b"}).tags
     ['a', 'b']
     >>> _memory_from_dict({"text": "Use uv", "confidence": 2}, strict=True)
@@ -3129,10 +3023,7 @@ _INDEX_SKIP = frozenset(_META_KEYS + _PLACE_KEYS)
 
 
 def _memory_from_index(data):
-    """A Memory from the index's copy (the JSON text _Index._insert wrote from `to_dict`).
-    That copy was made of a Memory _memory_from_dict had already checked, so it is read back
-    without the checks: a list page of a large store reads thousands.
-
+    """A Memory from the index's JSON copy, already checked, so read back without the checks.
     >>> m = Memory("Use uv", type="convention", tags=["py"], source="cli", id="abc12345")
     >>> d = dict(m.to_dict(), path="a.md", line=3, end=6, reviewed="2026-11-30")
     >>> m2 = _memory_from_index(json.dumps(d))
@@ -3161,15 +3052,12 @@ def _review_flags(m):
 
 
 def _unreviewed(source, flags):
-    """Whether a memory from `source` with these _REVIEW_FLAGS was stored by capture or an
-    import and no person has looked at it."""
+    """Whether capture or an import stored it (`source`, _REVIEW_FLAGS) and no person looked."""
     return source not in ("", "cli") and "reviewed" not in flags and "scanned" not in flags
 
 
 def _render_memory(m, shared=None):
-    """The markdown block of one memory, ending with a blank line. Metadata its file's header
-    already gives (`shared`: the session, its source, branch and commit) is not repeated.
-
+    """The markdown block of one memory, ending with a blank line; what `shared` gives is left out.
     >>> print(_render_memory(Memory("Use FTS5.\\n## not a heading", type="decision", id="abc12345",
     ...       confidence=0.9, created="2026-11-29T10:00:00Z")), end="")
     ## decision · abc12345
@@ -3191,10 +3079,7 @@ def _render_memory(m, shared=None):
 
 
 def _file_shared(text):
-    """{key: value} of the metadata every memory of a file shares, from the JSON comment in
-    the file's header (before its first memory): a session file names its session, source,
-    branch and commit once.
-
+    """The metadata every memory of a file shares, from its header's JSON comment.
     >>> _file_shared('# Session s1\\n\\n<!-- {"session": "s1", "x": 1} -->\\n\\n## fact\\nA.\\n')
     {'session': 's1'}
     """
@@ -3216,15 +3101,13 @@ def _file_shared(text):
 
 
 def _text_sum(text):
-    """A short checksum of a memory's words, written in its metadata (`sum`): a text that no
-    longer matches it was changed outside agentmem, by hand or by a git merge."""
+    """A short checksum of a memory's words (`sum`): a mismatch means an edit outside agentmem."""
     return "%08x" % zlib.crc32(" ".join(text.split()).encode("utf-8", "surrogatepass"))
 
 
 def _merge_damage(lines, written_sum):
-    """Why the non-blank `lines` of a block whose text no longer matches its `sum` look like
-    two versions joined by a git union merge, or '': a hand edit leaves `sum` behind too, but a
-    union merge keeps both sides' lines (agentmem's version and others, or two look-alikes)."""
+    """Why a block whose text no longer matches its `sum` looks like two versions joined by a
+    git union merge (both sides' lines kept), or '' (a hand edit)."""
     for i in range(1, len(lines)):
         first, second = "\n".join(lines[:i]), "\n".join(lines[i:])
         if written_sum in (_text_sum(first), _text_sum(second)):
@@ -3235,11 +3118,8 @@ def _merge_damage(lines, written_sum):
 
 
 def _merged_meta(meta, written_sum, lines):
-    """The one metadata of a memory whose metadata lines a git union merge joined (`meta`,
-    read, and the other `lines`), when the clones changed only what each counted of its own
-    sessions: "use" counts and "seen" the larger, "confidence" the higher, "updated" and
-    "reviewed" the later, "disputed" kept, a field one side added taken; None when the
-    text's checksums differ or another field does (two versions, for a person)."""
+    """The one metadata of lines a union merge joined when each clone changed only its counts:
+    the larger, higher or later of each, a field one side added taken; None when more differs."""
     out = dict(meta)
     for line in lines:
         try:
@@ -3277,8 +3157,7 @@ _UNRESOLVED_MERGE = (
 
 
 def _block_meta(line):
-    """(metadata, whether the line is a whole metadata comment) of the comment line under a
-    memory's heading; a hand edit that broke its JSON keeps the fields that still read."""
+    """(metadata, whether the line is whole) of a memory's comment line, what still reads."""
     whole = _META_REGEX.match(line.strip())
     raw = whole.group(1) if whole else line
     try:
@@ -3297,15 +3176,13 @@ def _block_meta(line):
 
 
 def _parse_memories(text, path=""):
-    """Memories of one markdown file, in order, with their line spans (docs/format.md): a
-    memory starts at a '## type · id' heading, its metadata the '<!-- {...} -->' line under it;
-    one without an id gets an id derived from its text; a free heading is a fact whose first
-    line it is. Text before the first heading is the file's own header.
-
+    """Memories of one markdown file with their line spans (docs/format.md); a free heading is a
+    fact whose first line it is; text before the first heading is the file's header.
     >>> ms = _parse_memories("# notes\\n\\n## convention\\nTabs, not spaces.\\n\\n"
     ...                     "## Deploy notes\\nRun make.\\n")
     >>> [(m.type, m.text, m.line, m.end) for m in ms]
-    [('convention', 'Tabs, not spaces.', 3, 6), ('fact', 'Deploy notes\\nRun make.', 6, 9)]"""
+    [('convention', 'Tabs, not spaces.', 3, 6), ('fact', 'Deploy notes\\nRun make.', 6, 9)]
+    """
     lines = text.split("\n")
     shared = _file_shared(text)
     out, suspects = [], []  # suspects: (index, lines) of hand-changed multi-line texts
@@ -3360,11 +3237,9 @@ def _parse_memories(text, path=""):
 
 
 def _merge_conflicts(lines, mems, suspects):
-    """Mark the memories of a file that a git merge left as two versions: a hand-changed text
-    (`suspects`: [(index, its lines, _merge_damage)]) whose lines, or the lines before or after
-    a break, are a version of a neighbour's text (a union merge mixes adjacent hunks only:
-    one memory's new text and the next one's old text in one block), else one that
-    _merge_damage finds; and every memory between unresolved conflict markers."""
+    """Mark a file's memories that a git merge left as two versions: a hand-changed text whose
+    lines are a version of a neighbour's (`suspects`), one _merge_damage finds, and every memory
+    between unresolved conflict markers."""
     for k, said, damage in suspects:
         m = mems[k]
         parts = said + ["\n".join(said[:i]) for i in range(2, len(said))]
@@ -3872,7 +3747,6 @@ _PHRASE_LANGUAGES = ("en", "ru", "zh")
 
 def _phrase_pattern(phrase):
     """One phrase of _OBSERVER_PHRASES as a regular expression (the table's rules above).
-
     >>> _phrase_pattern("don't fail*")
     "don'?t\\\\s+fail\\\\w*"
     """
@@ -3898,10 +3772,8 @@ def _phrase_pattern(phrase):
 
 
 def _phrase_run(anchor, bounded, phrases):
-    """The regular expression of rows in a row of the table placed alike: their phrases, placed
-    by the anchor; `bounded` unless Chinese, which has no spaces and so no word boundaries.
-    The phrases that start at a word's start share one look-behind, so a search tries them
-    only where a word starts: a quarter of the time one look-behind a phrase took."""
+    """The regex of a row's phrases placed alike, placed by the anchor; `bounded` unless Chinese.
+    Phrases starting at a word's start share one look-behind, so they are tried only there."""
     before, after = _PHRASE_ANCHORS[anchor]
     at_word, anywhere = [], []
     for p in phrases:
@@ -3935,8 +3807,7 @@ _PHRASES = {}
 
 
 def _phrase(concept):
-    """The regular expression of a concept of _OBSERVER_PHRASES, built on its first use (a
-    hook asks for one or two of the table's concepts, the observer for all)."""
+    """The regex of a concept of _OBSERVER_PHRASES, built on its first use."""
     rx = _PHRASES.get(concept)
     if rx is None:
         rx = _PHRASES[concept] = _compile_phrases({concept: _OBSERVER_PHRASES[concept]})[concept]
@@ -3972,8 +3843,7 @@ _ENCODED_HOME_REGEX = _LazyRegex(r"(?:(?<![\w.])-(?:home|Users)|\b[A-Za-z]--User
 
 
 def _may_name_home(text):
-    """Whether a text can hold a home folder at all ("/home/", "/Users/", "C:\\Users", their
-    encoded forms): two substring tests, so the two expressions run on few texts."""
+    """Whether a text can hold a home folder at all: two substring tests before any regex."""
     return "ome" in text or "sers" in text or "OME" in text or "SERS" in text
 
 
@@ -4014,8 +3884,7 @@ _OBSERVED_CONFIDENCE = {
 
 
 def _observed(text, mtype, kind, by="", **fields):
-    """A Memory capture observed: as sure as its `kind` is (_OBSERVED_CONFIDENCE), and `by`
-    what it rests on (the kind itself unless said)."""
+    """A Memory capture observed, as sure as its `kind` (_OBSERVED_CONFIDENCE), resting on `by`."""
     m = Memory(text, type=mtype, confidence=_OBSERVED_CONFIDENCE.get(kind, 0.6), **fields)
     m.extra["by"] = by or kind
     return m
@@ -4073,11 +3942,8 @@ _SENTENCE_ENDS = (".", "!", "?", "。", "！", "？")
 
 def _says(concept, text):
     """The match of a concept of _OBSERVER_PHRASES in a text, or None.
-
-    >>> bool(_says("decision", "We decided to stay on Postgres."))
-    True
-    >>> bool(_says("decision", "I keep questioning my decisions."))
-    False
+    >>> [bool(_says("decision", s)) for s in ("We decided on Postgres.", "I doubt my decisions.")]
+    [True, False]
     """
     return _phrase(concept).search(text)
 
@@ -4166,15 +4032,12 @@ def _mentioned_files(text):
 
 
 def _paths_first(files):
-    """Files without a bare name that a path in the list already ends in ("totals.py" beside
-    "app/totals.py"), in order, each once."""
+    """Files in order, each once, without a bare name a listed path already ends in."""
     return _dedupe(f for f in files if "/" in f or not any(g.endswith("/" + f) for g in files))
 
 
 def _without_home(text, cwd):
-    """A text without absolute paths into a home folder: the project's own paths become
-    relative to it, any other one starts at ~ (no user names in a store kept in git).
-
+    """A text without absolute paths into a home folder: the project's relative, others from ~.
     >>> _without_home("/home/ann/app/src/a.py, /Users/bo/.claude/plans/x.md", "/home/ann/app")
     'src/a.py, ~/.claude/plans/x.md'
     >>> _without_home("~/.claude/projects/-home-ann-lee-app/1.jsonl C--Users-bo-x", "/home/ann.lee")
@@ -4204,13 +4067,9 @@ def _without_home(text, cwd):
 
 
 def _relative_file(path, cwd):
-    """A file as memories keep it: relative to the project when it lies inside it (a Windows
-    path in any case: editors write c:\\ where the shell says C:\\).
-
-    >>> _relative_file("c:\\\\Src\\\\App\\\\a.py", "C:\\\\src\\\\app")
-    'a.py'
-    >>> _relative_file("/a/b/c.py", "/a")
-    'b/c.py'
+    """A file as memories keep it: relative to the project inside it (Windows paths in any case).
+    >>> _relative_file("c:\\\\Src\\\\App\\\\a.py", "C:\\\\src\\\\app"), _relative_file("/a/c", "/a")
+    ('a.py', 'c')
     """
     p = _normalize_file(path)
     if cwd:
@@ -4223,8 +4082,7 @@ def _relative_file(path, cwd):
 
 
 def _clip(text, limit=_MAX_MEMORY_CHARS):
-    """A text on one line, at most about `limit` characters: cut at the last sentence end in
-    its second half, else at a word, with an ellipsis."""
+    """A text on one line of about `limit` characters, cut at a sentence end or word, with "…"."""
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
@@ -4255,8 +4113,7 @@ _TURNING = ("turn-away", "refuse", "reject", "decided-against", "reverse")
 
 
 def _turned_from(text):
-    """The words of each sentence of the person's that turns away from something (refuses
-    it, rejects it, decides otherwise, drops it for something else); never a question."""
+    """The words of each of the person's sentences that turns away from something; no question."""
     return [
         _content_terms(s)
         for s, _heading in _split_sentences(text)
@@ -4270,10 +4127,8 @@ def _their_words(claim):
 
 
 def _turned_from_claim(turned, claim):
-    """Whether one of those sentences (_turned_from) says all the words of a claim, or most
-    of a long one's (_SAME_SUBJECT's strictest share): it turns away from that claim. A claim
-    that itself turns something down ("no manual deploys") is said again that way, not
-    turned from ("No more manual deploys, GitHub Actions only")."""
+    """Whether a _turned_from sentence says all (or most, for a long one) of a claim's words; a
+    claim that itself turns something down is said again, not turned from."""
     claim = _their_words(claim)
     ta = _content_terms(claim)
     need = max(min(len(ta), 3), _SAME_SUBJECT[0][1] * len(ta))
@@ -4283,18 +4138,15 @@ def _turned_from_claim(turned, claim):
 
 
 def _mind_changes(text):
-    """The sentences of the person's text when it may take back a choice of theirs: it says
-    they changed their mind, or puts something "instead of" something else; else []."""
+    """The person's sentences when the text may take back a choice of theirs; else []."""
     if not (_says("reverse", text) or _INSTEAD_REGEX.search(text)):
         return []
     return [s for s, _h in _split_sentences(text)]
 
 
 def _changes_mind(s, claim):
-    """Whether the person's sentence `s` takes back their `claim` (its words before what the
-    agent added): it shares two of its words and says they changed their mind ("On second
-    thought, ...", "Forget Redis, ..."), or what it puts in the place of the claim's choice
-    ("Use Memcached instead of Redis ..."); never a question."""
+    """Whether the person's sentence `s` takes back their `claim`: it shares two of its words
+    and says they changed their mind, or what it puts in the choice's place; never a question."""
     said = _content_terms(_their_words(claim))
     if s.rstrip().endswith(("?", "？")) or len(_content_terms(s) & said) < 2:
         return False
@@ -4303,8 +4155,7 @@ def _changes_mind(s, claim):
 
 
 def _speaks_of(known, s, rest):
-    """Whether a short report `s` speaks of a `known` text: it overlaps it, or names at most
-    one word it does not say besides `rest`, the report's own words."""
+    """Whether a short report `s` overlaps `known` or names at most one word beyond `rest`."""
     return _overlaps(known, s) or len(rest - _content_terms(known)) <= 1
 
 
@@ -4353,9 +4204,7 @@ _CHOICE_REGEX = _LazyRegex(  # "B", "go with option 2", "yes", "go with your rec
 
 
 def _offered_options(text):
-    r"""{label: option} of an agent message that offers two or more options, with "" for the
-    one it recommends; {} for any other message (a numbered plan offers nothing to choose).
-
+    r"""{label: option} of an agent message offering two or more options ("" the recommended).
     >>> sorted(_offered_options("Auth?\n| A | Keep it upstream |\n| B | Sign every call |").items())
     [('A', 'Keep it upstream'), ('B', 'Sign every call')]
     """
@@ -4397,8 +4246,7 @@ class _Candidate:
 
 
 def _agent_bare(s):
-    """(sentence, acknowledged) of the agent without its acknowledgement and leading "I" ("Done.
-    I changed X" is "Changed X"), or None for a plan: what it is about to do is no fact yet."""
+    """(sentence, acknowledged) of the agent without its "Done. I", or None for a plan."""
     if _says("plan", s) and not _says("ack", s):
         return None
     acked = bool(_says("ack", s))
@@ -4409,8 +4257,7 @@ def _agent_bare(s):
 
 
 def _reports_change(s):
-    """Whether a text says a change was made, in any of its sentences or clauses: "Turns out
-    it was X; added Y." (the observer's "built" phrasings, past a path or label that leads)."""
+    """Whether any sentence or clause of a text says a change was made (the "built" phrasings)."""
     return any(
         _says("built", _SELF_REGEX.sub("", _PATH_LEAD_REGEX.sub("", part.strip(" `*"))))
         for part in re.split(r"[;,:.]\s+|\s+(?:and|—|–|-)\s+", s)
@@ -4419,7 +4266,6 @@ def _reports_change(s):
 
 def _unquoted(s):
     """A sentence without its quoted spans: a word in quotes is mentioned, not said.
-
     >>> _unquoted('Search the web for "CLI naming best practices" in `docs`.')
     'Search the web for   in  .'
     """
@@ -4455,11 +4301,8 @@ _OUTPUT_LINE_REGEX = _LazyRegex(
 
 
 def _typed_words(text):
-    """What the person typed themselves in a message: a prompt template's "User Input" block
-    (spec-kit and other custom commands expand into a template around it), the lines before
-    a long pasted document, or the whole message when it reads as typed; never a paragraph
-    that holds a line a tool printed (_OUTPUT_LINE_REGEX).
-
+    """What the person typed in a message: a template's "User Input" block, the lines before a
+    long paste, or the whole message; never a paragraph holding a line a tool printed.
     >>> _typed_words("## User Input\\n\\n```text\\nPhase 2\\n```\\n\\nYou **MUST** read it.")
     'Phase 2'
     """
@@ -4489,15 +4332,10 @@ _RULE_SUBJECT_WORDS = 4  # "Branch names", "API responses in v2": a kind is name
 
 
 def _general_rule(s):
-    """Whether a sentence states a rule about a kind of thing: a rule verb after a subject of
-    a few words that names a kind, not this one thing ("Tests go in tests/unit", "Branch
-    names follow feat/<ticket>"), or "make sure" of every one of them. "The page should show
-    5 moves" is about one page; "It should work now" names nothing.
-
-    >>> _general_rule("Tests go in tests/unit, not next to the code.")
-    True
-    >>> _general_rule("The build should pass.")
-    False
+    """Whether a sentence states a rule about a kind of thing: a rule verb after a short subject
+    naming a kind, not one thing, or "make sure" of every one.
+    >>> _general_rule("Tests go in tests/unit, not next to the code."), _general_rule("It works.")
+    (True, False)
     """
     if s.rstrip().endswith(("!", "?", "！", "？")):
         return False
@@ -4513,8 +4351,7 @@ def _general_rule(s):
 
 
 def _classify_user_sentence(s):
-    """(type, kind) for one sentence the person wrote, or None when it is a plain request.
-
+    """(type, kind) of one sentence of the person's, or None for a plain request.
     >>> _classify_user_sentence("No Redis, use Postgres for the queue.")
     ('decision', 'user-decision')
     >>> _classify_user_sentence("Please add a test for it.") is None
@@ -4535,12 +4372,8 @@ _PAST_REGEX = _LazyRegex(r"(?!embed$)\w+[^e]ed|was|were|did|had")  # "used"; not
 
 
 def _how_often(s):
-    """Whether a sentence's "always", "never" or "every time" says how often something happened,
-    not what to do: a problem right after "always" or "never" ("We always get a 502", "Тест
-    всегда падает") or a verb in the past ("We never got staging to work"); a problem in what
-    "every time" leads to ("Every time I run the build it hangs"), past the comma that closes
-    its condition ("Every time the build fails, post in #ci" is a rule). A report, no rule.
-
+    """Whether "always", "never" or "every time" says how often something happened (a problem
+    right after it, a past verb, a problem in what "every time" leads to), not what to do.
     >>> _how_often("Always fails on CI when the cache is cold."), _how_often("Never push to main.")
     (True, False)
     """
@@ -4584,11 +4417,9 @@ class _AgentTurn:
 
 
 class _Observer:
-    """Reads a session's events in order and keeps what was learned, as _Candidates.
-    `context` carries what an incremental capture needs from earlier chunks (the person's open
-    problem and last question, the first request), updated in place. Each message is read one
-    sentence at a time by named steps: person -> _person_sentence -> question / answer / plain
-    / typed; agent -> _agent_sentence -> confirms / bug / rules / fact, then _agent_bug."""
+    """Reads a session's events in order and keeps what was learned, as _Candidates; `context`
+    carries what an incremental capture needs from earlier chunks. Steps: person ->
+    _person_sentence -> question/answer/plain/typed; agent -> _agent_sentence, then _agent_bug."""
 
     def __init__(self, info=None, context=None):
         self.cwd = (info or {}).get("cwd") or ""
@@ -4615,8 +4446,7 @@ class _Observer:
         self.committed = False  # a commit since the person last spoke
 
     def add(self, kind, mtype, text, files=(), ts="", tags=(), own=None):
-        """Keep one candidate, unless it cannot stand as a memory (_unfit: judged on `own`,
-        the speaker's own words, when the text leads with the person's) or is already kept."""
+        """Keep one candidate unless it is kept already or cannot stand (_unfit, on `own` words)."""
         text = _capitalized(_clip(_phrase("lead-in").sub("", text)))
         if _unfit(kind, mtype, text if own is None else own):
             return None
@@ -4652,20 +4482,16 @@ class _Observer:
         return c
 
     def settle(self):
-        """The agent's candidates since the person last spoke, judged now that the turn is over:
-        what its last message (the report) says stays, and a bug whose fix was made; what it
-        said on the way there was a working hypothesis, left to the episode."""
+        """The agent's candidates of the turn, judged at its end: what the report says stays, and a
+        bug whose fix was made; the rest was a working hypothesis."""
         for c, said in self.unsettled:
             if c in self.out and said != self.said and not c.fixed:
                 self.out.remove(c)
         self.unsettled = []
 
     def overturn(self, s, turned, earlier):
-        """A sentence taking back what was said before ("Actually, the cause was X", `turned`
-        its match) drops the agent's claims about the same thing. One that names none of them
-        in words of their own ("I was wrong about the timeout", said of "the upload times
-        out") takes back the agent's last claim of an `earlier` message; a bare "Actually,
-        ..." does not. The claims taken back."""
+        """A sentence taking back what was said (`turned`) drops the agent's claims on that thing;
+        naming none, it takes back the last claim of an `earlier` message. The claims taken back."""
         claims = [c for c in self.out if c.kind.startswith("assistant") and c.type in _CLAIM_TYPES]
         said = [c for c in claims if _overlaps(c.text, s)]
         if not said and not _weak(turned):
@@ -4705,9 +4531,8 @@ class _Observer:
                 self._chosen(options, text, ev.ts)
 
     def _chosen(self, options, reply, ts):
-        """The person answering the agent's options with a label ("A"), or accepting its
-        recommendation ("yes"): a decision, the question with the option they picked (the
-        option alone when the agent asked none in words)."""
+        """The person picking one of the agent's options by label, or accepting its recommendation:
+        a decision, the question with the option picked."""
         choice = _CHOICE_REGEX.match(reply)
         option = choice and options.get((choice.group(1) or "").upper())  # "": recommended
         if option:
@@ -4751,9 +4576,8 @@ class _Observer:
             context["problem_open"], context["problem_answered"] = True, False
 
     def _reverted(self, undo):
-        """A command undoing changes (`git checkout -- F`, `git restore F`, `git reset --hard`)
-        takes back the fixes the agent claimed since the person spoke that edited those files
-        (any, for all of them): the problem is open again. Once committed, a fix stays."""
+        """A command undoing changes to files (`git checkout -- F`, `git reset --hard`) takes back
+        the uncommitted fixes the agent claimed on them since the person spoke."""
         if not undo or self.committed:
             return
         paths = [w for w in (undo.group(1) or ".").split() if not w.startswith("-")]
@@ -4766,12 +4590,9 @@ class _Observer:
                 self.context["problem_answered"] = False
 
     def _turn_away(self, text, ts):
-        """The person turning away from what they chose before: the decisions and conventions
-        a sentence that turns away says all the words of (_turned_from_claim); of their own
-        that share two words with a sentence, the last one when it says they changed their
-        mind ("On second thought, keep the session cache in memory"), and those that say what
-        it puts something else in place of ("Use Memcached instead of Redis ..."). Such a
-        sentence is their decision now, in the place of the one it took back."""
+        """The person turning from a choice of theirs: the decisions and conventions a turning
+        sentence says (_turned_from_claim), or one it shares two words with and changes its mind on
+        or replaces. That sentence is their decision now."""
         turned = _turned_from(text)
         chosen = [c for c in self.out if c.type in ("decision", "convention")]
         gone = [c for c in chosen if turned and _turned_from_claim(turned, c.text)]
@@ -4784,10 +4605,8 @@ class _Observer:
         self.out = [c for c in self.out if c not in gone]
 
     def _still_there(self, sentences, claimed):
-        """The sentences that report the known problem still there ("Still failing.", "Same
-        error."): they name nothing the problem, or a fix the agent just claimed, does not say,
-        beyond one word ("the export test still fails" is another problem). Each disproves
-        the fixes it speaks of: their bug stories are dropped."""
+        """The sentences reporting the known problem still there, naming nothing beyond one word the
+        problem or a just-claimed fix does not say: each disproves the fixes it speaks of."""
         said = []
         for s in sentences:
             if not (self.problem or claimed) or not _says("persists", s) or s[-1:] in "?？":
@@ -4800,9 +4619,8 @@ class _Observer:
         return said
 
     def _kept(self, sentences, ts):
-        """The sentences the person asked to be kept, as one convention by them: the one that
-        says "remember ...", or, when the ask stands alone at the end ("- update your memory
-        accordingly"), the few before it. A question ("remember why?") keeps nothing."""
+        """The sentences the person asked to be kept ("remember ..."; or the few before a lone ask
+        at the end), as one convention by them; a question keeps nothing."""
         for i, (s, _h) in enumerate(sentences):
             cue = _KEEP_THIS_REGEX.search(s)
             if not cue or s.rstrip().endswith(("?", "？")):
@@ -4891,8 +4709,7 @@ class _Observer:
 
     @staticmethod
     def _pairs(prev, mtype):
-        """ "Stay on X. Y is not worth it.": a choice and what lost are one decision (and so are
-        two choices said one after the other)."""
+        """ "Stay on X. Y is not worth it.": a choice and what lost are one decision."""
         if prev is None or {mtype, prev.type} not in ({"dead-end", "decision"}, {"decision"}):
             return False
         prev.type = "decision"
@@ -4923,10 +4740,8 @@ class _Observer:
         self._agent_bug(turn, ts)
 
     def _conceded(self, objection, reply):
-        """The person objected and the agent conceded ("You're right, I shouldn't edit
-        generated code"): the objection, with the rule the agent then says, is a correction
-        (a convention by the person). A concession followed only by a plan ("you're right,
-        let me check again") is no rule."""
+        """The agent conceding the person's objection: the objection, with the rule the
+        agent then says, is a correction (a convention by the person); with only a plan, none."""
         if not _CONCEDE_REGEX.match(reply):
             return
         said, ts = objection
@@ -4942,13 +4757,10 @@ class _Observer:
                 self.turn_user.append(c)
 
     def _agent_sentence(self, turn, s, heading, ts):
-        """One sentence of the agent, decided in this order: a plan tells nothing yet; an
-        acknowledgement and a leading "I" are cut ("I changed X" is "Changed X"); a short
-        continuation ("Not using it.") joins what came before; a question, an answer to the person's
-        question, narration or a suggestion is bookkeeping only; a confirmation of the person's
-        words joins their memory; a part of a bug story (cause, fix, a change while a problem is
-        open) joins the turn's bug; else a dead end, decision or todo (_AGENT_RULES); else it waits,
-        as it may explain a fix that follows (what the agent found is searched as passages)."""
+        """One sentence of the agent, in this order: a plan tells nothing yet;
+        "Done. I" is cut; a short continuation joins what came before; a question, answer,
+        narration or suggestion is bookkeeping; a confirmation joins the person's memory; a bug
+        story's part joins the turn's bug; else a dead end, decision or todo; else it waits."""
         bare = _agent_bare(s)
         if bare is None:
             return
@@ -4985,8 +4797,7 @@ class _Observer:
         turn.last = made or turn.last
 
     def _agent_asks(self, s, narration, idle):
-        """Keep the agent's question, or its first answer to the person's question, as the
-        context a short reply of the person needs ("Want me to keep the old endpoint?")."""
+        """The agent's question or first answer, kept as context for the person's short reply."""
         context = self.context
         if s.endswith("?") and not narration:
             context["asked"], context["answer"] = s, ""
@@ -4994,10 +4805,8 @@ class _Observer:
             context["answer"] = s
 
     def _bug_part(self, turn, s, plain, heading, diagnosis, built, item):
-        """Whether a sentence belongs to the turn's bug story (then it is added to it): a
-        cause, a fix, a sentence under a root-cause heading, a change that goes on with the
-        story ("The lock is now held ..."), or a change made while the person's problem is
-        open, with the diagnosis said just before it; never a status ("All issues resolved!")."""
+        """Whether a sentence belongs to the turn's bug story: a cause, a fix, a sentence under a
+        root-cause heading, a change going on with it or made while a problem is open; no status."""
         problem_open = self.context.get("problem_open")
         goes_on = turn.bug and not item and (built or _says("now", plain))
         if (_says("status", plain) and not _named(plain)) or not (
@@ -5018,8 +4827,7 @@ class _Observer:
         return True
 
     def _agent_claim(self, turn, s, plain, said, continues, ts):
-        """A dead end, decision or todo of the agent (_AGENT_RULES), as a candidate; None when
-        the sentence waits (it may explain a fix that follows) or joins the dead end before it."""
+        """The agent's dead end, decision or todo (_AGENT_RULES), or None when it waits."""
         rule = _first_rule(_AGENT_RULES, plain)
         dead_end = rule is not None and rule[0] == "dead-end"
         if dead_end and turn.last is not None and turn.last.type == "dead-end":
@@ -5033,8 +4841,7 @@ class _Observer:
         return None
 
     def _agent_confirms(self, s):
-        """The agent confirming what the person just said: keep what it adds, marked as the
-        agent's, within the memory's length (its parenthesis closed); True when it did."""
+        """The agent confirming the person's words: what it adds joins their memory, marked."""
         near = [c for c in self.turn_user if _overlaps(c.text, s)]
         if not near:
             return False
@@ -5095,8 +4902,7 @@ def _by_of(kind):
 
 
 def _markdown_sections(text):
-    """[(heading, body)] of markdown, split at headings outside code fences; text before the
-    first heading comes with the heading ''."""
+    """[(heading, body)] of markdown split at headings outside fences (first heading '')."""
     out, heading, body, fence = [], "", [], False
     for line in text.split("\n"):
         if line.lstrip().startswith(("```", "~~~")):
@@ -5152,10 +4958,8 @@ _RECORD_CHARS = 600  # one decision record's memory at most: question, decision,
 
 
 def _decision_records(text):
-    """[(title, question, decision, rationale)] of the decided records of a markdown text: a
-    section with a "Decision:" field (its heading the title), or an ADR's "Decision" section
-    (the file's first heading the title); an open one ("Pending", "Proposed") is left out.
-
+    """[(title, question, decision, rationale)] of the decided records of a markdown text (a
+    "Decision:" field, an ADR's "Decision" section); a "Pending" or "Proposed" one is left out.
     >>> _decision_records("### 3. Storage\\n- **Question**: Disk or S3?\\n"
     ...     "- **Decision**: Resolved — use `S3`.\\n- **Rationale**: stateless servers.")
     [('Storage', 'Disk or S3?', 'use `S3`.', 'stateless servers.')]
@@ -5182,9 +4986,7 @@ def _decision_records(text):
 
 
 def _settings(text):
-    """[(heading, [(NAME, value)])] of the sections of a markdown text that set environment
-    variables, _SETTINGS_MIN of them or more.
-
+    """[(heading, [(NAME, value)])] of the sections that set _SETTINGS_MIN or more variables.
     >>> _settings("## Configuration\\n```bash\\nREDIS_HOST=localhost\\nREDIS_PORT=6379\\n"
     ...           "export CACHE_TTL_SECONDS=60\\n```")[0][1]
     [('REDIS_HOST', 'localhost'), ('REDIS_PORT', '6379'), ('CACHE_TTL_SECONDS', '60')]
@@ -5198,11 +5000,8 @@ def _settings(text):
 
 
 class _Records:
-    """The decision records a session wrote (see _RECORD_FIELD_REGEX) as decisions, and the
-    environment variables its docs set as facts.
-
-    What it keeps between chunks is plain data in `context["records"]`: the project's markdown
-    files the session wrote, and a checksum of each version of a record told."""
+    """The decision records a session wrote, as decisions, and the variables its docs set, as
+    facts; `context["records"]` keeps the files written and a checksum of each record told."""
 
     def __init__(self, context, cwd):
         self.state = context.setdefault("records", {})
@@ -5212,8 +5011,7 @@ class _Records:
         self.cwd, self.reads, self.found = cwd, {}, {}  # {(file, title): (type, text, ts)}
 
     def _project_file(self, path):
-        """A markdown file of the project as memories name it, or '' (outside the project, a
-        dependency's, agentmem's own store)."""
+        """A markdown file of the project as memories name it, or '' (outside, a dependency's)."""
         rel = _relative_file(path.strip("'\""), self.cwd)
         return "" if _NOT_PROJECT_REGEX.search(rel) else rel
 
@@ -5274,10 +5072,8 @@ class _Records:
 
 
 def compress_heuristic(events, info=None, context=None, final=False):
-    """Typed memories (Memory objects, not yet stored) from a session's events (see _Observer).
-
-    With `final` (the session ended), a problem the person raised that the agent answered with
-    no fix and no change is kept as an open todo."""
+    """Typed memories (not yet stored) from a session's events (see _Observer); with `final`, an
+    answered problem with no fix and no change is kept as an open todo."""
     observer = _Observer(info, context)
     records = _Records(observer.context, observer.cwd)
     for ev in events:
@@ -5358,11 +5154,8 @@ def _prose_lines(text):
 
 def _commit_message(command):
     """The message of a `git commit -m ...` the agent ran, or '' (a here-document unwrapped).
-
     >>> _commit_message("git commit -m \\"$(cat <<'EOF'\\nfeat: add charts\\n\\nBody.\\nEOF\\n)\\"")
     'feat: add charts Body.'
-    >>> _commit_message("git add . && git commit -m 'fix: pin pillow'")
-    'fix: pin pillow'
     """
     m = _COMMIT_REGEX.search(command or "")
     if not m:
@@ -5382,8 +5175,7 @@ def _todo_items(text):
 
 
 def _request_line(text):
-    """A request of the person as the digest names it: its first sentences, cut at
-    _DIGEST_CHARS; '' for a bare approval or a word or two ("Polish", "go ahead")."""
+    """A request as the digest names it: its first sentences (_DIGEST_CHARS); '' for a bare "go"."""
     text = " ".join(_CODE_FENCE_REGEX.sub(" ", text or "").split())
     if _word_count(text) < 3 or _says("bare-approval", text):
         return ""
@@ -5391,8 +5183,7 @@ def _request_line(text):
 
 
 def _final_report(said):
-    """The first telling sentences of the agent's last message of the session (`said`, its
-    report), within _REPORT_CHARS, or ''."""
+    """The first telling sentences of the agent's last message (`said`), within _REPORT_CHARS."""
     out = []
     for s in map(_told, _prose_lines(said.replace("\u2019", "'"))):
         bare = _SELF_REGEX.sub("", s)  # "I've successfully ..." is status
@@ -5494,8 +5285,7 @@ _FIXES_KEPT = 6  # fixes a session keeps from its commands at most
 
 
 def _shell_words(command):
-    """The words of a shell command line as the shell splits them (quotes kept together, and
-    `&&`, `|`, `;`, redirections as words of their own); a line it cannot split, by spaces."""
+    """A shell line's words as the shell splits them, operators and redirections apart."""
     import shlex
 
     text = " ".join(str(command or "").split())
@@ -5511,11 +5301,8 @@ def _shell_words(command):
 
 
 def _command_segments(command, pipes=False):
-    """[(words, piped)] of a shell command line: its `&&`/`;`/`&` parts, each cut at its first
-    pipe (`pipes`: each part of a pipe a command of its own), without redirections, without the
-    parts that only set the scene (cd, export, echo), read through `env`, `time`, `sudo` and
-    the like; a `VAR=value` before the program stays.
-
+    """[(words, piped)] of a shell line: its `&&`/`;`/`&` parts cut at the first pipe (`pipes`:
+    each a command), without redirections or scene-setters (cd, export, echo), through `sudo`.
     >>> _command_segments("cd app && time npm run build 2>&1 | tail -5; echo 'a; b'")
     [(['npm', 'run', 'build'], True)]
     """
@@ -5540,9 +5327,7 @@ def _command_segments(command, pipes=False):
 
 
 def _read_through(words):
-    """A command's words without what only runs it (`sudo -E`, `env`, `time`), its `VAR=value`
-    settings kept.
-
+    """A command's words without what only runs it (`sudo -E`, `env`, `time`), `VAR=value` kept.
     >>> _read_through("DB=x.db sudo -E time cargo build".split())
     ['DB=x.db', 'cargo', 'build']
     """
@@ -5564,9 +5349,7 @@ def _is_path(word):
 
 
 def _command_key(words):
-    """A command as the session runs it again and again: its program and the words that say
-    what it does, without flags, paths, quoted text or environment settings.
-
+    """A command as the session runs it again and again: program and words, no flags or paths.
     >>> _command_key(["E2E_MODE=true", "npm", "run", "test:offline", "--", "test/a.test.ts"])
     'npm run test:offline'
     >>> _command_key("nix develop -c lint".split()), _command_key("node --trace a.ts".split())
@@ -5596,9 +5379,7 @@ def _shell_line(words):
 
 
 def _command_shown(words):
-    """A command as a note shows it: its words up to the first file argument or `--` (what
-    it is run on changes; how it is run does not).
-
+    """A command as a note shows it: its words up to the first file argument or `--`.
     >>> _command_shown("npx prettier --write test/a.test.ts".split())
     'npx prettier --write'
     """
@@ -5620,7 +5401,6 @@ def _asks(words):
 def _exact_words(text):
     """The marks of a text, lower-cased: words with a digit, a dot, a slash, a colon or an
     underscore inside, a camelCase word or a flag, of four characters or more.
-
     >>> sorted(_exact_words("Run `npm run e2e --watch` in src/app, see parseFEN() and v2.9.1 now."))
     ['--watch', 'e2e', 'parsefen', 'src/app', 'v2.9.1']
     """
@@ -5642,7 +5422,6 @@ def _commands_of(text):
 def _runs_of(text):
     """The commands a shell call runs, each as its words (see _command_segments): its lines,
     chains and each part of its pipes apart.
-
     >>> _runs_of('cd api && DB="x.db" cargo build --release 2>&1 | tail -5 &')
     [['DB=x.db', 'cargo', 'build', '--release'], ['tail', '-5']]
     """
@@ -5653,7 +5432,6 @@ def _runs_of(text):
 def _runs_note(note, run):
     """Whether a command run (its words) is one a note gives (its words): the same program
     and command, and every word of the note's in it (a placeholder stands for any).
-
     >>> note, runs = "python3 -m pytest t/", ("python3 -m pytest t/ -x", "python3 -m mypy t/")
     >>> [_runs_note(note.split(), run.split()) for run in runs]
     [True, False]
@@ -6001,7 +5779,6 @@ def _passed_with(note, earlier, failed=()):
     """A session's note of the commands that passed, with the kinds of commands only an
     earlier session's note names (and that `failed`, the texts of this session's notes on
     what failed, does not name): one note tells what passed here, each kind as last run.
-
     >>> _passed_with("Commands that passed here: test `pytest -q`.",
     ...              "Commands that passed here: lint `ruff check`; test `make test`.")
     'Commands that passed here: lint `ruff check`; test `pytest -q`.'
@@ -6069,7 +5846,6 @@ _WORDS_PRIORITY = {"person": 0, "compaction": 1, "final": 2, "agent": 3, "subage
 def _paragraphs(text, limit=_PASSAGE_MAX_CHARS):
     """A message as passages of whole paragraphs, each at most `limit` characters (a longer
     paragraph is cut at a line or sentence end); a code block stays with the words around it.
-
     >>> _paragraphs("Short one.\\n\\nAnother.", 40)
     ['Short one.\\n\\nAnother.']
     >>> _paragraphs("First sentence here. Second one here.", 25)
@@ -7349,7 +7125,6 @@ def _fused_score(ranks, confidence, ts, now, affinity=1.0):
     `ranks` maps a ranker to the memory's 0-based rank in it; `affinity` favours the type a
     question asks for (_query_intent) and the question's own script. Confidence and recency can
     at most halve a score each: an old, unsure memory still surfaces when nothing better does.
-
     >>> round(_fused_score({"memory": 0}, 1.0, 0, 0), 4)
     0.2
     >>> round(_fused_score({"memory": 0}, 0.0, 0, 0), 4)
@@ -7392,7 +7167,6 @@ _INTENTS = (   # (word beginnings, phrases, {memory type: affinity}): what a que
 
 def _script_of(text):
     """'latin', 'cyrillic', 'cjk' or 'other': the script most letters of a text are in.
-
     >>> _script_of("Решили: остаёмся на Firebase"), _script_of("Use FTS5"), _script_of("用 uv 執行")
     ('cyrillic', 'latin', 'cjk')
     """
@@ -7416,7 +7190,6 @@ def _script_of(text):
 
 def _query_intent(query):
     """{memory type: affinity} for the kind of answer a question asks for.
-
     >>> _query_intent("почему уведомления приходят дважды")["bug"]
     1.3
     >>> _query_intent("docker networking")
@@ -7461,7 +7234,6 @@ def open_store(path=None, cwd=None):
 
 def _slug(text, limit=40):
     """A file-name-safe form of a session id or a file stem.
-
     >>> _slug("Claude session: 1d2c/3b4a"), _slug("../../etc")
     ('claude-session-1d2c-3b4a', 'etc')
     """
@@ -9045,7 +8817,6 @@ def _parse_llm_facts(text):
 def _grounded(fact, chunk):
     """Whether a fact's distinctive words occur in the part of the session it came from (the
     person's and the agent's words; tool output is evidence): an invented fact does not.
-
     >>> chunk = "PERSON: add retries with jitter to the webhook sender"
     >>> _grounded("Webhook retries use exponential backoff with jitter", chunk)
     True
@@ -9593,7 +9364,6 @@ def _import_code(folder=None, rel=None, windows=False):
     one; it caches the bytecode in the user's cache folder, and exits 0 quietly when no
     agentmem.py is found (a hook never breaks a session). Written with no space and, for
     Windows, no double quote of its own, so no shell needs it quoted (sh: in single quotes).
-
     >>> 'f="/opt/am";' in _import_code("/opt/am"), " " in _import_code(rel="tools/agentmem.py")
     (True, False)
     """
@@ -10482,7 +10252,6 @@ _NULL = {}  # the prompts once parsed, and the number of them each stem is said 
 
 def _null_prompts():
     """The prompts of _NULL_PROMPTS, in order.
-
     >>> p = _null_prompts(); len(p) > 400, "go on" in p, p[0] == p[0].strip()
     (True, True, True)
     """
@@ -10562,7 +10331,6 @@ def _background():
 def _common(stem, everyday=False):
     """Whether a term is common in general technical English (_background_stems); with
     `everyday`, whether it is one of its everyday words.
-
     >>> _common("fail"), _common("postgr")
     (True, False)
     """
@@ -10754,7 +10522,6 @@ def _stands(m, names=(), twin=None):
     A note written to be read alone (_SAVED_BY) needs none. What holds on one machine only
     (its home, temp folders, a session's id, its own PATH, a program it lacks) is no way to
     work on another clone.
-
     >>> said = {"by": "person"}
     >>> _stands(Memory("Fine, go that way and adjust the others to fit", "decision", extra=said))
     ('', 'names nothing the project names')
@@ -11174,7 +10941,6 @@ def _best_passage(text, weights, guesses=True):
     share the first), with the sentences of the prompt's words that lead into it and what
     follows while that fits; (0.0, '') when none. Without `guesses` (an episode's record), a
     question or a sentence that guesses or blames a tool is never part of it.
-
     >>> share, text = _best_passage("We use Rust. Pip is pinned to 24. Tests run nightly.",
     ...     [(3.0, [frozenset(["pip"])], False), (1.0, [frozenset(["pin"])], False),
     ...      (0.3, [frozenset(["build"])], True)])
@@ -11322,7 +11088,6 @@ def _taken_up(told, hits, weights):
 def _says_again(passage, told):
     """Whether a passage says again what one of the `told` ones says: most of the word pairs
     of the shorter of the two (_REPEATED_JACCARD of them). One note per thing.
-
     >>> _says_again("Keep the cache warm at boot.", ["We keep the cache warm at boot"])
     True
     """
@@ -11356,7 +11121,6 @@ def _everyday_prompt(words, common, quoted=(), leave_out=()):
     word (no identifier, none it quotes) that two or more _null_prompts say, leaving out the
     terms `leave_out` (a null prompt weighed as if it were none of them): "which branch is
     this?" names nothing any project holds alone. Standing knowledge comes at session start.
-
     >>> _everyday_prompt([("branch", ["branch"])], [False])
     True
     >>> _everyday_prompt([("Celery", ["celeri"])], [False])
@@ -11446,7 +11210,6 @@ def _calibrate(store):
     """A store's bar: the lowest share of a prompt's weight at which _null_prompts, written
     for no project, are told at most one note in _NULL_RATE (each its _PROMPT_PASSAGES best),
     whatever the store's size and vocabulary: conformal in spirit (docs/ranking.md).
-
     >>> _calibrate(Store(os.devnull))  # no store: nothing to tell, no bar to clear
     0.0"""
     if not store.exists():
@@ -12745,7 +12508,6 @@ def _agentmem_command(sub, shell="sh", rel=None, agent=None):
     project's own copy: _python_argv), quoted for the shell that runs it: sh; PowerShell
     (`& 'C:\\py.exe' ...`: a line that starts with a quoted path is an expression there); or
     cmd.exe. A team's install under sh runs the committed launcher (_LAUNCHER_TEXT).
-
     >>> _agentmem_command("inject", rel="tools/agentmem.py", agent="claude-code")
     'python3 "${CLAUDE_PROJECT_DIR:-.}/tools/agentmem_hook.py" inject'
     """
@@ -12785,7 +12547,6 @@ def _short_path(arg):
 
 def _hook_target(command):
     """The agentmem.py a hook or MCP command runs (import or script form, any shell), or ''.
-
     >>> _hook_target("& 'C:\\\\Py 3\\\\python.exe' '-c' 's.path.insert(0,r''C:\\\\A B'')' inject")
     'C:\\\\A B\\\\agentmem.py'
     """
