@@ -5392,16 +5392,15 @@ def _command_shown(words):
 
 
 def _asks(words):
-    """Whether a command only asks a program its version or help (`node --version`, `tox
-    --help`) or where a program is (`which -a node`): what is installed, not how anything runs."""
+    """Whether a command only asks a version, help, or where a program is: no way to run."""
     asks = len(words) == 2 and words[1] in _VERSION_ASKS or words[-1] in ("--version", "--help")
     return asks or words[0] in ("which", "whereis", "type")
 
 
 def _exact_words(text):
-    """The marks of a text, lower-cased: words with a digit, a dot, a slash, a colon or an
-    underscore inside, a camelCase word or a flag, of four characters or more.
-    >>> sorted(_exact_words("Run `npm run e2e --watch` in src/app, see parseFEN() and v2.9.1 now."))
+    """The marks of a text, lower-cased: words of 4+ characters with a digit, dot, slash, colon
+    or underscore inside, camelCase words and flags.
+    >>> sorted(_exact_words("Run `npm run e2e --watch` in src/app, see parseFEN() and v2.9.1."))
     ['--watch', 'e2e', 'parsefen', 'src/app', 'v2.9.1']
     """
     out = set()
@@ -5420,8 +5419,7 @@ def _commands_of(text):
 
 
 def _runs_of(text):
-    """The commands a shell call runs, each as its words (see _command_segments): its lines,
-    chains and each part of its pipes apart.
+    """The commands a shell call runs, each as its words: lines, chains and pipes' parts apart.
     >>> _runs_of('cd api && DB="x.db" cargo build --release 2>&1 | tail -5 &')
     [['DB=x.db', 'cargo', 'build', '--release'], ['tail', '-5']]
     """
@@ -5430,8 +5428,7 @@ def _runs_of(text):
 
 
 def _runs_note(note, run):
-    """Whether a command run (its words) is one a note gives (its words): the same program
-    and command, and every word of the note's in it (a placeholder stands for any).
+    """Whether a run's words are a note's command: same program, every word of the note in it.
     >>> note, runs = "python3 -m pytest t/", ("python3 -m pytest t/ -x", "python3 -m mypy t/")
     >>> [_runs_note(note.split(), run.split()) for run in runs]
     [True, False]
@@ -5453,8 +5450,7 @@ def _command_kind(key):
 
 
 def _failure_line(text):
-    """The line of a command's output that says why it failed, or '' (a traceback's last
-    line, else the first line that reads as an error)."""
+    """The output line saying why a command failed (a traceback's last, a first error), or ''."""
     text = _ANSI_REGEX.sub("", text or "")
     if "Traceback (most recent call last)" in text:
         ends = _TRACEBACK_END_REGEX.findall(text)
@@ -5479,13 +5475,10 @@ def _same_line(line):
 
 
 class _Commands:
-    """What the session's shell commands proved, read in order from calls and their results:
-    the command of each kind (test, lint, build ...) that last passed, how to work here; a
-    command that failed and, after edits, passed, a problem and its fix; one still failing at
-    the end, an open problem; what the environment said again and again (a program not on the
-    PATH, a refusal, a warning every run). Tool output is evidence: only the agent's commands
-    and what their results printed are quoted. The state is plain data in
-    `context["commands"]`, so a session captured turn by turn keeps one ledger."""
+    """What the session's shell commands proved, read in order: each kind's command that last
+    passed (how to work here); a failure fixed by edits; one failing at the end; what the
+    environment said again and again. Only the agent's commands and their results are quoted;
+    the ledger is plain data in `context["commands"]`, kept from chunk to chunk."""
 
     def __init__(self, context, cwd=""):
         state = context.setdefault("commands", {})
@@ -5519,8 +5512,7 @@ class _Commands:
             self._heard(ev)
 
     def _heard(self, ev):
-        """What the agent says about each failing command: that it fixed it (then the failure
-        is not claimed to be still failing), and what caused it (quoted with the fix)."""
+        """What the agent says of each failing command: that it fixed it, and the cause."""
         lines = [_told(x) for x in _prose_lines(ev.text)]
         for failure in self.state["failing"].values():
             # "Fixed: ..." or "Reverted X" about what the failure said, with no run to
@@ -5620,9 +5612,8 @@ class _Commands:
             good[k] = False
 
     def _fixed(self, shown, kinds, failure, ts, then="passed"):
-        """A command that failed and passed after edits (or `then` failed with another
-        error): what broke, the agent's words, the files changed; whether it is told. A lint
-        or format complaint fixed is routine, not a lesson."""
+        """A command that failed and passed after edits (or `then` failed otherwise): what broke,
+        the agent's words, the files changed; whether it is told (a lint fix is routine)."""
         if set(kinds) <= {"lint", "format", ""} or (
             set(kinds) <= {"run", ""} and failure["runs"] < 2
         ):
@@ -5652,10 +5643,8 @@ class _Commands:
         return True
 
     def _environment(self, call, text, keys, kinds, ok=None):
-        """What the environment said: a program it could not find, a refusal, a warning, each
-        counted across runs (a one-off is not how the environment is). A run that passed,
-        and is no pipe (whose exit is its last program's), found every program it ran:
-        "command not found" in its output is what it printed (a README's troubleshooting)."""
+        """What the environment said (a missing program, a refusal, a warning), counted across
+        runs. A passing run that is no pipe found every program it ran."""
         text = _ANSI_REGEX.sub("", text[:20000])
         passed = ok is True and "|" not in call.text
         missing = not passed and _NOT_FOUND_REGEX.search(text)
@@ -5689,8 +5678,7 @@ class _Commands:
             self.state["lines"] = {k: v for k, v in self.state["lines"].items() if v[0] > 1}
 
     def _refusals(self, text, shown, key, known):
-        """Count each refusal a result printed (a hook's, or one of a `known` command's); the
-        _SAME_REFUSAL_RUNS-th time, it is how the environment is. The lines seen, as a set."""
+        """Count each refusal printed; the _SAME_REFUSAL_RUNS-th time it is the environment's."""
         seen = set()
         for found in _REFUSED_REGEX.findall(text):
             if not (known or re.search(r"(?i)\bhook\b", found)):
@@ -5733,9 +5721,8 @@ class _Commands:
                 return
 
     def memories(self, final=False):
-        """The ledger's findings as Memory objects: how to work here (one memory, replaced as
-        the session goes on), environment facts, fixes, and with `final` what still fails,
-        the programs still missing and the warnings every run printed to the end."""
+        """The ledger's findings as Memory objects: how to work here, environment facts, fixes,
+        and with `final` what still fails, programs still missing and warnings to the end."""
         found = list(self.found)
         if final:
             runs = self.state["runs"]
@@ -5776,9 +5763,8 @@ class _Commands:
 
 
 def _passed_with(note, earlier, failed=()):
-    """A session's note of the commands that passed, with the kinds of commands only an
-    earlier session's note names (and that `failed`, the texts of this session's notes on
-    what failed, does not name): one note tells what passed here, each kind as last run.
+    """This session's note of the commands that passed, with the kinds only an earlier `note`
+    names (and that `failed` does not): one note, each kind as last run.
     >>> _passed_with("Commands that passed here: test `pytest -q`.",
     ...              "Commands that passed here: lint `ruff check`; test `make test`.")
     'Commands that passed here: lint `ruff check`; test `pytest -q`.'
@@ -5806,8 +5792,7 @@ def _paths_in(words):
 
 
 def _said_line(text):
-    """The first line of a command's output that says something: not its exit code, the
-    script npm echoes, or a rule of a table."""
+    """The first output line that says something (no exit code, npm echo, table rule)."""
     for raw in _ANSI_REGEX.sub("", text or "").split("\n"):
         line = raw.strip()
         if line.startswith((">", "$", "PASS", "✓")) or sum(c.isalpha() for c in line) < 8:
@@ -5844,12 +5829,9 @@ _WORDS_PRIORITY = {"person": 0, "compaction": 1, "final": 2, "agent": 3, "subage
 
 
 def _paragraphs(text, limit=_PASSAGE_MAX_CHARS):
-    """A message as passages of whole paragraphs, each at most `limit` characters (a longer
-    paragraph is cut at a line or sentence end); a code block stays with the words around it.
-    >>> _paragraphs("Short one.\\n\\nAnother.", 40)
-    ['Short one.\\n\\nAnother.']
-    >>> _paragraphs("First sentence here. Second one here.", 25)
-    ['First sentence here.', 'Second one here.']
+    """A message as passages of whole paragraphs of at most `limit` characters each.
+    >>> _paragraphs("Short one.\\n\\nAnother.", 40), _paragraphs("First one here. Second one.", 16)
+    (['Short one.\\n\\nAnother.'], ['First one here.', 'Second one.'])
     """
     out = []
     for para in re.split(r"\n\s*\n", text.strip()):
@@ -5864,8 +5846,7 @@ def _paragraphs(text, limit=_PASSAGE_MAX_CHARS):
 
 
 def _cut_at(text, limit):
-    """(head, rest) of a text: all of it when it fits in `limit`, else cut at the last line
-    or sentence end in its second half, else at a word, else at `limit`."""
+    """(head, rest) of a text cut within `limit` at a line or sentence end, else a word."""
     if len(text) <= limit:
         return text, ""
     window = text[: limit + 1]
@@ -5877,8 +5858,7 @@ def _cut_at(text, limit):
 
 
 def _call_line(ev):
-    """One tool call as the session's file names it: the command run or the file edited; ''
-    for a call that only reads (its output is never kept)."""
+    """One tool call as the session file names it (a command, a file edited); '' for a read."""
     name = ev.tool.lower()
     if name in _SHELL_TOOLS and ev.text.strip():
         return "ran `%s`" % _clip(ev.text.strip().split("\n")[0], 160).replace("`", "'")
@@ -5888,8 +5868,7 @@ def _call_line(ev):
 
 
 class _Words:
-    """Builds the passages of a chunk of events (see the section's comment). `context` keeps
-    the turn and its request from chunk to chunk."""
+    """Builds the passages of a chunk of events; `context` keeps the turn and its request."""
 
     def __init__(self, context):
         self.context = context
@@ -5924,8 +5903,7 @@ class _Words:
         self.said.append([who, text, ts, [], self.context.get("turn") or 0, asked or ""])
 
     def memories(self):
-        """The passages, in order, within what is left of _WORDS_MAX_CHARS for the session:
-        whole messages by _WORDS_PRIORITY, the later first among equals."""
+        """The passages within _WORDS_MAX_CHARS, by _WORDS_PRIORITY, later first."""
         msgs, reports = [], set(self.last.values())
         for i, (who, said, ts, calls, turn, asked) in enumerate(self.said):
             text = _cut_at(said, _MESSAGE_MAX_CHARS)[0]
@@ -5975,9 +5953,7 @@ _PENDING_TITLES = ("pending", "remaining", "next step")
 
 
 class _Episode:
-    """Follows a chunk of events for the session's digest (what was asked, committed, reported
-    and left), its to-do list and what its commands proved (_Commands); the session's words
-    themselves are passages (_Words)."""
+    """Follows a chunk of events for the digest, the to-do list and the commands (_Commands)."""
 
     def __init__(self, context=None, cwd=""):
         context = {} if context is None else context
@@ -5989,8 +5965,7 @@ class _Episode:
         self.left_at = ""  # when the to-do list or a summary last said what is left
 
     def event(self, ev):
-        """Take one event: what was said goes to the words; what commands, the to-do list,
-        commits and a compaction summary tell is followed here (tool output is evidence only)."""
+        """Take one event: words to _Words; commands, to-dos, commits, compactions here."""
         self.commands.event(ev)
         self.words.event(ev)
         if ev.role == "compact":
@@ -6025,9 +6000,8 @@ class _Episode:
                 self.commits.append(msg)
 
     def digest(self, context):
-        """What the session asked, did and left, merged into `context["digest"]` (kept from
-        chunk to chunk): the person's first request and latest ones, the commits made, the
-        agent's final report, and the to-dos left open."""
+        """What the session asked, did and left, merged into `context["digest"]`: first and
+        latest requests, commits, the final report, open to-dos."""
         d = context.setdefault("digest", {})
         asked = [a for a in d.get("asked", []) if isinstance(a, str)]
         for who, said, *_ in self.words.said:
@@ -6051,8 +6025,7 @@ class _Episode:
         return d
 
     def memories(self, final=False):
-        """The session's words (_Words), what the commands proved (_Commands) and, with
-        `final`, the to-dos left open."""
+        """The words, what commands proved and, with `final`, the open to-dos."""
         mems = self.commands.memories(final)
         left = [
             i.rstrip(".") for st, i in self.todos if st != "completed" and not _looks_like_noise(i)
@@ -6064,8 +6037,8 @@ class _Episode:
 
 
 def _episode(events, final=False, context=None, cwd=""):
-    """A chunk's words, what its commands proved in the session's folder `cwd` and (with `final`)
-    the to-dos left open (_Episode); with `context`, its "digest" brought up to date."""
+    """A chunk's words, what its commands proved in `cwd` and (`final`) the open to-dos;
+    with `context`, its "digest" brought up to date."""
     builder = _Episode(context, cwd)
     for ev in events:
         builder.event(ev)
@@ -6075,9 +6048,8 @@ def _episode(events, final=False, context=None, cwd=""):
 
 
 def _session_summary(memories, context, info):
-    """The digest of a session in two to four lines (what was asked, done and left), or
-    None when nothing was asked, reported or committed, or nothing kept (a session the person
-    began with a prompt template and no words of their own has its report)."""
+    """The digest of a session in two to four lines, or None when nothing was asked, reported,
+    committed or kept."""
     d = context.get("digest") or {}
     asked = d.get("asked") or ([context["request"]] if context.get("request") else [])
     if not (context.get("title") or asked or d.get("report") or d.get("commits")) or not memories:
@@ -6142,10 +6114,8 @@ def _choose_backend():
 
 
 def _files_match(have, wanted):
-    """Whether a memory's files (newline-joined) concern any of `wanted` (JSON list).
-
-    A wanted path matches the same path, a path ending in it ('metrics.go' matches
-    'internal/middleware/metrics.go'), or a folder holding it."""
+    """Whether a memory's files concern any of `wanted` (JSON list): the same path, a path
+    ending in it, or a folder holding it."""
     if not have:
         return 0
     for w in (x.rstrip("/") for x in json.loads(wanted)):
@@ -6156,8 +6126,7 @@ def _files_match(have, wanted):
 
 
 class Hit:
-    """One recall result: a Memory, its fused score, and its rank in each ranker. `strength`
-    (each ranker's score as a share of its best, summed) orders equal scores."""
+    """One recall result: a Memory, its fused score, its rank per ranker; `strength` breaks ties."""
 
     __slots__ = ("memory", "score", "ranks", "stale", "strength")
 
@@ -6179,8 +6148,7 @@ class Hit:
 
 
 def _field_counts(toks, weights, needles):
-    """(weighted term frequencies, length) of a document's stored tokens (fields joined by
-    tabs, tokens by spaces) for the (term, padded term) `needles`."""
+    """(weighted term frequencies, length) of a document's stored tokens for `needles`."""
     tf, dl = {}, 0
     for field, w in zip(toks.split("\t"), weights):
         if not field:
@@ -6200,8 +6168,7 @@ def _hit_order(score, strength, ident):
 
 
 def _best_of_each(rows):
-    """[(memory, memory, score)] of passage rows (passage, memory, score): each memory's best
-    passage's score, best first."""
+    """[(memory, memory, score)] of passage rows: each memory's best passage, best first."""
     best = {}
     for _doc, mem, score in rows:
         if score > best.get(mem, -1.0):
@@ -6241,15 +6208,12 @@ def _not_a_memory_file(entry):
 
 
 class _Index:
-    """The search index of a store: one SQLite file in local/, derived from the markdown.
-
-    Three levels: every memory (fields title, meta, body), every passage of one, every
-    session. With FTS5 each is a contentless FTS5 table that proposes candidates; without, a
-    table of postings scored in Python; one function scores both alike (docs/ranking.md)."""
+    """The search index of a store: one SQLite file in local/, derived from the markdown, over
+    memories, passages and sessions: FTS5 proposes candidates (else Python postings), and one
+    function scores both alike (docs/ranking.md)."""
 
     def __init__(self, local, backend, files, read, check=None):
-        """An index kept in the folder `local`; `files()` lists the markdown files it derives
-        from (relative paths), `read(rel)` reads one, `check()` vets `local` before it is used."""
+        """An index in `local` of what `files()` lists and `read(rel)` reads; `check()` vets it."""
         self.local, self.backend = local, backend
         self.files, self.read, self.check = files, read, check or (lambda: None)
         # the version in the name: a new agentmem never opens an old index, which a running
@@ -6283,16 +6247,14 @@ class _Index:
         return self.db
 
     def close(self):
-        """Close the connection; the last one to the file folds SQLite's write-ahead log
-        into it, so the next process opens the file alone instead of replaying the log."""
+        """Close; the last connection folds the write-ahead log into the file."""
         _OPEN_INDEXES.discard(self)
         if self.db is not None:
             self.db.close()
             self.db = None
 
     def _remove_old_versions(self):
-        """Delete the index files other agentmem versions left (best effort: one a running
-        process holds open on Windows stays until the next time)."""
+        """Delete index files other versions left (best effort)."""
         mine = "-v%d.sqlite3" % _INDEX_VERSION
         for name in os.listdir(self.local):
             if name.startswith("index-") and ".sqlite3" in name and mine not in name:
@@ -6380,9 +6342,7 @@ class _Index:
     # -- keeping up with the markdown ------------------------------------------
 
     def refresh(self):
-        """Re-index the markdown files that changed (mtime, size, inode) since last time: one
-        scandir and one query when none did. An IMMEDIATE transaction serialises parallel
-        refreshes; a file that cannot be indexed is named in the `bad` table (`check` lists it)."""
+        """Re-index the markdown that changed, in an IMMEDIATE transaction (bad files: `bad`)."""
         db = self.connect()
         disk = self.files()
         known = {
@@ -6454,9 +6414,7 @@ class _Index:
         return row is not None and tuple(row) == self.files().get(rel)
 
     def patch(self, rel, mems):
-        """After memories of file `rel` changed in their metadata alone (counts, confidence,
-        flags: not their text, nor any memory's line), patch their rows and the file's stat
-        instead of indexing the file again."""
+        """Patch the rows of `rel`'s memories whose metadata alone changed (no re-index)."""
         db = self.connect()
         with db:
             for m in mems:
@@ -6679,8 +6637,7 @@ class _Index:
         return {t: n for t, n in self._rows_in(sql, terms) if n > 0}
 
     def in_latin(self, terms):
-        """{term: the Latin term it stands for}: the Cyrillic words of `terms` this store never
-        saw as written but holds in Latin letters ("пуш": push), to be read as those words."""
+        """{term: Latin term}: Cyrillic words of `terms` the store holds only in Latin letters."""
         latin = {t: _latin_term(t) for t in terms if t.isalpha() and not t.isascii()}
         latin = {t: x for t, x in latin.items() if x != t and len(x) >= 3}
         df = self._df("mem", list(latin) + list(latin.values())) if latin else {}
@@ -6707,14 +6664,10 @@ class _Index:
         return self._stats.get(level, (0, 0))
 
     def _rank(self, level, terms, filt=None, forms=None, groups=None, pool=_FTS5_POOL):
-        """[(doc rowid, owner rowid, score)] of the best _CANDIDATES docs of a level, best first.
-
-        score = coord x BM25 with Lucene's IDF, computed here for both backends from the same
-        counts (docs/ranking.md, rankers): a stem's term frequency weighted by field, plus
-        _FORM_WEIGHT for each exact form of the query (`forms`, {stem: [form]}); the terms of one
-        query word (`groups`, {term: word}) count once, by the best; coord = (share of the query's
-        words the doc holds) ** _COORD_POWER. With FTS5, the `pool` docs its own bm25() likes best
-        are re-scored; without, every doc holding a term, from the postings table."""
+        """[(doc rowid, owner rowid, score)] of the best _CANDIDATES docs of a level, best first:
+        coord x BM25 with Lucene's IDF, computed alike for both backends (docs/ranking.md); exact
+        `forms` add _FORM_WEIGHT, one query word's terms (`groups`) count once; coord = (share of
+        query words held) ** _COORD_POWER. With FTS5, its `pool` best docs; else the postings."""
         n, total = self.stats_of(level)
         if not n or not terms:
             return []
@@ -6771,11 +6724,8 @@ class _Index:
         return [(doc, info[doc][0], tf, info[doc][1]) for doc, tf in tfs.items()]
 
     def _fts5_candidates(self, level, terms, filt, forms=(), pool=_FTS5_POOL):
-        """[(doc, owner, weighted tf, length)] of the `pool` docs FTS5 ranks best for the terms.
-
-        FTS5 ranks first and the best are joined and filtered after: ranking inside the join
-        costs twice as much. When the filter leaves fewer than `pool` of twice as many, all are
-        ranked (the pool is then the same as ranking the filtered ones)."""
+        """[(doc, owner, weighted tf, length)] of the `pool` docs FTS5 ranks best for the terms,
+        joined and filtered after (ranking in the join costs twice); all when few pass."""
         db = self.db
         match = " OR ".join('"%s"' % t.replace('"', '""') for t in terms)
         weights = ", ".join(repr(w) for w in _LEVEL_WEIGHTS[level])
@@ -6811,10 +6761,8 @@ class _Index:
         }
 
     def _fuzzy(self, unknown):
-        """{unknown term: [close known terms]}: typos by difflib, in either alphabet, among
-        terms of the same first letter and within two letters in length. A Cyrillic word is tried
-        as it is, then transliterated ('деплоя' -> 'deploy'); one the store holds exactly in Latin
-        letters is no typo (search reads it as that word)."""
+        """{unknown term: [close known terms]}: typos by difflib among terms of the same first
+        letter and near length; a Cyrillic word also transliterated ('деплоя' -> 'deploy')."""
         out = {}
         for t in unknown:
             if not t.isalpha():
@@ -6858,12 +6806,9 @@ class _Index:
         pool=_FTS5_POOL,
         passages=False,
     ):
-        """Memories for a query, best first, as [Hit]; archived ones only with `archived`;
-        `used` maps ids to when an agent last used them (young again); each ranker re-scores
-        the `pool` docs FTS5 proposes; with `passages`, memories are not ranked whole (a
-        prompt is told a passage). The rankers ('memory', 'passage', 'fuzzy', 'session') are
-        fused by weighted reciprocal rank, then weighted by confidence and recency
-        (`_fused_score`, docs/ranking.md)."""
+        """Memories for a query, best first, as [Hit] (archived only with `archived`; `used`: ids
+        to last use). The rankers (memory, passage, fuzzy, session) re-score FTS5's `pool`, fused by
+        `_fused_score`; with `passages`, memories are not ranked whole."""
         terms, forms = _analyze_query(query or "")
         if not terms:
             raise AgentmemError("the query has no words to search for: %r" % (query or "")[:80])
@@ -6925,8 +6870,7 @@ class _Index:
         return (" AND ".join(clauses), params) if clauses else None
 
     def _fuse(self, rankings, session_rank, limit, intent, asked_in, used=None):
-        """The `limit` best memories by _fused_score over the rankers' ranks, as [Hit]; equal
-        scores (ranks 4 + 5 = 5 + 4) go to the stronger raw scores (`strength`), then the id."""
+        """The `limit` best memories by _fused_score as [Hit]; ties by `strength`, then id."""
         ranks, strength = {}, {}  # strength: each ranker's score as a share of its best, summed
         for name, ranking in rankings.items():
             best = ranking[0][2] if ranking and ranking[0][2] > 0 else 1.0
@@ -6973,8 +6917,7 @@ class _Index:
         return [_memory_from_index(r[0]) for r in rows]
 
     def near(self, keys, mtype):
-        """Memories of type `mtype` sharing a sketch key (near-duplicate candidates), lazily:
-        first every copy of the same words, then the latest few look-alikes of each key."""
+        """Memories of `mtype` sharing a sketch key, lazily: copies, then look-alikes."""
         same = [k for k in keys if k < 0]
         alike = [k for k in keys if k >= 0]
         query = "SELECT data FROM memories WHERE +type = ? AND rowid IN (%s)"  # by rowid
@@ -7025,8 +6968,7 @@ class _Index:
         return row[0] if row else None
 
     def newest(self, types=None, chunk=200):
-        """Memories newest first (of `types`, when given), read `chunk` at a time, so a caller
-        that stops early reads little."""
+        """Memories newest first (of `types`), read `chunk` at a time."""
         where = " WHERE type IN (%s)" % ",".join("?" * len(types)) if types else ""
         offset = 0
         while True:
@@ -7041,8 +6983,7 @@ class _Index:
             offset += chunk
 
     def review_rows(self):
-        """[(rowid, type, confidence, source, flags, time)] of every memory not archived, oldest
-        first (flags: the _REVIEW_FLAGS its metadata sets, space-separated)."""
+        """[(rowid, type, confidence, source, flags, time)] of live memories, oldest first."""
         return self.db.execute(
             "SELECT rowid, type, confidence, source, flags, ts FROM memories WHERE archived = 0 "
             "ORDER BY ts, path, line"
@@ -7062,8 +7003,7 @@ class _Index:
         return [m for m in (_memory_from_index(r[0]) for r in rows) if m.extra.get(key)]
 
     def of_session(self, session, holding=""):
-        """The memories of one session, in file order; with `holding`, only those whose stored
-        form holds that text (found without reading the others)."""
+        """The memories of one session in file order; `holding`: only those holding that text."""
         rows = self.db.execute(
             "SELECT data FROM memories WHERE session = ? AND instr(data, ?) ORDER BY path, line",
             (session, holding),
@@ -7071,8 +7011,7 @@ class _Index:
         return [_memory_from_index(r[0]) for r in rows]
 
     def sessions(self):
-        """[(session, its file, memories, newest time)] of the sessions that have a file under
-        sessions/, the latest first."""
+        """[(session, file, memories, newest time)] of sessions with a file, latest first."""
         return self.db.execute(
             "SELECT session, MIN(path), COUNT(*), MAX(ts) FROM memories WHERE session != '' "
             "AND path LIKE 'sessions/%' GROUP BY session ORDER BY MAX(ts) DESC"
@@ -7122,15 +7061,10 @@ def _fused_score(ranks, confidence, ts, now, affinity=1.0):
                 x (0.5 + 0.5 * 0.5 ** (age_days / _RECENCY_HALF_LIFE_DAYS))
                 x affinity
 
-    `ranks` maps a ranker to the memory's 0-based rank in it; `affinity` favours the type a
-    question asks for (_query_intent) and the question's own script. Confidence and recency can
-    at most halve a score each: an old, unsure memory still surfaces when nothing better does.
-    >>> round(_fused_score({"memory": 0}, 1.0, 0, 0), 4)
-    0.2
-    >>> round(_fused_score({"memory": 0}, 0.0, 0, 0), 4)
-    0.1
-    >>> round(_fused_score({"memory": 0}, 1.0, 0, 90 * 86400), 4)
-    0.15"""
+    `ranks`: ranker -> 0-based rank; `affinity` favours the type and script a question asks for.
+    >>> [round(_fused_score({"memory": 0}, c, 0, t), 4) for c, t in ((1, 0), (0, 0), (1, 7776000))]
+    [0.2, 0.1, 0.15]
+    """
     rrf = sum(_RANKER_WEIGHTS[name] / (_RRF_K + rank) for name, rank in ranks.items())
     age_days = max(0.0, now - ts) / 86400.0
     return (
@@ -7166,7 +7100,7 @@ _INTENTS = (   # (word beginnings, phrases, {memory type: affinity}): what a que
 
 
 def _script_of(text):
-    """'latin', 'cyrillic', 'cjk' or 'other': the script most letters of a text are in.
+    """The script most letters of a text are in: 'latin', 'cyrillic', 'cjk' or 'other'.
     >>> _script_of("Решили: остаёмся на Firebase"), _script_of("Use FTS5"), _script_of("用 uv 執行")
     ('cyrillic', 'latin', 'cjk')
     """
@@ -7190,10 +7124,8 @@ def _script_of(text):
 
 def _query_intent(query):
     """{memory type: affinity} for the kind of answer a question asks for.
-    >>> _query_intent("почему уведомления приходят дважды")["bug"]
-    1.3
-    >>> _query_intent("docker networking")
-    {}
+    >>> _query_intent("почему уведомления приходят дважды")["bug"], _query_intent("docker")
+    (1.3, {})
     """
     low = query[:2000].lower()
     words = _WORD_REGEX.findall(low)
@@ -7246,8 +7178,7 @@ _REVIEW_REASONS = ("disputed", "two versions", "stale", "unsure", "unreviewed")
 
 
 def _review_reason(mtype, confidence, source, flags, rowid, stale):
-    """The reason (of _REVIEW_REASONS) a memory needs a person, or None; `flags` are its
-    _REVIEW_FLAGS, `stale(rowid)` tells whether its files changed."""
+    """Why a memory needs a person (_REVIEW_REASONS), or None; `stale(rowid)`: files changed."""
     if "disputed" in flags:  # a person contradicted it in a session it was told to
         return "disputed"
     if mtype == "episode" or "superseded_by" in flags:
@@ -7269,9 +7200,8 @@ _NEVER_USED_WEIGHT = 0.5  # ... ranks this much lower
 
 
 def _never_used(m):
-    """Whether a memory was told often (_NEVER_USED_TOLD sessions) and never used, when it is of
-    the kind a transcript can show used: it gives a command, a path or a flag (a decision or a
-    convention with none of them is never "never used": nothing the agent runs can show it)."""
+    """Whether a memory was told in _NEVER_USED_TOLD sessions and never used, when it gives what
+    a transcript can show used: a command, a path or a flag."""
     ev = m.extra.get("use")
     told = ev.get("told") if isinstance(ev, dict) else 0
     if not (isinstance(told, int) and told >= _NEVER_USED_TOLD) or ev.get("used"):
@@ -7306,9 +7236,8 @@ class Store:
         return os.path.isdir(self.root)
 
     def project_root(self, cwd=None):
-        """The folder memories' file paths are relative to: the one holding `.agentmem/`, or,
-        for a store kept elsewhere (AGENTMEM_DIR), the git repository of `cwd` (the session's
-        folder a hook gives; else the current one), None outside one."""
+        """The folder memories' paths are relative to: the one holding `.agentmem/`, or for a store
+        elsewhere (AGENTMEM_DIR) the git repository of `cwd`; None outside one."""
         if os.path.basename(self.root) == _STORE_DIRNAME:
             return os.path.dirname(self.root)
         cwd = cwd or os.getcwd()
@@ -7341,10 +7270,8 @@ class Store:
             )
 
     def _md_files(self):
-        """{relative path: (mtime_ns, size, inode)} of every markdown file outside local/ (and
-        in local/words/: the session's words of a store set to keep them out of git); what
-        looks like one and is not (a symlink, a FIFO, a folder named x.md) goes to
-        `self.skipped` [(path, why)] for `check` to name."""
+        """{relative path: (mtime_ns, size, inode)} of every markdown file outside local/ (and in
+        local/words/); what only looks like one goes to `self.skipped` [(path, why)]."""
         out, self.skipped = {}, []
         if not os.path.isdir(self.root):
             return out
@@ -7374,15 +7301,12 @@ class Store:
         return out
 
     def read(self, rel):
-        """The text of a file of the store (relative path), its lines as written: only a
-        newline ends a line (a CRLF checkout's CR is dropped before it; a lone CR inside a
-        line is no line break). Never through a symlink out of the store."""
+        """The text of a store file, only a newline ending a line; never through a symlink out."""
         with open(self._inside(rel), encoding="utf-8", errors="replace", newline="") as f:
             return f.read().replace("\r\n", "\n")
 
     def _inside(self, rel):
-        """The absolute path of `rel` in the store; AgentmemError when a symlink (or '..')
-        would lead out of it: nothing follows a link out of the store."""
+        """The absolute path of `rel` in the store; AgentmemError when it would lead out of it."""
         path = os.path.join(self.root, rel)
         real_root, real = _real(self.root), _real(path)
         if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
@@ -7397,9 +7321,8 @@ class Store:
         return path
 
     def config(self):
-        """The store's shared settings, `config.json` (committed with the memories): read only
-        as a regular file of the store (never through a symlink); AgentmemError with the reason
-        when it cannot be read, for every write: its redact patterns are not known."""
+        """config.json, read as a regular file of the store; AgentmemError when it cannot be read,
+        for every write (its redact patterns are not known)."""
         if self._config is None:
             p = os.path.join(self.root, "config.json")
             cfg = {}
@@ -7416,8 +7339,7 @@ class Store:
         return self._config
 
     def read_config(self):
-        """config.json for what only reads the store (what the hooks tell): {} and one line on
-        stderr when it cannot be read, so the next session is still told; writes refuse."""
+        """config.json for what only reads: {} and a line on stderr when unreadable."""
         try:
             return self.config() if self.exists() else {}
         except AgentmemError as e:
@@ -7425,9 +7347,7 @@ class Store:
             return {}
 
     def _redactors(self):
-        """Compiled extra secret patterns from config.json ("redact": [regex, ...]). A pattern
-        that is not a regex, or that can backtrack without bound (a repeat inside a repeat:
-        `(a+)+`, `(\\w+\\s?)*`), is refused with the reason: it would hang every capture."""
+        """Compiled "redact" patterns of config.json; an unsafe one is refused with the reason."""
         if self._redact is None:
             out = []
             for p in self.config().get("redact", []) or []:
@@ -7439,8 +7359,8 @@ class Store:
         return self._redact
 
     def clean(self, text, said=None):
-        """What may reach disk of a text: private spans removed, secrets masked (with those of
-        its exchange, `said`: see redact), and no lone surrogate (it cannot be written as UTF-8)."""
+        """What may reach disk of a text: private spans out, secrets masked (redact, `said`), no
+        lone surrogate."""
         text = text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
         return redact(_strip_private(text), self._redactors(), said).strip()
 
@@ -7498,8 +7418,7 @@ class Store:
         pool=_FTS5_POOL,
         passages=False,
     ):
-        """Memories that answer `query`, best first (see _Index.search); archived ones too
-        with `archived`; without `refresh`, on the index as the caller just refreshed it."""
+        """Memories that answer `query`, best first (_Index.search); `archived` too; `refresh`."""
         if not self.exists():
             if not _query_terms(query or ""):
                 raise AgentmemError("the query has no words to search for: %r" % (query or "")[:80])
@@ -7510,9 +7429,8 @@ class Store:
         return self._linked(self._weighed(hits, limit), types)
 
     def _weighed(self, hits, limit):
-        """The `limit` best of the index's hits once what the store knows weighs in: a stale
-        memory (its files changed), a replaced one, one from a branch not merged here, and
-        what it rests on (`by`); a hit may so drop below fresher ones."""
+        """The `limit` best hits once the store weighs in: a stale memory, a replaced one, one of an
+        unmerged branch, and what it rests on (`by`)."""
         for h in hits:
             m = h.memory
             h.stale = self.stale(m)
@@ -7533,9 +7451,8 @@ class Store:
         return _distinct(hits, max(1, limit))
 
     def _linked(self, hits, types=None):
-        """Hits, plus up to _LINKED_MAX memories one link away from the best three (a decision
-        brings its reason and the bug it fixed; a replaced one the one that replaced it),
-        scored _LINK_WEIGHT times the hit they hang on."""
+        """Hits, plus up to _LINKED_MAX memories one link from the best three, scored _LINK_WEIGHT
+        times the hit they hang on."""
         have, extra = {h.memory.id for h in hits}, []
         for h in hits[:3]:
             m = h.memory
@@ -7559,8 +7476,7 @@ class Store:
         return sorted(hits + extra, key=lambda h: -h.score) if extra else hits
 
     def relate(self, a, b, kind):
-        """Record that memory `a` stands to `b` as `kind` (supersedes, caused-by, fixes or
-        context), in a's metadata; `supersedes` also marks b superseded by a."""
+        """Record in a's metadata that `a` stands to `b` as `kind`; `supersedes` marks b too."""
         if kind not in _LINK_KINDS:
             raise AgentmemError("--as must be one of %s, not %r" % (", ".join(_LINK_KINDS), kind))
         ma, mb = self.get(a), self.get(b)
@@ -7577,23 +7493,20 @@ class Store:
         return ma, mb
 
     def _hash_cache(self):
-        """The project's file hashes by size and mtime (local/file-hashes-2.json: line ends
-        hashed as \\n; the older file-hashes.json, of raw bytes, is not read)."""
+        """The project's file hashes by size and mtime (local/file-hashes-2.json)."""
         if self._hashes is None:
             self._hashes = _HashCache(os.path.join(self.local, "file-hashes-2.json"))
         return self._hashes
 
     def stale(self, m, root=None):
-        """The files a memory concerns that changed, moved or vanished since it was captured
-        (or last confirmed); [] when none did or it names none."""
+        """The files a memory concerns that changed or vanished since captured or confirmed."""
         root = root or self.project_root()
         hashes = m.extra.get("hashes")
         return _stale_files(hashes, root, self._hash_cache()) if root and hashes else []
 
     def unmerged(self, m, root=None):
-        """The branch a memory was captured on when that work is not in this checkout's
-        history (a branch not merged here), else ''. Answers are kept per HEAD commit in
-        local/ancestry.json, so git runs once per commit and HEAD."""
+        """The branch a memory was captured on when its work is not in this checkout's history,
+        else ''; answers kept per HEAD commit in local/ancestry.json."""
         commit, branch = str(m.extra.get("commit") or ""), str(m.extra.get("branch") or "")
         root = root or self.project_root()
         if not commit or not root:
@@ -7621,8 +7534,7 @@ class Store:
         return (branch or commit[:8]) if known[commit] is False else ""
 
     def update(self, *mems):
-        """Write changed memories (text or metadata) back in place in their files, one
-        rewrite a file; returns the first."""
+        """Write changed memories back in place, one rewrite a file; returns the first."""
         with self.lock():
             for rel in sorted({m.path for m in mems}):
                 mine = {m.id: m for m in mems if m.path == rel}
@@ -7635,9 +7547,8 @@ class Store:
         return mems[0] if mems else None
 
     def update_metadata(self, *mems):
-        """update() for memories whose metadata alone changed (counts, confidence, flags):
-        each block rewritten where the index says it is, and the index patched, not its files
-        indexed again; a file the index does not hold as it is goes the long way."""
+        """update() for metadata-only changes: blocks rewritten where the index says, the index
+        patched; a file it does not hold as it is goes the long way."""
         with self.lock():
             idx = self.index()
             for rel in sorted({m.path for m in mems}):
@@ -7651,9 +7562,8 @@ class Store:
         return mems[0] if mems else None
 
     def _rewrite_blocks(self, rel, mems):
-        """Rewrite the blocks of `mems` in file `rel` at the lines they hold, each with as many
-        lines as before; False, and nothing written, when a block is not where it was said
-        to be or would change its length."""
+        """Rewrite `mems` blocks in `rel` in place, each as long as before; False, nothing written,
+        when one is not where it was said to be or would change length."""
         text = self.read(rel)
         lines, shared = text.split("\n"), _file_shared(text)
         for m in sorted(mems, key=lambda m: -m.line):
@@ -7668,8 +7578,7 @@ class Store:
         return True
 
     def confirm(self, ident):
-        """The person has checked a memory: it is fresh again (its files' hashes are taken
-        now), surer (confidence up by 0.1, at most 1) and marked reviewed with the day."""
+        """A person checked a memory: fresh again, confidence up 0.1 (at most 1), reviewed today."""
         m = self.get(ident)
         root = self.project_root()
         if root and m.files:
@@ -7681,9 +7590,8 @@ class Store:
         return self.update(m)
 
     def edit(self, ident, text=None, mtype=None, tags=None):
-        """A person corrects a memory in place: its text, type or tags (None leaves one as it
-        is), cleaned as a new memory is (private spans out, secrets masked); the memory is
-        then marked reviewed with the day. Returns it."""
+        """A person corrects a memory's text, type or tags (None keeps one), cleaned as a new memory
+        is, and marked reviewed today. Returns it."""
         m = self.get(ident)
         if text is not None:
             text = self.clean(_text_lines(str(text)))
@@ -7726,8 +7634,7 @@ class Store:
         return [p[len(prefix) :] if p.startswith(prefix) else p for p in got[1].split("\0") if p]
 
     def _session_path(self, session, day):
-        """The file a session's memories go to: the one it already has, else
-        sessions/<day>-<session>.md (a long id such as a UUID is cut to its first 8 signs)."""
+        """A session's file: the one it has, else sessions/<day>-<first 8 signs of its id>.md."""
         return self.index(refresh=False).session_file(session) or "sessions/%s-%s.md" % (
             day or _now_iso()[:10],
             _slug(session, 8 if len(session) >= 32 else 40),
@@ -7783,9 +7690,8 @@ class Store:
         return text
 
     def _clean_fields(self, m):
-        """Mask secrets in every field of a memory, in place: text, tags, files, source,
-        sources, session (it names a file) and every other metadata key, however nested; a
-        value one field names a secret is one in all (the text's key, the request's)."""
+        """Mask secrets in every field of a memory, in place, however nested; a value one field
+        names a secret is one in all."""
         said = set()
         m.text = self.clean(_text_lines(m.text), said)
         m.extra = self._clean_value(m.extra, said=said)  # "asked": the request that named it
@@ -7824,8 +7730,8 @@ class Store:
         created="",
         by="",
     ):
-        """Save one memory by hand; returns (Memory, 'added' | 'merged' | 'unchanged'). `by`
-        says who wrote it ("agent" for MCP: never told as the person's, never a rule)."""
+        """Save one memory by hand: (Memory, 'added' | 'merged' | 'unchanged'); `by` "agent" (MCP)
+        is never told as the person's, never a rule."""
         sure = _DEFAULT_CONFIDENCE if confidence is None else confidence
         said = dict(tags=tags, files=files, source=source, session=session, created=created)
         m = self.prepare(Memory(text, type=self.check_type(type), confidence=sure, **said))
@@ -7843,11 +7749,9 @@ class Store:
         )[0]
 
     def add(self, items, route, header=None, replace=()):
-        """Store prepared memories: merge near-duplicates, append the rest to files, all under
-        the store lock, each file replaced atomically. `route(memory)` names a new memory's file,
-        `header(rel)` the text a new file starts with; a memory whose id is in `replace` replaces
-        the stored one (a session's summary is rewritten). Returns [(Memory, status)] in the order
-        of `items`, status added, merged, updated or unchanged."""
+        """Store prepared memories under the store lock: merge near-duplicates, append the rest,
+        each file replaced atomically. `route(memory)` names a new one's file, `header(rel)` a new
+        file's start; an id in `replace` replaces the stored one. [(Memory, status)] in order."""
         self.ensure()
         with self.lock():
             idx = self.index()
@@ -7889,8 +7793,7 @@ class Store:
         return results
 
     def _replace(self, idx, m, touched, results):
-        """Put `m` in the place of the stored memory with its id (a session's digest is
-        rewritten, not repeated); False when none is stored."""
+        """Put `m` in place of the stored memory with its id; False when none is stored."""
         old = idx.find(m.id, prefix=False)
         if not old:
             return False
@@ -7914,10 +7817,8 @@ class Store:
                 touched.setdefault(old.path, {})[old.id] = old
 
     def _replaced_by(self, idx, m):
-        """The older decision or convention `m` replaces, or None: the same subject (many of
-        the shorter text's words shared) said differently (not a near-duplicate). The person
-        turning away from a decision of an earlier session replaces it too, in their own
-        words (a passage that says all of its words: "Drop RQ and Redis, ... instead")."""
+        """The older decision or convention `m` replaces, or None: the same subject said otherwise
+        (not a near-duplicate), or one the person turned away from in a passage of theirs."""
         said = m.extra.get("by") == "words"
         person = said and m.extra.get("who") == "person"
         turned = _turned_from(m.text) if person else ()
@@ -7955,8 +7856,7 @@ class Store:
         return None
 
     def _write_file(self, rel, new, changed, header, removed=()):
-        """Rewrite one file: replace `changed` memories (by id) in place, delete the blocks
-        of the ids in `removed`, append `new`; returns the ids it found to replace or delete."""
+        """Rewrite a file: `changed` in place, `removed` out, `new` appended; the ids found."""
         path = self._inside(rel)
         if os.path.exists(path):
             text = self.read(rel)
@@ -7980,9 +7880,8 @@ class Store:
         return found
 
     def check_type(self, mtype):
-        """A type a memory may be given: one agentmem writes, or one this store already holds
-        (a team's own); else AgentmemError naming the nearest known type ("convnetion"): a
-        memory of a type nothing reads would be saved and never told."""
+        """A type a memory may be given: agentmem's or this store's own; else AgentmemError naming
+        the nearest known type (a type nothing reads would never be told)."""
         mtype = str(mtype or "").strip().lower()
         if mtype in _MEMORY_TYPES:
             return mtype
@@ -8012,8 +7911,7 @@ class Store:
     # -- use and age -----------------------------------------------------------
 
     def _used_times(self):
-        """{memory id: epoch seconds} of the last time MCP recall gave it to an agent
-        (local/used.json: this machine's, derived, safe to lose)."""
+        """{memory id: epoch seconds} of its last MCP recall (local/used.json, safe to lose)."""
         used = _local_json(os.path.join(self.local, "used.json")) or {}
         return {k: float(v) for k, v in used.items() if isinstance(v, (int, float))}
 
@@ -8028,8 +7926,7 @@ class Store:
             _atomic_write(os.path.join(self.local, "used.json"), json.dumps(used), durable=False)
 
     def last_active(self, m, used=None):
-        """Epoch seconds a memory was last created, entered this store, changed, confirmed or
-        used. A file written before `stored` was kept counts from its last change."""
+        """Epoch seconds a memory was last created, stored, changed, confirmed or used."""
         used = self._used_times() if used is None else used
         times = [
             _parse_time(m.created) or 0,
@@ -8044,9 +7941,8 @@ class Store:
         return max(times)
 
     def gc(self, days=_ARCHIVE_AFTER_DAYS, purge=False, dry_run=False):
-        """Archive memories unused for `days` (out of recall and inject, kept in their file);
-        with `purge`, delete those archived over _PURGE_AFTER_DAYS ago. Rules, what a person wrote
-        and scanned memories are never archived. Returns (archived, purged) lists of Memory."""
+        """Archive memories unused for `days`; `purge` deletes those archived _PURGE_AFTER_DAYS
+        ago. Rules, a person's and scanned memories are never archived. (archived, purged)."""
         now, used = time.time(), self._used_times()
         archive, purged = [], []
         for m in self.memories():
@@ -8076,8 +7972,7 @@ class Store:
 
     def scan(self, root):
         """Index the repository's decision records and agent instruction files as read-only
-        memories, one file under scanned/ a source, rewritten whole (changed sections update,
-        removed ones go). Returns {added, updated, removed, sources}."""
+        memories, a file under scanned/ a source. {added, updated, removed, sources}."""
         counts = {"added": 0, "updated": 0, "removed": 0, "sources": 0}
         found = {}
         for rel, kind in _scan_sources(root):
@@ -8107,10 +8002,8 @@ class Store:
     # -- rules learned from corrections --------------------------------------
 
     def rules(self):
-        """(active, proposed): the rules, and the conventions that should become one: the
-        person corrected the same habit _PROMOTE_SEEN times (a correction and the ones it
-        superseded, across sessions, each counted as often as it was seen) or said it as an
-        always/never rule. A proposal the person dropped is not proposed again."""
+        """(active, proposed): the rules, and conventions to promote: corrected _PROMOTE_SEEN times
+        across sessions or said as always/never, unless the person dropped the proposal."""
         mems = {m.id: m for m in self.memories() if m.type in ("rule", "convention")}
         active = [m for m in mems.values() if m.type == "rule" and not m.extra.get("superseded_by")]
         proposed = []
@@ -8151,9 +8044,8 @@ class Store:
     # -- review ----------------------------------------------------------------
 
     def review_queue(self, limit=None):
-        """[(Memory, reason, detail)] a person should look at, most urgent first: two versions a
-        merge joined, stale ones, unsure ones, then automatic ones nobody reviewed (newest
-        first). With `limit`, only the first `limit` (a large store reads only those)."""
+        """[(Memory, reason, detail)] for a person, most urgent first: merge conflicts, stale,
+        unsure, then unreviewed automatic ones (newest first); `limit` reads only those."""
         if not self.exists():
             return []
         idx, root, cache = self.index(), self.project_root(), self._hash_cache()
@@ -8177,16 +8069,14 @@ class Store:
         return out
 
     def review_counts(self):
-        """{reason: how many} of the review queue, without reading the memories themselves
-        (except the file hashes of those that have some)."""
+        """{reason: how many} of the review queue, without reading the memories."""
         counts = {}
         for *_key, reason in self._review_picks() if self.exists() else ():
             counts[reason] = counts.get(reason, 0) + 1
         return counts
 
     def _review_picks(self):
-        """[(urgency, -time, place, index row, reason)] of the memories the review queue
-        holds: sorted, the most urgent first, then the newest, then in file order."""
+        """[(urgency, -time, place, row, reason)] of the review queue, sorted."""
         idx, root, cache = self.index(), self.project_root(), self._hash_cache()
         rows = idx.review_rows()
         hashed = [r[0] for r in rows if root and "hashes" in (r[4] or "").split()]
@@ -8219,15 +8109,9 @@ class Store:
         return "since it was captured: " + ", ".join(said)
 
     def check(self, fix_secrets=False):
-        """What in the store needs a person's eye: [(kind, Memory, detail)], kind one of
-        `conflict` (a git merge joined two versions of a memory, or left its conflict markers),
-        `duplicate-id` (one id in two blocks), `secret` (stored before the redaction rules
-        knew its shape), `stale` (a file it concerns changed since it was captured or
-        confirmed), `unreviewed-rule` (a rule no person reviewed), `unreadable` (a file that
-        cannot be indexed, or one over _MAX_FILE_BYTES), `skipped` (a symlink, FIFO or
-        folder named like a memory file), `committed` (a file of local/ that git tracks) and
-        `config` (a redact pattern of config.json that cannot run). With `fix_secrets`, those
-        secrets are masked in place now. Inject tells none of them."""
+        """What in the store needs a person's eye: [(kind, Memory, detail)], kind `conflict`,
+        `duplicate-id`, `secret`, `stale`, `unreviewed-rule`, `unreadable`, `skipped`, `committed`
+        or `config` (docs/reliability.md). `fix_secrets` masks those secrets in place."""
         findings, by_id, leaky = [], {}, []
         try:
             self._redactors()
@@ -8260,8 +8144,7 @@ class Store:
         return findings
 
     def _check_one(self, m, redacts=True):
-        """([(kind, m, detail)], its text with the secrets masked or None): what `check`
-        finds in one memory (with `redacts`: the redaction rules could run)."""
+        """([(kind, m, detail)], its text masked or None): what `check` finds in one memory."""
         found, clean = [], None
         if m.extra.get("conflict"):
             found.append(("conflict", m, str(m.extra["conflict"])))
@@ -8287,11 +8170,8 @@ class Store:
     # -- import and export ---------------------------------------------------
 
     def import_jsonl(self, lines, name="import"):
-        """Import JSONL lines; returns (counts, errors) with errors as [(line number, message)].
-
-        Each line is a JSON object with `text` and optionally type, tags, files, confidence,
-        created, source, session (plus anything `export` writes). Good lines are stored in one
-        pass even when some lines are bad."""
+        """Import JSONL lines (`text`, and what `export` writes); (counts, [(line, error)]). Good
+        lines are stored in one pass even when some are bad."""
         with _PausedGC():
             return self._import_lines(lines, name)
 
@@ -8325,16 +8205,14 @@ class Store:
 
 
 def _bounded(bucket, item):
-    """Append to a near-duplicate bucket that keeps only its latest _NEAR_CANDIDATES items,
-    so texts that all look alike (differing in a number) cost linear time, not quadratic."""
+    """Append to a bucket that keeps its latest _NEAR_CANDIDATES: look-alikes cost linear time."""
     bucket.append(item)
     if len(bucket) > _NEAR_CANDIDATES:
         del bucket[0]
 
 
 def _free_id(ident, idx, taken=None):
-    """`ident` when it is a valid id no stored memory has, else a new one; `taken` (the ids
-    of a large batch, looked up once) learns it."""
+    """`ident` when valid and free, else a new id; `taken` (a batch's ids) learns it."""
     if (
         not ident
         or not _ID_REGEX.match(ident)
@@ -8347,9 +8225,8 @@ def _free_id(ident, idx, taken=None):
 
 
 def _near_duplicate(m, sig, cand, csig=None, shingled=None):
-    """Whether `cand` says what `m` says (docs/format.md, near-duplicates), cheapest test
-    first: the type, the signatures' estimate, the exact Jaccard of word pairs (made once a text
-    in `shingled`, for the few pairs the estimate lets through), the same negations and numbers."""
+    """Whether `cand` says what `m` says (docs/format.md), cheapest test first: type, sketch,
+    exact Jaccard (`shingled` caches), the same negations and numbers."""
     if cand.type != m.type:
         return False
     if not _similar_enough(sig, csig or _fingerprint(cand.text)[1], _DUPLICATE_JACCARD):
@@ -8364,8 +8241,7 @@ def _near_duplicate(m, sig, cand, csig=None, shingled=None):
 
 
 def _distinct(hits, limit):
-    """The first `limit` hits, without a passage of the words that repeats a better one (the
-    person pasted a message twice, edited): each costs a result slot and tells nothing new."""
+    """The first `limit` hits without a passage repeating a better one."""
     shingled = {}
 
     def pairs(text):
@@ -8388,8 +8264,7 @@ def _distinct(hits, limit):
 
 
 def _batch_duplicate(m, sig, keys, pending, shingled):
-    """The memory of this batch that `m` repeats, or None: the latest first, each candidate
-    once however many sketch keys it shares, at most _NEAR_CANDIDATES of them."""
+    """The memory of this batch `m` repeats, or None (latest first, _NEAR_CANDIDATES)."""
     tried = set()
     for k in keys:
         for cand, csig in reversed(pending.get(k, ())):
@@ -8438,8 +8313,7 @@ _SCAN_MAX_CHARS = 1500  # of one scanned section: the rest is in the file
 
 
 def _rescanned(m, old):
-    """'added', 'updated' or 'unchanged' for a section scanned again; a section keeps its
-    age (created, updated) until it changes."""
+    """'added', 'updated' or 'unchanged' for a section scanned again; its age kept until then."""
     if old is None:
         return "added"
     m.created = old.created
@@ -8473,8 +8347,7 @@ def _scan_sources(root):
 
 
 def _scan_file(root, rel, kind):
-    """The read-only memories of one scanned file: a decision record as one decision (its
-    title, status and decision), any other file one memory per section."""
+    """The read-only memories of one scanned file: a decision record, else one per section."""
     try:
         with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
             text = f.read(2 * 1024 * 1024)
@@ -8723,11 +8596,9 @@ def _retry_after(headers):
 
 
 def _llm_request(cfg, prompt, max_tokens=2048, sleep=time.sleep):
-    """(text, tokens used) for one prompt: at most _LLM_MAX_ATTEMPTS tries within _LLM_DEADLINE.
-
-    Retries 408/409/429/5xx/529 and network errors with exponential backoff and jitter,
-    honouring retry-after; 401/403 raise _LLMAuthError at once; other 4xx and malformed answers
-    raise _LLMError. Only `text` content is read, and no sampling parameters are sent."""
+    """(text, tokens used) for one prompt, _LLM_MAX_ATTEMPTS tries within _LLM_DEADLINE:
+    408/409/429/5xx/529 and network errors retried with backoff (retry-after honoured); 401/403
+    raise _LLMAuthError, other failures _LLMError. No sampling parameters are sent."""
     import random
     import urllib.error
     import urllib.request
