@@ -8686,13 +8686,10 @@ def _parse_llm_facts(text):
 
 
 def _grounded(fact, chunk):
-    """Whether a fact's distinctive words occur in the part of the session it came from (the
-    person's and the agent's words; tool output is evidence): an invented fact does not.
+    """Whether a fact's distinctive words occur in the part of the session it came from.
     >>> chunk = "PERSON: add retries with jitter to the webhook sender"
-    >>> _grounded("Webhook retries use exponential backoff with jitter", chunk)
-    True
-    >>> _grounded("The billing service moved to Kubernetes", chunk)
-    False
+    >>> _grounded("Webhook retries use jitter", chunk), _grounded("We use Kubernetes", chunk)
+    (True, False)
     """
     prose = "\n".join(ln for ln in chunk.split("\n") if not ln.startswith("TOOL OUTPUT"))
     have = set(tokenize(prose))
@@ -8822,8 +8819,7 @@ _TOLD_ID_REGEX = _LazyRegex(r"^- \[([0-9a-z]{8}) · ", re.M)
 
 
 def _log_told(store, session, hook, context, prompt="", at=None, source=""):
-    """Keep what a hook told a session (the ids of its notes), for capture to judge later:
-    `hook` "start" (with its `source`: startup, resume, compact, clear) or "prompt"."""
+    """Keep the ids a hook told a session, `hook` "start" (with its `source`) or "prompt"."""
     ids = _TOLD_ID_REGEX.findall(context or "")
     if not (session and ids):
         return
@@ -8840,9 +8836,7 @@ def _prompt_key(text):
 
 
 def _append_log(store, name, lines):
-    """Append JSON lines to a log of local/; past _LOG_BYTES it is cut to its newest half
-    under the store's lock (a line another hook appends in the instant of the cut may be
-    lost: the log is a look back, derived, never the memory)."""
+    """Append JSON lines to a log of local/, cut to its newest half past _LOG_BYTES (derived)."""
     path = os.path.join(store.local, name)
     os.makedirs(store.local, exist_ok=True)
     with _open_local(path, append=True) as f:
@@ -8875,8 +8869,7 @@ def _read_log(path):
 
 
 class _Told:
-    """The events of a session that capture read now, as the judge of the notes told to it:
-    each event's text lower-cased, its time and prompt fingerprint, read once for all notes."""
+    """A session's events as capture read them now, lower-cased once, to judge the notes told."""
 
     def __init__(self, events):
         self.events = events
@@ -8886,10 +8879,8 @@ class _Told:
         self._runs, self._before, self._times = {}, {}, None
 
     def anchor(self, tell):
-        """(index of the first event after a tell, the prompt it answered), or None when these
-        events hold none: after the prompt (found by its fingerprint, or else the person's
-        first message of its time or later: an agent may write the prompt otherwise), after
-        nothing for a new session's start, else from the first event of its time or later."""
+        """(first event after a tell, the prompt it answered), or None: after the prompt (by its
+        fingerprint, or the person's first message of its time or later), or its time."""
         if tell.get("hook") == "start" and tell.get("source") == "startup":
             return 0, ""  # all of a session comes after what it was told as it started
         at, key = _parse_time(tell.get("at")), tell.get("prompt")
@@ -8918,10 +8909,8 @@ class _Told:
         return self._runs[i]
 
     def judge(self, m, start, prompt, used=None, rare=lambda k: True):
-        """(outcome, evidence) of note `m` told before event `start`, for `prompt`; a mark the
-        prompt or the events before it hold, or that a tool's output or the person showed the
-        agent first, is no evidence, nor a mark common in the store (`rare` says which are not);
-        `used`: what an earlier part of the session gave (docs/trust.md)."""
+        """(outcome, evidence) of note `m` told before `start` for `prompt`: a mark the prompt,
+        earlier events, tool output or a common word (`rare`) gave is none (docs/trust.md)."""
         prompt, before = prompt.lower(), self.before(start)
         said = m.text.split("\n" + _CALLS_MARK)[0]  # a passage's own words, not its calls
         fresh = lambda s: s not in prompt and s not in before  # noqa: E731
@@ -8955,8 +8944,7 @@ class _Told:
 
 
 def _use_of(e, text, commands, marks, shown, told, i):
-    """(used, evidence) when event `i` of the agent carries a note's command or mark that no
-    earlier tool output showed it (a path: nor its file name), else None."""
+    """(used, evidence) when the agent's event `i` carries a note's command or mark unshown."""
 
     def unseen(k, by=("tool", "person")):
         name = k.rsplit("/", 1)[1] if "/" in k else ""
@@ -8991,9 +8979,8 @@ def _note_words(text, prompt):
 
 
 def _judge_session(store, sessions, events, state):
-    """Judge the notes told to a session (by any of its ids, `sessions`) against the events
-    capture read now; `state` (the transcript's capture state) keeps each note's outcome so far.
-    Memories' counts and the evidence log are updated; returns {outcome: how many changed}."""
+    """Judge the notes told to a session (`sessions`, its ids) against its events now; `state`
+    keeps outcomes; counts and the evidence log updated. {outcome: how many changed}."""
     log = _read_log(os.path.join(store.local, _TOLD_LOG))
     tells = [t for t in log if isinstance(t.get("session"), str) and t["session"] in sessions]
     session = next((t["session"] for t in tells), "")
@@ -9059,8 +9046,7 @@ def _count(m, was, outcome, why):
 
 
 def _outcomes(store, ident=None, days=None):
-    """The last outcome of each (session, note) in the evidence log, oldest first: of one
-    note (`ident`), or of the last `days` days."""
+    """The last outcome of each (session, note) in the evidence log, of `ident` or `days`."""
     since = _now_iso(time.time() - days * 86400) if days else ""
     last = {}
     for x in _read_log(os.path.join(store.local, _EVIDENCE_LOG)):
@@ -9215,12 +9201,8 @@ def _capture_excluded(store, cwd):
 
 
 def _python_argv(*args, rel=None):
-    """The argv that runs agentmem fast: imported as a module, so its bytecode is compiled
-    once into the user's cache folder (set at run time: written even where
-    PYTHONDONTWRITEBYTECODE is set, never as a __pycache__ beside a vendored copy; docs/hooks.md).
-    With `rel` (agentmem.py's place in the project: a team's install), it names nothing of this
-    machine: `python3` by name, agentmem.py found from the project folder the agent gives
-    (_AGENT_FOLDER_VARS) or the working folder up."""
+    """The argv that runs agentmem fast: imported, its bytecode cached in the user's cache
+    folder (docs/hooks.md). With `rel` (a team's install) it names nothing of this machine."""
     me, py = _here()
     folder = _paths().dirname(me)
     if _paths().basename(me) != "agentmem.py" or _windows() and "'" in (rel or folder):
@@ -9230,11 +9212,8 @@ def _python_argv(*args, rel=None):
 
 
 def _import_code(folder=None, rel=None, windows=False):
-    """The `-c` code that imports agentmem from `folder`, or (a team's install) from `rel`
-    under the nearest folder up from the project folder the agent gives or the working
-    one; it caches the bytecode in the user's cache folder, and exits 0 quietly when no
-    agentmem.py is found (a hook never breaks a session). Written with no space and, for
-    Windows, no double quote of its own, so no shell needs it quoted (sh: in single quotes).
+    """The `-c` code importing agentmem from `folder`, or `rel` under the project folder up;
+    it exits 0 quietly when none is found, and needs no quoting in any shell.
     >>> 'f="/opt/am";' in _import_code("/opt/am"), " " in _import_code(rel="tools/agentmem.py")
     (True, False)
     """
@@ -9266,9 +9245,7 @@ def _import_code(folder=None, rel=None, windows=False):
 
 
 def _stamp(m, cwd, branch, commit):
-    """A captured memory made fit for a store in git, in place: no home folder in its text,
-    only the project's own files (relative), and the branch, commit and file hashes that
-    tell later whether it still holds."""
+    """A captured memory fit for git, in place: no home folder, relative files, provenance."""
     m.text = _without_home(m.text, cwd)
     files = [
         f
@@ -9313,8 +9290,7 @@ class _Capture:
         return path
 
     def _said_before(self, transcript, prompt):
-        """The values the hook's prompt and the end of its JSON-lines transcript (the last
-        _TAIL_BYTES) mask: a secret named there is one when the last message says it bare."""
+        """The values the prompt and the transcript's last _TAIL_BYTES mask."""
         said, texts = set(), [prompt]
         with contextlib.suppress(OSError, ValueError, AgentmemError):
             with open(transcript, "rb") as f:
@@ -9327,9 +9303,8 @@ class _Capture:
         return said
 
     def grew_enough(self, fields):
-        """False for an automatic Gemini CLI PreCompress whose transcript grew by less than
-        _PRECOMPRESS_GROWTH since the last one captured: Gemini fires it before every model
-        request, compressing or not, and SessionEnd captures the whole session anyway."""
+        """False for an automatic Gemini PreCompress before _PRECOMPRESS_GROWTH (it fires
+        before every model request; SessionEnd captures the whole session anyway)."""
         if fields.get("event") != "PreCompress" or fields.get("source") == "manual":
             return True
         try:
@@ -9435,11 +9410,9 @@ class _Capture:
         return _local_json(self.state_path) or {}
 
     def process(self, only=None, llm=True):
-        """Drain the queue (or just the job `only`); returns (jobs done, memories stored, errors).
-
-        One worker at a time holds local/worker.lock (a second leaves at once; the first looks
-        again after letting go). A failed job waits 2, 4, 8 ... minutes before its next try, and
-        after _MAX_JOB_ATTEMPTS moves to queue/failed/ (docs/capture.md)."""
+        """Drain the queue (or the job `only`): (jobs done, memories stored, errors). One worker
+        holds local/worker.lock; a failed job waits 2, 4, 8 ... minutes, and after
+        _MAX_JOB_ATTEMPTS goes to queue/failed/ (docs/capture.md)."""
         done = stored = 0
         errors = []
         for _again in range(5):
@@ -9461,8 +9434,7 @@ class _Capture:
 
     @staticmethod
     def _job(path):
-        """The job a queue file holds, or None: no JSON object, or its attempts and the time
-        it waits for are not numbers (the file is left where it is, and `doctor` names it)."""
+        """The job a queue file holds, or None when unreadable (left there for `doctor`)."""
         job = _local_json(path)
         ok = job is not None and all(
             type(job.get(k, 0)) in (int, float) for k in ("attempts", "not_before")
@@ -9560,9 +9532,7 @@ class _Capture:
         return stored
 
     def _clean_exchange(self, events):
-        """Mask the secrets of a session's events in place, each value masked in one of them
-        masked wherever the others say it (redact's `said`): a tool's output is never kept,
-        yet what it masks is a secret too."""
+        """Mask the secrets of a session's events in place, each masked value everywhere."""
         said = set()
         for e in events:
             cut = _RESULT_READ_CHARS if e.role == "result" else None
@@ -9572,8 +9542,7 @@ class _Capture:
             e.text = e.text if e.role == "result" else _mask_said(e.text, said)
 
     def _note_unread(self, state, key, why, info, ts):
-        """Keep in the state (for doctor) and log a transcript nothing was read from (`why`),
-        at its first read; a session that said nothing (a short file) is none."""
+        """Keep and log a transcript nothing was read from (`why`), at its first read."""
         unread = state.get("unread") if isinstance(state.get("unread"), dict) else {}
         if why and (info.get("unread") or info.get("skipped") or ts.get("offset", 0) > 4096):
             self.log("nothing read from %s: %s" % (key, why))
@@ -9584,8 +9553,7 @@ class _Capture:
 
     @staticmethod
     def _transcript_state(state, key):
-        """The capture state of one transcript: where the last capture stopped, the keys
-        it saw, the observer's context, the notes judged; derived: what is amiss starts over."""
+        """The capture state of one transcript (derived: what is amiss starts over)."""
         if not isinstance(state.get("transcripts"), dict):
             state["transcripts"] = {}
         ts = state["transcripts"].get(key)
@@ -9596,8 +9564,8 @@ class _Capture:
         return ts
 
     def job_events(self, job, ts):
-        """(events, info) of a job: its transcript from where the last capture stopped (`ts`
-        keeps the offset), its sub-agents, the hook's last message if the transcript lacks it."""
+        """(events, info) of a job: its transcript from the last offset, its sub-agents, and
+        the hook's last message when the transcript lacks it."""
         events, info = [], {"format": "none"}
         if job.get("transcript"):
             if os.path.exists(job["transcript"]):
@@ -9626,8 +9594,7 @@ class _Capture:
         return events, info
 
     def subagent_events(self, transcript, ts):
-        """What the session's sub-agents said since the last capture (<session>/
-        subagents/*.jsonl): only their own prose, as the main agent wrote their prompts."""
+        """What the session's sub-agents said since the last capture (their prose only)."""
         folder = os.path.join(os.path.splitext(transcript)[0], "subagents")
         if not os.path.isdir(folder):
             return []
@@ -9671,9 +9638,8 @@ class _Capture:
         )
 
     def _retract(self, session, retracted):
-        """Forget what an earlier capture of the session stored of the claims the session took
-        back since (a retraction, the person's "still failing"): [(type, text, by)]. One a
-        person reviewed or edited since is theirs: it stays."""
+        """Forget what earlier captures stored of claims the session took back since, [(type, text,
+        by)], unless a person reviewed or edited it."""
         for mtype, text, by in retracted:
             with contextlib.suppress(AgentmemError):
                 said = self.store.prepare(Memory(text, type=mtype)).text
@@ -9683,8 +9649,7 @@ class _Capture:
                         self.store.forget(m.id)
 
     def _add_earlier_passes(self, memories, session):
-        """The session's note of the commands that passed, with what passed in earlier
-        sessions and not here (_passed_with the newest other session's note)."""
+        """The note of commands that passed, with what passed earlier (_passed_with)."""
         notes = [m for m in memories if m.extra.get("slot") == "setup"]
         earlier = [
             m
@@ -10144,11 +10109,9 @@ def _null_words():
 
 
 def _background_stems():
-    """([common stem], [everyday stem], [said twice]) of general technical English: the
-    words its texts use at least as often as the median of the stems two or more
-    _NULL_PROMPTS say (and _FUNCTION_WORDS), the others at least _BACKGROUND_KNOWN_DOCS use
-    (only the function words where Python's own sources cannot be read: then this store's
-    IDF weighs the rest); and the stems two or more _NULL_PROMPTS say."""
+    """([common stem], [everyday stem], [said twice]) of general technical English, from
+    Python's own sources (else the function words only) and the stems two or more
+    _NULL_PROMPTS say (docs/ranking.md)."""
     import sysconfig
 
     docs, df = 0, {}
@@ -10177,9 +10140,8 @@ def _background_stems():
 
 
 def _background():
-    """The three lists of _background_stems, each a text of one stem a line between newlines
-    (a hook asks of a few words: a search costs less than a set of 9,000, and the null
-    prompts are not read again), from the cache file, which is written the first time."""
+    """The three lists of _background_stems as newline-framed texts (a substring search costs a
+    hook less than a set), from the cache file written the first time."""
     if not _BACKGROUND:
         folder = getattr(sys, "pycache_prefix", None) or _user_cache_dir()
         words = zlib.crc32((_FUNCTION_WORDS + _NULL_PROMPTS).encode())  # new words, a new file
@@ -10200,8 +10162,7 @@ def _background():
 
 
 def _common(stem, everyday=False):
-    """Whether a term is common in general technical English (_background_stems); with
-    `everyday`, whether it is one of its everyday words.
+    """Whether a term is common in technical English; `everyday`: one of its everyday words.
     >>> _common("fail"), _common("postgr")
     (True, False)
     """
@@ -10232,8 +10193,7 @@ _INJECT_PREAMBLE = _INJECT_DATA_NOTE + (
 
 
 def _preamble(store):
-    """_INJECT_PREAMBLE with a command that exists in the agent's shell: the project's own
-    agentmem.py, the `agentmem` command, or this file by its path."""
+    """_INJECT_PREAMBLE with a command the agent's shell has (project copy, `agentmem`, path)."""
     me = _here()[0]
     root = store.project_root()
     py = "python" if _windows() else "python3"
@@ -10253,8 +10213,7 @@ def _fence_for(texts):
 
 
 def _flags(m, stale=(), unmerged=None):
-    """What a reader must know before trusting a memory, as short words for its note line
-    (`unmerged`: the branch it comes from, if not the one recall marked)."""
+    """What a reader must know before trusting a memory, as short words for its note line."""
     out = ["stale: %s changed since" % ", ".join(stale[:2])] if stale else []
     unmerged = m.extra.get("unmerged") if unmerged is None else unmerged
     if unmerged:
@@ -10271,8 +10230,7 @@ def _flags(m, stale=(), unmerged=None):
 
 
 def _origin(m):
-    """What a memory rests on, as _EVIDENCE_WORDS names it: its `by`, and for a passage of
-    the session's words who said it ("words/person")."""
+    """What a memory rests on (_EVIDENCE_WORDS): its `by`, or who said a passage."""
     by = str(m.extra.get("by") or "")
     return "words/%s" % m.extra.get("who") if by == "words" else by
 
@@ -10290,8 +10248,7 @@ def _evidence(m, passage=""):
 
 
 def _note_line(m, flags=()):
-    """One memory as one quoted line: provenance first, then its text on a single line (a
-    session's digest keeps its lines, indented)."""
+    """One memory as one quoted line: provenance first, then its text (a digest indented)."""
     where = " · ".join(m.files[:3]) if m.files else ""
     said = _evidence(m) if m.type != "summary" else ""
     bits = (
@@ -10305,8 +10262,7 @@ def _note_line(m, flags=()):
 
 
 def _related(store, cwd, query=""):
-    """(section title, memories) related to the branch checked out, the changed files and
-    `query`, or None when there is nothing to go by."""
+    """(title, memories) related to the branch, changed files and `query`; None without them."""
     branch, changed = _git_changes(cwd)
     words = " ".join([query, branch.replace("/", " ").replace("-", " ")] + changed)
     if not words.strip() or not _query_terms(words):
@@ -10328,11 +10284,9 @@ def _start_flags(store, m, root, flag_stale=True):
 
 
 def _notes_block(sections, limit, preamble=_INJECT_PREAMBLE % "agentmem"):
-    """[(title, [(memory, line)])] as one fenced block of at most `limit` characters, whole
-    lines only, or '' when none fits. The sections before one of _ROOM_KEPT_FOR leave room
-    for its first note (a store of many conventions still tells the last session's digest).
-    Where the preamble leaves no room for a note (a small budget, a long path to agentmem.py
-    in it), it is cut to its first sentences: how to fetch details goes, the note stays."""
+    """[(title, [(memory, line)])] as one fenced block of at most `limit` characters, whole lines
+    only ('' when none fits); _ROOM_KEPT_FOR sections keep room for their first note, and a long
+    preamble is cut to its first sentences before a note is."""
     if not sections:
         return ""
     texts = [ln for _t, lines in sections for _m, ln in lines]
@@ -10359,8 +10313,7 @@ def _notes_block(sections, limit, preamble=_INJECT_PREAMBLE % "agentmem"):
 
 
 def _withheld(m):
-    """Whether a memory is never told: what `check` fails (a merge's two versions, a rule no
-    person reviewed), what was replaced, and what a person disputed until they confirm it."""
+    """Whether a memory is never told: `check` fails it, it was replaced, or it is disputed."""
     ex = m.extra
     unreviewed = m.type == "rule" and _unreviewed(m.source, _review_flags(m))
     return unreviewed or bool(ex.get("conflict") or ex.get("superseded_by") or ex.get("disputed"))
@@ -10387,12 +10340,9 @@ _SAYS = {"rule": "a rule", "convention": "a convention", "decision": "a choice",
 
 def _stands(m, names=(), twin=None):
     """(the thing a note names, what it says of it) when a reader with no session behind them
-    can act on it at a session's start, else ('', why not). The thing is one the project
-    names: a file, a `command`, an identifier, a path, a flag, a version, an acronym, a
-    well-known tool, or a word the store names as code elsewhere (`names`, _code_names).
-    A note written to be read alone (_SAVED_BY) needs none. What holds on one machine only
-    (its home, temp folders, a session's id, its own PATH, a program it lacks) is no way to
-    work on another clone.
+    can act on it, else ('', why not). The thing is one the project names (a file, `command`,
+    identifier, path, flag, version, acronym, known tool, or code word of `names`); a note
+    saved to be read alone (_SAVED_BY) needs none. One machine's state is no way to work.
     >>> said = {"by": "person"}
     >>> _stands(Memory("Fine, go that way and adjust the others to fit", "decision", extra=said))
     ('', 'names nothing the project names')
@@ -10430,26 +10380,22 @@ def _stands(m, names=(), twin=None):
 
 
 def _said_name(text, names):
-    """A word, or two words said apart, that the store gives as code elsewhere (`names`): the
-    project's own ("rate limiter" of `RateLimiter`), or ''."""
+    """A word or two the store gives as code elsewhere ("rate limiter": `RateLimiter`), or ''."""
     words = re.findall(r"\w+", text) if names else []
     pairs = ["".join(pair) for pair in zip(words, words[1:])]
     return next((w for w in words + pairs if (tokenize(w) or [""])[0] in names), "")
 
 
 def _standing(mems, names, alone, title):
-    """(memory, the thing it names or '' when it does not stand on its own, what it says or
-    why not) of each of a section's memories; of a section told as it is (`alone` false: the
-    last sessions' digests, what relates to the work), (memory, None, what the section is)."""
+    """(memory, the thing it names or '', what it says or why not) of a section's memories; of a
+    section told as it is (`alone` false), (memory, None, what the section is)."""
     newer = _newer_twins(mems) if alone else {}
     for m in mems:
         yield (m, *_stands(m, names, newer.get(m.id))) if alone else (m, None, title.lower())
 
 
 def _newer_twins(mems):
-    """{id: the id of a newer note of the same type saying nearly the same} of `mems`: word
-    pairs shared as much as _REPEATED_JACCARD, numbers aside ("warns on every run" twice,
-    one count apart, is one note: the newer tells it)."""
+    """{id: a newer note of its type saying nearly the same} (_REPEATED_JACCARD, numbers aside)."""
     pairs = [(m, _shingles(re.sub(r"\d+", "0", m.text))) for m in mems]
     out = {}
     for m, a in pairs:
@@ -10462,9 +10408,8 @@ def _newer_twins(mems):
 
 
 def _undone_since(m, ran):
-    """Whether what a command did in one session (still failing at its end, refused, not
-    installed: what _Commands says of it) is undone by what a later session said of it: that it
-    passed, or how it fails now (the final word). `ran`: the memories what ran made."""
+    """Whether what _Commands said of a command (failing, refused, missing) is undone by a later
+    session: it passed, or fails otherwise now. `ran`: the memories runs made."""
     said = _UNDONE_REGEX.match(m.text)
     named = said and re.compile(r"`%s[` ]" % re.escape(said.group(1)))
     return bool(said) and any(
@@ -10476,9 +10421,8 @@ def _undone_since(m, ran):
 
 
 def _changes_reported(digests, idx, todos):
-    """[(memory, line)] of what sessions say they did: the digests' lines that say a change
-    was made (_reports_change), and, when one of the `todos` is an Unresolved problem, the
-    newest bugs fixed (read only then: SessionStart runs this every time)."""
+    """[(memory, line)] of what sessions say they did: digest lines reporting a change, and
+    with an Unresolved `todos`, the newest bugs fixed."""
     lines = (
         (d, _RECORD_LABEL_REGEX.sub("", ln.strip())) for d in digests for ln in d.text.split("\n")
     )
@@ -10488,10 +10432,8 @@ def _changes_reported(digests, idx, todos):
 
 
 def _done_since(todo, reported):
-    """Whether a later session reported done what a todo asked: a change its digest reports
-    (_changes_reported) on the todo's subject (_same_subject); for a problem a session left
-    unresolved, a later fix of it, in a later session or the same one resumed (a bug that
-    shares its words: _overlaps)."""
+    """Whether a later session reported done what a todo asked (a change on its subject), or
+    fixed a problem left unresolved (a bug sharing its words)."""
     problem = todo.text[len(_UNRESOLVED) :] if todo.text.startswith(_UNRESOLVED) else ""
     return any(
         m.created > todo.created
@@ -10505,9 +10447,7 @@ def _done_since(todo, reported):
 
 
 def _digest_now(idx, digest):
-    """An earlier session's digest without its lines on what a later memory replaced (a
-    memory of its session that is superseded, or otherwise never told): the sessions' final
-    word. None when no line is left."""
+    """A digest without its lines on what a later memory replaced; None when none is left."""
     mems = idx.of_session(digest.session) if digest.session else ()
     gone = [m.text for m in mems if m.type != "summary" and _withheld(m)]
     lines = [ln for ln in digest.text.split("\n") if not any(_overlaps(g, ln) for g in gone)]
@@ -10518,10 +10458,8 @@ def _digest_now(idx, digest):
 
 
 def _left_now(idx, m):
-    """A memory of what a session left (its digest's Left line, its to-do list) without the
-    items the agent's later words in that session are on (_overlaps): done or overturned
-    since, the later word stands, not the list. None when nothing is left of a to-do list;
-    the index's copy, never written back."""
+    """What a session left without the items its agent's later words are on (done or overturned
+    since); None when nothing is left. The index's copy, never written back."""
     since = _parse_time(m.extra.get("left_at"))
     lead = _LEFT if m.type == "summary" else _LEFT_TO_DO
     lines = m.text.split("\n")
@@ -10546,8 +10484,7 @@ def _left_now(idx, m):
 
 
 def _newest_of_slots(mems):
-    """The memories, with only the newest of each slot (the commands that passed: each
-    session keeps one; the newest says it)."""
+    """The memories with only the newest of each slot (commands that passed)."""
     mems, newest = list(mems), {}
     for m in mems:
         slot = m.extra.get("slot")
@@ -10565,17 +10502,12 @@ def _build_context(
     session="",
     explain=None,
 ):
-    """The markdown notes block inject prints, or '' when there is nothing to say; never a
-    memory of `session`, the one told, unless it starts again after a compaction.
-
-    While the budget lasts: rules (AGENTMEM_AUTO_RULES=1 promotes proposals first); sure
-    conventions and decisions; dead ends; how to work here; open todos; the last session's
-    digest, then the two before it; what relates to the branch, changed files or `query`; last,
-    the less certain, stale or unmerged, marked. Never a withheld, archived or (outside
-    "related") scanned memory. A typed note is told only when it stands on its own (_stands),
-    the newer of near-twins; `explain`, a list, gets (memory, section, the thing it names or
-    None when held, what it says or why held) of each note weighed. All in one fenced block no
-    stored text can close (docs/ranking.md)."""
+    """The notes block inject prints, or ''; never a memory of `session` unless it restarts
+    after a compaction. While the budget lasts: rules; sure conventions and decisions; dead
+    ends; how to work here; open todos; the last sessions' digests; what relates to the work;
+    last the unsure, stale or unmerged, marked. A typed note only when it stands (_stands),
+    the newer of twins; `explain`, a list, gets (memory, section, thing or None, says) of each
+    note weighed. One fenced block no stored text can close (docs/ranking.md)."""
     if not store.exists():
         return ""
     session = "" if source == "compact" else session  # its words are a summary now
@@ -10652,9 +10584,8 @@ def _build_context(
 
 
 def _start_explained(store, cwd, budget, query=""):
-    """[{id, type, section, verdict, names, says, text}] of each note a session's start weighs:
-    verdict "told" (it names `names` and `says` what of it), "held" (`says` why it does not
-    stand on its own) or "cut" (past the budget)."""
+    """[{id, type, section, verdict, names, says, text}] of each note a start weighs: "told",
+    "held" (`says` why) or "cut" (past the budget)."""
     why = []
     context = _build_context(store, cwd, budget, query, explain=why) if store.exists() else ""
     told, rows = set(_TOLD_ID_REGEX.findall(context)), []
@@ -10667,8 +10598,7 @@ def _start_explained(store, cwd, budget, query=""):
 
 
 def _inject_budget(cfg, prompt=False, asked=None):
-    """Tokens inject may use: what was asked (--budget) or the default for a session start or
-    a prompt, within the project's cap (`inject_budget` in config.json)."""
+    """Tokens inject may use: --budget or the default, within config.json's `inject_budget`."""
     budget = asked or (_PROMPT_BUDGET_TOKENS if prompt else _DEFAULT_BUDGET_TOKENS)
     if isinstance(cfg.get("inject_budget"), int) and cfg["inject_budget"] > 0:
         budget = min(budget, cfg["inject_budget"])  # the project's cap on what a session is told
@@ -10692,15 +10622,10 @@ _PROMPT_QUOTE_REGEX = _LazyRegex(r"(?<!\w)'[^'\n]{2,120}'(?!\w)|" + _QUOTED_REGE
 
 
 def _prompt_weights(idx, prompt, terms, known=(), words=None):
-    """[(weight, forms, common)] of a prompt's words for the relevance test of inject --prompt,
-    `forms` the sets of terms any one of which says the word: itself, or all the parts of an
-    identifier together ("dead-letter" or "dead" and "letter", never "letter" alone).
-
-    A word weighs its IDF here (whole, else its rarest part); one the store never saw weighs
-    as a word one memory holds, and no passage says it. A common word weighs
-    _COMMON_WORD_WEIGHT of that: one general technical English uses (_common), an unseen word
-    it knows ("roughly"), a word of the project's own name no memory holds (`known`); never an
-    identifier or a word the prompt quotes. `words`: _prompt_words(prompt, terms), if known."""
+    """[(weight, forms, common)] of a prompt's words: `forms` the term sets that say the word
+    (itself, or all of an identifier's parts). A word weighs its IDF (unseen: one memory's); a
+    common one _COMMON_WORD_WEIGHT of that: technical English (_common), an unseen known word,
+    the project's unheld name (`known`); never an identifier or a quoted word."""
     n = max(1, idx.stats_of("mem")[0])
     once = math.log(1.0 + (n - 0.5) / 1.5)  # the IDF of a word one memory holds
     latin = idx.in_latin(terms)  # "пуш" is the store's "push" (as recall reads it)
@@ -10748,16 +10673,14 @@ def _prompt_words(prompt, terms):
 
 
 def _needles(weights):
-    """What a word must hold to stem to one of the prompt's terms: one of their first three
-    letters (stems cut endings), as one expression (a hook looks at thousands of words)."""
+    """A regex of what a word must hold to stem to a prompt term: one's first three letters."""
     firsts = {t[:3] for _w, forms, _c in weights for form in forms for t in form}
     return re.compile("|".join(map(re.escape, sorted(firsts))) or "(?!)", re.I)
 
 
 def _terms_in(text, needles):
-    """The search terms of a text's words that may be one of the prompt's (`needles`, see
-    _needles): an ASCII word that holds none of them is not stemmed at all; a hook starts
-    afresh each time, and stemming every word of every candidate was most of its work."""
+    """The search terms of a text's words that may be the prompt's (`needles`); an ASCII word
+    holding none is not stemmed."""
     out = set()
     for raw in _TOKEN_REGEX.findall(text):
         if not raw.isascii() or needles.search(raw):
@@ -10771,8 +10694,7 @@ def _says_word(forms, have):
 
 
 def _passage_units(text):
-    """The sentences a note may quote from a memory; a long list cut at its semicolons. The
-    line of a message's tool calls ("(then ran ...)") is one unit, last."""
+    """The sentences a note may quote of a memory (a long list cut at semicolons; calls last)."""
     said, mark, calls = text.partition("\n" + _CALLS_MARK)
     if not mark and _CALLS_ONLY_REGEX.match(said):  # the agent acted before it said anything
         return [_CALLS_MARK + said]
@@ -10787,9 +10709,8 @@ def _passage_units(text):
 
 
 def _best_run(units, tokens, weights, starts, after):
-    """(share of the prompt's weight, first unit, last unit) of the best run of one to three
-    units within _PASSAGE_CHARS from one of `starts`, at equal share the first; (0.0, 0, -1)
-    when none holds a word of the prompt other than a task word."""
+    """(share, first, last unit) of the best run of one to three units within _PASSAGE_CHARS
+    from `starts`; (0.0, 0, -1) when none holds a prompt word but a task word."""
     total = sum(w for w, _t, _c in weights) or 1.0
     best = (0.0, 0, -1)
     for i in starts:
@@ -10807,16 +10728,15 @@ def _best_run(units, tokens, weights, starts, after):
 
 
 def _best_passage(text, weights, guesses=True):
-    """(share of the prompt's weight it holds, passage): the best run of one to three
-    sentences within _PASSAGE_CHARS that holds a prompt word other than a task word (at equal
-    share the first), with the sentences of the prompt's words that lead into it and what
-    follows while that fits; (0.0, '') when none. Without `guesses` (an episode's record), a
-    question or a sentence that guesses or blames a tool is never part of it.
+    """(share of the prompt's weight, passage): the best run of one to three sentences within
+    _PASSAGE_CHARS holding a prompt word but a task word, with what leads into it and follows
+    while it fits; (0.0, '') when none. Without `guesses`, no question or guess in it.
     >>> share, text = _best_passage("We use Rust. Pip is pinned to 24. Tests run nightly.",
     ...     [(3.0, [frozenset(["pip"])], False), (1.0, [frozenset(["pin"])], False),
     ...      (0.3, [frozenset(["build"])], True)])
     >>> round(share, 2), text
-    (0.93, 'Pip is pinned to 24. Tests run nightly.')"""
+    (0.93, 'Pip is pinned to 24. Tests run nightly.')
+    """
     units = _passage_units(text)
     needles = _needles(weights)
     # what a tool call ran ("(then ran `...`)") is shown with its message, but it is not what
@@ -10851,9 +10771,7 @@ def _best_passage(text, weights, guesses=True):
 
 
 def _run_on(run, more, before=False):
-    """A passage's sentences `run` and, one at a time, `more` of them, after it (or before
-    it, nearest first: the lines that lead into it) while that still fits in
-    _PASSAGE_CHARS, as one text."""
+    """The sentences `run` with `more` after (or before) it while within _PASSAGE_CHARS."""
     run = list(run)
     for unit in more:
         if len(" ".join(run)) + len(unit) + 1 > _PASSAGE_CHARS:
@@ -10863,8 +10781,7 @@ def _run_on(run, more, before=False):
 
 
 def _own_words_said(passage, weights):
-    """{index: said whole} of the prompt's own (not common) words a passage says: whole (or
-    joined: "hotreload" for "hot-reload"), or by all of an identifier's parts."""
+    """{index: said whole} of the prompt's own words a passage says, whole, joined or by parts."""
     have = _terms_in(passage, _needles(weights))
     return {
         i: any(len(f) == 1 and f <= have for f in forms)
@@ -10874,16 +10791,14 @@ def _own_words_said(passage, weights):
 
 
 def _prompt_pairs(said, words, weights):
-    """{(stem, next stem)} of the words a prompt says side by side, one of them its own:
-    a thing it names in two words ("the tile limit"), which a text may name as one."""
+    """{(stem, next stem)} of words a prompt says side by side, one its own ("tile limit")."""
     own = {t for (_w, terms), (_x, _f, common) in zip(words, weights) if not common for t in terms}
     seq = [_stem(w.lower()) for w in _WORD_REGEX.findall(said)]
     return {(a, b) for a, b in zip(seq, seq[1:]) if a in own or b in own}
 
 
 def _names_pair(passage, pairs):
-    """Whether an identifier of a passage has two of its parts in a row that the prompt says
-    side by side (`pairs`, _prompt_pairs): "tile limit" is MAX_TILE_LIMIT, setTileLimit."""
+    """Whether an identifier has two parts in a row of `pairs` ("tile limit": MAX_TILE_LIMIT)."""
     for name in _TOKEN_REGEX.findall(passage):
         if not name.isalpha() or not (name.islower() or name[1:].islower()):
             parts = [_stem(p.lower()) for p in _CAMEL_REGEX.findall(name.replace("_", " "))]
@@ -10893,24 +10808,21 @@ def _names_pair(passage, pairs):
 
 
 def _names_enough(passage, weights, pairs=frozenset()):
-    """Whether a passage says two of the prompt's own (not common) words, or one that names
-    a thing exactly ("parse-config", "1.4.2"), or an identifier of two words the prompt says
-    in a row (`pairs`): one shared project word is what any prompt of the project has."""
+    """Whether a passage says two of the prompt's own words, one naming a thing exactly, or an
+    identifier of `pairs`: one shared project word is what any prompt of the project has."""
     said = _own_words_said(passage, weights)
     whole = [i for i, said_whole in said.items() if said_whole]
     return len(said) >= 2 or _names_exactly(whole, weights) or _names_pair(passage, pairs)
 
 
 def _names_exactly(said, weights):
-    """Whether one of the prompt's words a passage says (`said`: their indexes, said whole;
-    its parts in prose name nothing) names a thing exactly: an identifier, a path, a version."""
+    """Whether a word of `said` said whole is an identifier, a path or a version."""
     return any(re.search(r"[\d._:/-]", t) for i in said for form in weights[i][1] for t in form)
 
 
 def _only_asks(m, passage, weights):
-    """Whether a passage of the words only asks (what a prompt asks again), or is the agent
-    saying what it is about to do and naming nothing the prompt does not ("I'll compare the
-    two versions first."): neither is told."""
+    """Whether a passage only asks, or only says what the agent is about to do, naming nothing
+    the prompt does not: neither is told."""
     agent = m.extra.get("who") in ("agent", "subagent")
     said = [u for u in _passage_units(passage) if not u.startswith(_CALLS_MARK)]
     if m.type != "episode" or not all(
@@ -10924,11 +10836,8 @@ def _only_asks(m, passage, weights):
 
 
 def _taken_up(told, hits, weights):
-    """The passage of the sessions' words that takes up what a told note said, for each: the
-    last said of those later (in its session or a later one) that say the prompt's own words
-    it says (two of them, its one, or one that names a thing exactly), themselves or in the
-    request they reply to (a reply carries its question). The sessions' final word is told
-    with the claim it may overturn, never the claim alone."""
+    """For each told passage, the last later passage on the same words of the prompt (or in the
+    request it replies to): the final word is told with the claim it may overturn."""
     out = []
     for _share, m, passage in told:
         words = set(_own_words_said(passage, weights))
@@ -10957,8 +10866,7 @@ def _taken_up(told, hits, weights):
 
 
 def _says_again(passage, told):
-    """Whether a passage says again what one of the `told` ones says: most of the word pairs
-    of the shorter of the two (_REPEATED_JACCARD of them). One note per thing.
+    """Whether a passage says again what one of `told` says (_REPEATED_JACCARD of word pairs).
     >>> _says_again("Keep the cache warm at boot.", ["We keep the cache warm at boot"])
     True
     """
@@ -10969,10 +10877,9 @@ def _says_again(passage, told):
 
 
 def _prompt_passage(hit, weights, pairs=frozenset(), new=0.0):
-    """(share, passage) a prompt may be told of a recall hit, or (share, '') when it is not:
-    never what `check` fails; else its best passage names enough of the prompt
-    (_names_enough) and holds at least the share `new` of its weight, what the prompt names
-    that the store never heard of. Never the agent's guess; a typed memory is told whole."""
+    """(share, passage) a prompt may be told of a hit, or (share, ''): never what `check` fails;
+    its best passage names enough (_names_enough) and holds the share `new`; no guess; a typed
+    memory whole."""
     m = hit.memory
     if hit.stale or _withheld(m):
         return 0.0, ""
@@ -10988,14 +10895,10 @@ def _prompt_passage(hit, weights, pairs=frozenset(), new=0.0):
 
 
 def _everyday_prompt(words, common, quoted=(), leave_out=()):
-    """Whether every own word of a prompt (`common`: whether each of `words` is) is a plain
-    word (no identifier, none it quotes) that two or more _null_prompts say, leaving out the
-    terms `leave_out` (a null prompt weighed as if it were none of them): "which branch is
-    this?" names nothing any project holds alone. Standing knowledge comes at session start.
-    >>> _everyday_prompt([("branch", ["branch"])], [False])
-    True
-    >>> _everyday_prompt([("Celery", ["celeri"])], [False])
-    False
+    """Whether every own word of a prompt (`common` per word) is a plain word two or more
+    _null_prompts say (but `leave_out`): it names nothing a project holds alone.
+    >>> [_everyday_prompt([(w, [w.lower()])], [False]) for w in ("branch", "celeri")]
+    [True, False]
     """
     own = [ts for (_w, ts), c in zip(words, common) if not c]
     if not all(len(ts) == 1 and ts[0] not in quoted for ts in own):
@@ -11007,8 +10910,7 @@ def _everyday_prompt(words, common, quoted=(), leave_out=()):
 
 
 def _in_context(store, session, mems):
-    """The ids of the memories the asking `session` said itself since its last compaction:
-    they are in its context (what a compaction summarised is not)."""
+    """Ids of memories `session` said itself since its last compaction: in its context."""
     mine = [m for m in mems if session and m.session == session]
     if not mine:
         return set()
@@ -11018,12 +10920,9 @@ def _in_context(store, session, mems):
 
 
 def _prompt_found(store, prompt, session="", leave_out=(), floor=0.0):
-    """(found, hits, weights): what a prompt may be told before the store's bar, each (share,
-    memory, passage) of recall's hits that _prompt_passage lets through, best first, none
-    whose whole text holds no more than `floor`; nothing for a prompt with no own word a memory
-    holds, or only words any prompt says (_everyday_prompt; `leave_out`: the terms a null
-    prompt does not count for itself). Recall searches the prompt's own words; never what the
-    asking `session` said since its last compaction (_in_context), nor a digest."""
+    """(found, hits, weights): each (share, memory, passage) _prompt_passage lets through, best
+    first, above `floor`; nothing for a prompt whose own words no memory holds or are everyday
+    (_everyday_prompt; `leave_out`). Never what `session` has in context, nor a digest."""
     said = _CLITIC_REGEX.sub(" ", prompt or "")  # its words: "won't" is no word of its own
     terms = _query_terms(said)
     if not store.exists() or not terms:
@@ -11078,11 +10977,11 @@ def _prompt_found(store, prompt, session="", leave_out=(), floor=0.0):
 
 
 def _calibrate(store):
-    """A store's bar: the lowest share of a prompt's weight at which _null_prompts, written
-    for no project, are told at most one note in _NULL_RATE (each its _PROMPT_PASSAGES best),
-    whatever the store's size and vocabulary: conformal in spirit (docs/ranking.md).
+    """A store's bar: the lowest share at which _null_prompts are told at most one note in
+    _NULL_RATE (docs/ranking.md).
     >>> _calibrate(Store(os.devnull))  # no store: nothing to tell, no bar to clear
-    0.0"""
+    0.0
+    """
     if not store.exists():
         return 0.0
     store.index()
@@ -11098,10 +10997,9 @@ def _calibrate(store):
 
 
 def _gate(store, refresh=False):
-    """{"bar": the store's bar (_calibrate), "names": the stems of what its memories name as
-    code}, kept in local/gate.json with what they were found on: with `refresh` (after a
-    capture, a reindex) found again when the store changed, else only where none fits (a
-    store just cloned): a prompt's hook pays nothing for them."""
+    """{"bar": _calibrate, "names": the stems its memories name as code}, in local/gate.json;
+    found again with `refresh` when the store changed, else only when none fits: a prompt's
+    hook pays nothing."""
     path = os.path.join(store.local, "gate.json")
     on = [*store.index().stats_of("mem"), zlib.crc32(_NULL_PROMPTS.encode())]
     kept = _local_json(path) or {}
@@ -11116,8 +11014,7 @@ def _gate(store, refresh=False):
 
 
 def _code_names(mems):
-    """The stems a store's memories name as code, each whole (files, the programs of
-    `commands`, identifiers, paths, flags), rare in English: the project's own names."""
+    """The stems a store's memories name as code, rare in English: the project's own names."""
     out = set()
     for m in mems:
         programs = [c.split()[0] for c in _CODE_SPAN_REGEX.findall(m.text) if c.split()]
@@ -11128,9 +11025,8 @@ def _code_names(mems):
 
 
 def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
-    """The few passages a prompt clearly needs, as a notes block; '' for most prompts: those
-    of _prompt_found above the store's bar (_gate), each with what its session or a later
-    one said later on the same words (_taken_up), in the order said: the final word last."""
+    """The few passages a prompt clearly needs, as a notes block ('' for most): _prompt_found
+    above the store's bar, each with the final word said later (_taken_up)."""
     if not store.exists():
         return ""
     bar = _gate(store)["bar"]  # the index brought up to date once: what follows reads it as is
@@ -11388,10 +11284,7 @@ class _MCPServer:
         return text or "No memories yet in this project.", None
 
     def serve(self, stdin=None, stdout=None):
-        """Read one JSON message per line until EOF; write one response per line.
-
-        A line that is not UTF-8, not JSON, nested too deep or otherwise bad gets a JSON-RPC
-        error and the server goes on with the next one."""
+        """A JSON message a line until EOF; a bad line gets a JSON-RPC error, the rest goes on."""
         stdin = stdin or getattr(sys.stdin, "buffer", sys.stdin)  # bytes: a bad byte is one line
         stdout = stdout or sys.stdout
         for raw in stdin:
@@ -11528,9 +11421,7 @@ def _href(path, **params):
 
 
 def _svg_bars(rows, width=520, over=None, of=""):
-    """A horizontal bar chart as inline SVG, drawn at its own size (text stays readable):
-    [(label, number)] with each number written beside its bar ("N of LIMIT UNIT" with `of`,
-    the unit); `over` (a number) draws a limit line and colours bars past it."""
+    """A horizontal bar chart as inline SVG of [(label, number)]; `over` draws a limit line."""
     if not rows:
         return '<p class="muted">nothing yet</p>'
     top = max([n for _l, n in rows] + [over or 0, 1])
@@ -11588,8 +11479,7 @@ def _mark_html(marks):
 
 
 def _memory_item(store, m, root, score=None, note="", after=""):
-    """One memory in a list: its id, type, day, marks, text (clipped), where it came from, and
-    `after` it (the actions of the review queue: read first, then decide)."""
+    """One memory in a list: id, type, day, marks, text, origin, and `after` it (actions)."""
     text = m.text if len(m.text) <= _SHOWN_CHARS else m.text[:_SHOWN_CHARS].rstrip() + " …"
     where = []
     if m.files:
@@ -11610,8 +11500,7 @@ def _memory_item(store, m, root, score=None, note="", after=""):
 
 
 def _file_states(store, m, root):
-    """[(file, state)] of a memory's files: unchanged, changed or gone since it was
-    captured or confirmed; 'no hash taken'; 'outside the project' for a path that leaves it."""
+    """[(file, state)] of a memory's files since captured or confirmed."""
     hashes = m.extra.get("hashes") if isinstance(m.extra.get("hashes"), dict) else {}
     out = []
     for f in m.files:
