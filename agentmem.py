@@ -22,12 +22,11 @@ Public API (``__all__``; everything else has a leading underscore):
     Store.exists, ensure, lock, read, config, read_config, index, close, project_root,
         unmerged(m), last_active(m), promote_rules, drop_rule(id)
     Store.check(), check_type(t), confirm(id), edit(id, text, mtype, tags), stale(m),
-        review_queue(),
-        review_counts(), relate(a, b, kind),
-        rules(), scan(root), gc(days)        keeping memory honest (docs/trust.md)
+        review_queue(), review_counts(), relate(a, b, kind), rules(), scan(root), gc(days)
     read_transcript(path) -> (events, info, offset)   Claude, Codex, Gemini, text
     compress_heuristic(events) -> [Memory]   what a session learned (docs/capture.md)
     Memory, Event, tokenize(text), redact(text), main(argv=None) -> exit code
+
 >>> tokenize("useEffect leaked in src/push.ts")
 ['useeffect', 'use', 'effect', 'leak', 'src/push.ts', 'push.ts', 'src', 'push', 'ts']
 >>> redact("export ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123")
@@ -295,8 +294,7 @@ def _check_id(ident):
 
 
 def _windows():
-    """Whether agentmem runs on Windows: each place that works differently there asks this
-    (tests of those places set it; the file lock asks os.name itself)."""
+    """Whether agentmem runs on Windows (tests set it; the file lock asks os.name itself)."""
     return os.name == "nt"
 
 
@@ -311,8 +309,7 @@ def _file_stamp(st):
 
 
 def _stdin_text(stream=None):
-    """All of stdin (or `stream`) as text: UTF-8 whatever the console's code page (a BOM, as
-    PowerShell 5.1 writes, dropped; a byte that is not UTF-8 replaced)."""
+    """All of stdin (or `stream`) as UTF-8 text, a BOM dropped, a bad byte replaced."""
     stream = stream or sys.stdin
     if stream is None:
         return ""
@@ -341,8 +338,7 @@ def _read_json_file(path, limit=None):
 
 
 def _here():
-    """(this agentmem.py, the interpreter running it): what hook commands name. On Windows
-    `python3` may be the Microsoft Store's stub, so the fallback there is `python`."""
+    """(this agentmem.py, the interpreter): what hooks name (`python` on Windows, not the stub)."""
     fallback = "python" if _windows() else "python3"
     return _paths().abspath(__file__), sys.executable or fallback
 
@@ -366,8 +362,7 @@ def _user_cache_dir():
 
 
 class _PausedGC:
-    """`with _PausedGC():` no cyclic GC inside: a bulk import builds many lists that all live on,
-    and the collector would walk them again and again to find no cycle."""
+    """`with _PausedGC():` no cyclic GC inside (a bulk import's lists all live on)."""
 
     def __enter__(self):
         import gc
@@ -383,8 +378,7 @@ class _PausedGC:
 
 
 def _atomic_write(path, text, durable=True):
-    """Replace `path` with `text` so that a reader sees the old or the new file, never a mix;
-    `durable` waits for the disk (not worth it for a file that is only a look into the past)."""
+    """Replace `path` with `text`: a reader sees the old or new file; `durable` waits for disk."""
     folder = os.path.dirname(path) or "."
     os.makedirs(folder, exist_ok=True)
     tmp = os.path.join(folder, ".%s.%d.%s.tmp" % (os.path.basename(path), os.getpid(), _new_id()))
@@ -402,8 +396,7 @@ def _atomic_write(path, text, durable=True):
 
 
 def _replace(src, dst, tries=_REPLACE_TRIES):
-    """os.replace, tried again for a moment on Windows, where it fails with PermissionError
-    while another process (a reader, the MCP server, an antivirus, OneDrive) has `dst` open."""
+    """os.replace, tried again for a moment on Windows while another process has `dst` open."""
     for attempt in range(tries):
         try:
             return os.replace(src, dst)
@@ -425,8 +418,7 @@ def _open_local(path, append=False):
 
 
 def _local_json(path):
-    """The JSON object a file of local/ holds, or None where it is missing, unreadable, a
-    symlink or not an object: derived state, whose loss costs a re-read, never a crash."""
+    """The JSON object of a local/ file, or None when missing, bad or a symlink (derived)."""
     try:
         with _open_local(path) as f:
             data = json.load(f)
@@ -436,8 +428,7 @@ def _local_json(path):
 
 
 class _FileLock:
-    """An exclusive lock on a file, released when the holder exits or is killed: the store
-    takes it around every write, so parallel sessions queue up instead of overwriting each other."""
+    """An exclusive file lock, released when the holder exits or dies: writes queue up."""
 
     def __init__(self, path, timeout=_LOCK_TIMEOUT):
         self.path, self.timeout, self.fd = path, timeout, None
@@ -593,8 +584,7 @@ def _git_dirs(cwd):
 
 
 def _find_project_root(cwd):
-    """The main working tree of the git repository holding `cwd`, or None: all linked
-    worktrees of a repository share its store; a submodule is its own project."""
+    """The main working tree of `cwd`'s repository (worktrees share it), or None."""
     found = _git_dirs(cwd)
     if not found:
         return None
@@ -632,8 +622,7 @@ def _git_info(cwd):
 
 
 def _run_git(cwd, *args, timeout=5):
-    """(exit code, output as text) of `git -C cwd ARGS`, or None when git cannot run. Output is
-    UTF-8 whatever the locale (a bad byte replaced); no console window opens on Windows."""
+    """(exit code, UTF-8 output) of `git -C cwd ARGS`, or None when git cannot run."""
     import subprocess
 
     try:
@@ -666,8 +655,7 @@ def _file_hash(path, root=None):
 
 
 def _file_hashes(path, root=None):
-    """(_file_hash, the hash of the raw bytes: how stores written before line ends were
-    normalised hashed a file), from one read; ('', '') as _file_hash gives ''."""
+    """(_file_hash, the raw bytes' hash as older stores kept it), from one read."""
     data = _file_bytes(path, root)
     return ("", "") if data is None else _bytes_hashes(data)
 
@@ -729,8 +717,7 @@ def _anchor_names(text):
 
 
 def _anchor_lines(lines, name):
-    """The lines of a file an anchor stands for: the block that defines it (the defining line
-    and what is indented under it), else every line that holds it; None when none does."""
+    """The lines an anchor stands for: its defining block, else every line holding it, or None."""
     word = re.escape(name)
     bounded = (
         (r"(?<![\w.])" if name[:1].isalnum() or name[:1] == "_" else "")
@@ -800,15 +787,13 @@ def _provenance(m, root, branch="", commit=""):
 
 
 def _git_is_ancestor(root, commit):
-    """True when `commit` is in the history of HEAD at `root`, False when it is not (or git
-    does not know it: a branch never merged or pushed here), None without git."""
+    """Whether `commit` is in HEAD's history at `root` (False when unknown), None without git."""
     done = _run_git(root, "merge-base", "--is-ancestor", commit, "HEAD")
     return {0: True, 1: False, 128: False}.get(done[0]) if done else None
 
 
 def _real(path):
-    """os.path.realpath without the long-path prefix Windows may put in front of it
-    (\\\\?\\C:\\... or \\\\?\\UNC\\server\\...), in the case the file system compares."""
+    """os.path.realpath without Windows' long-path prefix (\\\\?\\), in the file system's case."""
     real = os.path.realpath(path)
     if real.startswith("\\\\?\\UNC\\"):
         real = "\\\\" + real[8:]
@@ -842,8 +827,7 @@ def _stale_files(hashes, root, cache=None):
 
 
 class _HashCache:
-    """File hashes kept by (size, mtime) in a JSON file, so a staleness check stats files and
-    reads only those that changed. Saved by `save()`; losing it costs only a re-read."""
+    """File hashes kept by (size, mtime) in a JSON file (`save()`), so only changes are read."""
 
     def __init__(self, path):
         self.path, self.dirty = path, False
@@ -1235,8 +1219,7 @@ _WORD_TOKENS = {}  # a word as written -> (its tokens, its forms): words repeat
 
 
 def _cjk_pair(term):
-    """Whether a term is a pair of Chinese or Japanese signs: what a text without spaces is
-    read as (_word_tokens), each pair a word of its own."""
+    """Whether a term is a pair of Chinese or Japanese signs (_word_tokens)."""
     return term >= _CJK_FIRST and bool(_CJK_REGEX.match(term))
 
 
@@ -1514,8 +1497,7 @@ def _fingerprint(text):
 
 
 def _similar_enough(sig_a, sig_b, threshold):
-    """Whether two bottom-k signatures estimate a Jaccard similarity near `threshold` or
-    above (0.25 of slack: a true near-duplicate is missed less than once in 300)."""
+    """Whether two bottom-k signatures estimate a Jaccard near `threshold` or above."""
     both, union = sig_a & sig_b, sig_a | sig_b  # two frozensets (see _fingerprint)
     need = (threshold - 0.25) * min(len(union), _SIGNATURE_SIZE)
     if len(both) < need:  # too few shared hashes anywhere: no need to sort
@@ -1545,8 +1527,7 @@ _SECRET_NAMES = (
 
 
 def _pem_in_base64(m):
-    """A private key's PEM block, base64-encoded as kubeconfig's client-key-data holds it, is
-    masked; a certificate (public) is left."""
+    """A private key's base64-encoded PEM block (kubeconfig) is masked; a certificate is not."""
     import binascii
 
     head = m.group()[:64]
@@ -1558,21 +1539,18 @@ def _pem_in_base64(m):
 
 
 def _names_regex(names):
-    """Names ("_" a space) as alternatives of a regular expression: the signs its search
-    looks for first (see _named_value for where a name must start)."""
+    """Names ("_" a space) as alternatives of one regex (see _named_value)."""
     return "|".join(n.replace("_", r"\s+") for n in names.split())
 
 
 def _inside_word(m):
-    """Whether a match starts inside a word of a spaced script ("компас" holds no "пас",
-    "bypass" no "pass"); Chinese and Japanese have no spaces: "api密钥" names a key."""
+    """Whether a match starts inside a word of a spaced script ("bypass" holds no "pass")."""
     at = m.start()
     return bool(at) and m.string[at - 1].isalnum() and ord(m.group()[0]) < 0x2E80
 
 
 def _named_value(m):
-    """The value after a name of _PASSWORD_NAMES or _SECRET_NAMES, masked when it looks like a
-    secret; the name must start a word (_inside_word)."""
+    """The value after a password or secret name starting a word, masked when it looks secret."""
     if _inside_word(m):
         return m.group()
     secret = _strong_secret(m.group(4), password=not m.group(3))
@@ -1580,8 +1558,7 @@ def _named_value(m):
 
 
 def _short_named(m):
-    """The value after `pwd:`, `pass=` or `key:`, masked when it looks like a secret; a key's
-    in a token's alphabet only (`key: "user:{id}:v2"` is a cache key's template)."""
+    """The value after `pwd:`, `pass=` or `key:`, masked when secret (a key: token alphabet)."""
     if _inside_word(m):
         return m.group()
     key, value = m.group(2).lower() == "key", m.group(3)
@@ -1598,8 +1575,7 @@ def _placeholder(value):
 
 
 def _prefixed_token(m):
-    """The random run after a token's prefix, masked; the prefix stays. A digest named by
-    its algorithm (an integrity hash, "sha384-...") or a W3C trace id names no secret."""
+    """The random run after a token's prefix, masked (no integrity hash, no trace id)."""
     run, before = m.group()[1:], m.string[max(0, m.start() - 7) : m.start()]
     if re.search(r"(?i)(?<![a-z])(?:sha\d{1,3}|md5)$", before) or re.match(
         r"-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}\b", m.string[m.start() :]
@@ -1813,8 +1789,7 @@ def _random_hex(v):
 
 
 def _random_run(run):
-    """Whether a run of letters and digits after a token's prefix is random: 20 characters
-    or more with lower case, upper case and digits, or random hex."""
+    """Whether a run after a token's prefix is random: 20+ mixed-case letters and digits, or hex."""
     return _random_hex(run) or (
         len(run) >= 20 and all(re.search(c, run) for c in ("[a-z]", "[A-Z]", r"\d"))
     )
@@ -1841,8 +1816,7 @@ def _strong_secret(value, password=False):
 
 
 def _looks_secret(value, prose=False):
-    """Whether a value assigned to a credential-like name looks like a real secret (in `prose`,
-    hyphen-joined words are words)."""
+    """Whether a value given to a credential-like name looks secret (`prose`: words are words)."""
     v = value.strip("\"'`").rstrip(":.!?")  # "if token is None:" ends a sentence
     if len(v) < 4 or _NOT_SECRET_REGEX.search(v):
         return False
@@ -1897,8 +1871,7 @@ _SECRET_CUES = {}  # built on the first redaction: a hook that redacts nothing n
 
 
 def _secret_cues(low):
-    """The patterns (by position) the cues in a lower-cased text wake: every position where a
-    cue starts gives its longest cue, and the shorter ones there are its prefixes."""
+    """The patterns (by position) the cues in a lower-cased text wake, longest cue first."""
     cues = _SECRET_CUES
     if not cues:  # each cue -> the patterns it and its prefixes wake
         own = {t: [] for t in _SECRET_TRIGGERS}
@@ -1950,8 +1923,7 @@ def redact(text, extra_patterns=(), said=None):
 
 
 def _noted(rep, said, m):
-    """A pattern's replacement of a match, adding what it masks to `said` (words with a secret's
-    alphabet only)."""
+    """A pattern's replacement of a match, what it masks (secret-like words) added to `said`."""
     new, old = rep(m) if callable(rep) else m.expand(rep), m.group()
     at = new.find("[REDACTED")
     if at >= 0 and new != old:
@@ -1965,8 +1937,7 @@ def _noted(rep, said, m):
 
 
 def _mask_said(text, said):
-    """`text` with each value of `said` masked where it stands whole (no letter or digit on
-    either side)."""
+    """`text` with each value of `said` masked where it stands whole."""
     for v in sorted((v for v in said if v in text), key=len, reverse=True):
         text = re.sub(r"(?<![A-Za-z0-9])%s(?![A-Za-z0-9])" % re.escape(v), "[REDACTED]", text)
     return text
@@ -2313,8 +2284,7 @@ def _short_args(args):
 
 
 def _claude_summary(d, ts, out):
-    """A `summary` line: a title of this session only when its `leafUuid` message is in this
-    file and holds the session's words."""
+    """A `summary` line: this session's title only when its `leafUuid` message is here."""
     if _str_field(d, "summary"):
         ev = Event("summary", d["summary"], ts)
         out["events"].append(ev)
@@ -2518,8 +2488,7 @@ def _codex_output(p, ts, info, out):
 
 
 def _codex_compacted(p, ts, info, out):
-    """A compaction: its summary without Codex's preface; the model's answer to the compaction
-    prompt, recorded just before as an agent message, is that summary, not the agent's words."""
+    """A compaction's summary; the model's answer just before it is that, not the agent."""
     text = _CODEX_SUMMARY_REGEX.sub("", _str_field(p, "message")).strip()
     if not text:
         return
@@ -3106,8 +3075,7 @@ def _text_sum(text):
 
 
 def _merge_damage(lines, written_sum):
-    """Why a block whose text no longer matches its `sum` looks like two versions joined by a
-    git union merge (both sides' lines kept), or '' (a hand edit)."""
+    """Why a block not matching its `sum` looks like a union merge's two versions, or ''."""
     for i in range(1, len(lines)):
         first, second = "\n".join(lines[:i]), "\n".join(lines[i:])
         if written_sum in (_text_sum(first), _text_sum(second)):
@@ -4531,8 +4499,7 @@ class _Observer:
                 self._chosen(options, text, ev.ts)
 
     def _chosen(self, options, reply, ts):
-        """The person picking one of the agent's options by label, or accepting its recommendation:
-        a decision, the question with the option picked."""
+        """The person picking one of the agent's options (a label, a yes): a decision."""
         choice = _CHOICE_REGEX.match(reply)
         option = choice and options.get((choice.group(1) or "").upper())  # "": recommended
         if option:
@@ -4576,8 +4543,7 @@ class _Observer:
             context["problem_open"], context["problem_answered"] = True, False
 
     def _reverted(self, undo):
-        """A command undoing changes to files (`git checkout -- F`, `git reset --hard`) takes back
-        the uncommitted fixes the agent claimed on them since the person spoke."""
+        """Undoing changes (`git checkout -- F`) takes back uncommitted fixes of them."""
         if not undo or self.committed:
             return
         paths = [w for w in (undo.group(1) or ".").split() if not w.startswith("-")]
@@ -4619,8 +4585,7 @@ class _Observer:
         return said
 
     def _kept(self, sentences, ts):
-        """The sentences the person asked to be kept ("remember ..."; or the few before a lone ask
-        at the end), as one convention by them; a question keeps nothing."""
+        """What the person asked to be kept ("remember ..."), as one convention of theirs."""
         for i, (s, _h) in enumerate(sentences):
             cue = _KEEP_THIS_REGEX.search(s)
             if not cue or s.rstrip().endswith(("?", "？")):
@@ -6037,8 +6002,7 @@ class _Episode:
 
 
 def _episode(events, final=False, context=None, cwd=""):
-    """A chunk's words, what its commands proved in `cwd` and (`final`) the open to-dos;
-    with `context`, its "digest" brought up to date."""
+    """A chunk's words, what its commands proved in `cwd`, open to-dos; `context`'s digest."""
     builder = _Episode(context, cwd)
     for ev in events:
         builder.event(ev)
@@ -6048,8 +6012,7 @@ def _episode(events, final=False, context=None, cwd=""):
 
 
 def _session_summary(memories, context, info):
-    """The digest of a session in two to four lines, or None when nothing was asked, reported,
-    committed or kept."""
+    """The digest of a session in two to four lines, or None when there is nothing."""
     d = context.get("digest") or {}
     asked = d.get("asked") or ([context["request"]] if context.get("request") else [])
     if not (context.get("title") or asked or d.get("report") or d.get("commits")) or not memories:
@@ -6114,8 +6077,7 @@ def _choose_backend():
 
 
 def _files_match(have, wanted):
-    """Whether a memory's files concern any of `wanted` (JSON list): the same path, a path
-    ending in it, or a folder holding it."""
+    """Whether a memory's files concern any of `wanted`: that path, its end, or its folder."""
     if not have:
         return 0
     for w in (x.rstrip("/") for x in json.loads(wanted)):
@@ -7359,8 +7321,7 @@ class Store:
         return self._redact
 
     def clean(self, text, said=None):
-        """What may reach disk of a text: private spans out, secrets masked (redact, `said`), no
-        lone surrogate."""
+        """What may reach disk: no private span, no secret (`said`), no lone surrogate."""
         text = text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
         return redact(_strip_private(text), self._redactors(), said).strip()
 
@@ -7451,8 +7412,7 @@ class Store:
         return _distinct(hits, max(1, limit))
 
     def _linked(self, hits, types=None):
-        """Hits, plus up to _LINKED_MAX memories one link from the best three, scored _LINK_WEIGHT
-        times the hit they hang on."""
+        """Hits, plus up to _LINKED_MAX memories linked to the best three (_LINK_WEIGHT)."""
         have, extra = {h.memory.id for h in hits}, []
         for h in hits[:3]:
             m = h.memory
@@ -7505,8 +7465,7 @@ class Store:
         return _stale_files(hashes, root, self._hash_cache()) if root and hashes else []
 
     def unmerged(self, m, root=None):
-        """The branch a memory was captured on when its work is not in this checkout's history,
-        else ''; answers kept per HEAD commit in local/ancestry.json."""
+        """The branch of a memory whose work is not in HEAD's history, else '' (cached)."""
         commit, branch = str(m.extra.get("commit") or ""), str(m.extra.get("branch") or "")
         root = root or self.project_root()
         if not commit or not root:
@@ -7562,8 +7521,7 @@ class Store:
         return mems[0] if mems else None
 
     def _rewrite_blocks(self, rel, mems):
-        """Rewrite `mems` blocks in `rel` in place, each as long as before; False, nothing written,
-        when one is not where it was said to be or would change length."""
+        """Rewrite `mems` blocks in `rel` in place, lengths kept; else False, no write."""
         text = self.read(rel)
         lines, shared = text.split("\n"), _file_shared(text)
         for m in sorted(mems, key=lambda m: -m.line):
@@ -7590,8 +7548,7 @@ class Store:
         return self.update(m)
 
     def edit(self, ident, text=None, mtype=None, tags=None):
-        """A person corrects a memory's text, type or tags (None keeps one), cleaned as a new memory
-        is, and marked reviewed today. Returns it."""
+        """A person corrects a memory's text, type or tags (None keeps one); reviewed today."""
         m = self.get(ident)
         if text is not None:
             text = self.clean(_text_lines(str(text)))
@@ -7690,8 +7647,7 @@ class Store:
         return text
 
     def _clean_fields(self, m):
-        """Mask secrets in every field of a memory, in place, however nested; a value one field
-        names a secret is one in all."""
+        """Mask secrets in every field of a memory, in place, however nested."""
         said = set()
         m.text = self.clean(_text_lines(m.text), said)
         m.extra = self._clean_value(m.extra, said=said)  # "asked": the request that named it
@@ -7880,8 +7836,7 @@ class Store:
         return found
 
     def check_type(self, mtype):
-        """A type a memory may be given: agentmem's or this store's own; else AgentmemError naming
-        the nearest known type (a type nothing reads would never be told)."""
+        """A type agentmem or this store knows, else AgentmemError naming the nearest."""
         mtype = str(mtype or "").strip().lower()
         if mtype in _MEMORY_TYPES:
             return mtype
@@ -7971,8 +7926,7 @@ class Store:
     # -- knowledge the repository already holds --------------------------------
 
     def scan(self, root):
-        """Index the repository's decision records and agent instruction files as read-only
-        memories, a file under scanned/ a source. {added, updated, removed, sources}."""
+        """Index the repository's decision records and agent files as read-only memories."""
         counts = {"added": 0, "updated": 0, "removed": 0, "sources": 0}
         found = {}
         for rel, kind in _scan_sources(root):
@@ -8170,8 +8124,7 @@ class Store:
     # -- import and export ---------------------------------------------------
 
     def import_jsonl(self, lines, name="import"):
-        """Import JSONL lines (`text`, and what `export` writes); (counts, [(line, error)]). Good
-        lines are stored in one pass even when some are bad."""
+        """Import JSONL lines, the good ones despite bad ones: (counts, [(line, error)])."""
         with _PausedGC():
             return self._import_lines(lines, name)
 
@@ -9564,8 +9517,7 @@ class _Capture:
         return ts
 
     def job_events(self, job, ts):
-        """(events, info) of a job: its transcript from the last offset, its sub-agents, and
-        the hook's last message when the transcript lacks it."""
+        """(events, info) of a job: new transcript lines, sub-agents, the last message."""
         events, info = [], {"format": "none"}
         if job.get("transcript"):
             if os.path.exists(job["transcript"]):
@@ -9638,8 +9590,7 @@ class _Capture:
         )
 
     def _retract(self, session, retracted):
-        """Forget what earlier captures stored of claims the session took back since, [(type, text,
-        by)], unless a person reviewed or edited it."""
+        """Forget stored claims the session took back since, unless a person reviewed them."""
         for mtype, text, by in retracted:
             with contextlib.suppress(AgentmemError):
                 said = self.store.prepare(Memory(text, type=mtype)).text
@@ -10140,8 +10091,7 @@ def _background_stems():
 
 
 def _background():
-    """The three lists of _background_stems as newline-framed texts (a substring search costs a
-    hook less than a set), from the cache file written the first time."""
+    """The three lists of _background_stems as newline-framed texts, cached in a file."""
     if not _BACKGROUND:
         folder = getattr(sys, "pycache_prefix", None) or _user_cache_dir()
         words = zlib.crc32((_FUNCTION_WORDS + _NULL_PROMPTS).encode())  # new words, a new file
@@ -10584,8 +10534,7 @@ def _build_context(
 
 
 def _start_explained(store, cwd, budget, query=""):
-    """[{id, type, section, verdict, names, says, text}] of each note a start weighs: "told",
-    "held" (`says` why) or "cut" (past the budget)."""
+    """[{id, type, section, verdict, names, says, text}] of each note a start weighs."""
     why = []
     context = _build_context(store, cwd, budget, query, explain=why) if store.exists() else ""
     told, rows = set(_TOLD_ID_REGEX.findall(context)), []
@@ -10679,8 +10628,7 @@ def _needles(weights):
 
 
 def _terms_in(text, needles):
-    """The search terms of a text's words that may be the prompt's (`needles`); an ASCII word
-    holding none is not stemmed."""
+    """The terms of a text's words that may be the prompt's (`needles`), stemming few."""
     out = set()
     for raw in _TOKEN_REGEX.findall(text):
         if not raw.isascii() or needles.search(raw):
@@ -10821,8 +10769,7 @@ def _names_exactly(said, weights):
 
 
 def _only_asks(m, passage, weights):
-    """Whether a passage only asks, or only says what the agent is about to do, naming nothing
-    the prompt does not: neither is told."""
+    """Whether a passage only asks, or says what the agent will do, naming nothing new."""
     agent = m.extra.get("who") in ("agent", "subagent")
     said = [u for u in _passage_units(passage) if not u.startswith(_CALLS_MARK)]
     if m.type != "episode" or not all(
@@ -11532,8 +11479,7 @@ def _git_history(root, path, limit=15):
 
 
 def _session_list(store):
-    """[{session, path, day, agent, branch, title, count}] of captured sessions, newest first:
-    each session file's header, and the first sentence of the session's digest as title."""
+    """[{session, path, day, agent, branch, title, count}] of captured sessions, newest first."""
     out = []
     titles = {
         m.session: _short(_first_sentence(m.text, 400), 110)
@@ -11677,8 +11623,7 @@ _SEARCH_FILTERS = tuple("type file tag session origin stale superseded archived 
 
 
 def _search_hits(store, root, params):
-    """[(Memory, score or None)] for the search page: recall's ranking for a query, else the
-    newest memories; then the filters of _SEARCH_FILTERS."""
+    """[(Memory, score or None)] of a query's recall, else the newest; then _SEARCH_FILTERS."""
     query = params.get("q", "").strip()
     types = [params["type"]] if params.get("type") else None
     archived = params.get("archived") == "1"
@@ -11949,11 +11894,9 @@ def _page_next(store, root, params):
 
 
 class _DashboardApp:
-    """The dashboard's requests and answers, without sockets:
-    respond(method, target, headers, body) -> (status, [(header, value)], bytes). Every request
-    needs the token and this server's Host; a change, POST with the page's CSRF token and this
-    server's Origin (docs/dashboard.md). The store is opened anew for each request, so edits by
-    hand or by another session show at once."""
+    """The dashboard without sockets: respond(method, target, headers, body) -> (status,
+    headers, bytes); token, Host, CSRF and Origin checked (docs/dashboard.md); the store
+    opened anew for each request."""
 
     GET = (  # (route regex, page); a page is f(store, root, match, params, app)
         (r"/", lambda st, root, mt, p, app: _page_overview(st, root)),
@@ -12099,9 +12042,7 @@ class _DashboardApp:
         return 303, [("Location", target or self._own_page(fallback, {"done": done}))], b""
 
     def _own_page(self, path, params):
-        """A Location for a redirect: a path of this dashboard's own route table, with its
-        parameters re-encoded; None for anything else (another host, `/\\host`, a tab or a
-        line break, a path it does not serve). A redirect never leaves the dashboard."""
+        """A redirect's Location: only a path this dashboard serves, or None."""
         import urllib.parse
 
         if not any(re.fullmatch(pattern, path) for pattern, _page in self.GET):
@@ -12161,8 +12102,7 @@ def _check_host(host, allow_remote):
 
 
 def _dashboard_server(store_root, host="127.0.0.1", port=_DASHBOARD_PORT, allow_remote=False):
-    """(server, app, url): a threading HTTP server for the dashboard, bound and not yet
-    serving. Only loopback unless `allow_remote`."""
+    """(server, app, url): the dashboard's HTTP server, bound, loopback unless `allow_remote`."""
     import http.server
 
     _check_host(host, allow_remote)
@@ -12264,10 +12204,8 @@ _WINDOWS_HOOK_SHELL = {
 
 
 def _agentmem_command(sub, shell="sh", rel=None, agent=None):
-    """The command a hook runs: this interpreter importing this agentmem.py (or, `rel`, the
-    project's own copy: _python_argv), quoted for the shell that runs it: sh; PowerShell
-    (`& 'C:\\py.exe' ...`: a line that starts with a quoted path is an expression there); or
-    cmd.exe. A team's install under sh runs the committed launcher (_LAUNCHER_TEXT).
+    """The command a hook runs (this interpreter importing agentmem, or `rel`'s launcher),
+    quoted for sh, PowerShell (`& 'C:\\py.exe' ...`) or cmd.exe.
     >>> _agentmem_command("inject", rel="tools/agentmem.py", agent="claude-code")
     'python3 "${CLAUDE_PROJECT_DIR:-.}/tools/agentmem_hook.py" inject'
     """
@@ -12285,14 +12223,12 @@ def _agentmem_command(sub, shell="sh", rel=None, agent=None):
 
 
 def _cmd_quoted(arg):
-    """One argument for a cmd.exe line: as it is when nothing in it is special, else in
-    double quotes (a Windows path holds no double quote)."""
+    """One argument for a cmd.exe line, double-quoted when anything in it is special."""
     return arg if arg and not re.search(r'[\s&|<>^()%!"]', arg) else '"%s"' % arg
 
 
 def _short_path(arg):
-    """On Windows, a path with spaces as its 8.3 short form when the volume keeps one
-    (C:\\PROGRA~1\\...), so the cmd.exe line needs no quotes; else the argument itself."""
+    """On Windows, a path with spaces as its 8.3 short form when there is one, else as is."""
     if not _windows() or " " not in arg or not os.path.exists(arg):
         return arg
     try:
@@ -12384,8 +12320,7 @@ _HOOK_EVENTS = {
 
 
 def _hook_plan(agent, stop=False, prompt=False, rel=None):
-    """{event: [matcher group or flat entry]} agentmem adds for an agent (`rel`: the
-    project's own agentmem.py, a command every clone can run)."""
+    """{event: [matcher group or entry]} agentmem adds for an agent (`rel`: a team's copy)."""
     shell = _WINDOWS_HOOK_SHELL.get(agent, "powershell") if _windows() else "sh"
     capture = _agentmem_command("capture", shell, rel, agent)
     if agent == "cursor":
@@ -12429,9 +12364,8 @@ def _mcp_entry(agent, rel=None):
 
 
 def _agent_files(agent, project, global_, team=True):
-    """{'hooks': path, 'mcp': path} an agent reads, for a project or the user (global). A
-    project install that is not `team` (agentmem.py outside the project) keeps Claude Code's
-    entries out of the files a team commits ('mcp_project': its key in ~/.claude.json)."""
+    """{'hooks': path, 'mcp': path} an agent reads, for a project or the user; a non-team
+    project install keeps Claude Code's entries out of committed files ('mcp_project')."""
     home = os.path.expanduser("~")
     if agent == "claude-code":
         base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
@@ -12474,8 +12408,7 @@ _AGENT_FILES = {
 
 
 def _team_path(project):
-    """Where this agentmem.py lies in `project`, as a relative path with forward slashes
-    ("tools/agentmem.py"), or None outside it (an install then names this machine's paths)."""
+    """This agentmem.py's path in `project` ("tools/agentmem.py"), or None outside it."""
     me = os.path.realpath(_here()[0])
     root = os.path.realpath(project)
     if os.path.basename(me) != "agentmem.py" or not me.startswith(root.rstrip(os.sep) + os.sep):
@@ -12484,8 +12417,7 @@ def _team_path(project):
 
 
 def _jsonc(text):
-    """A JSON text without its // and /* */ comments (Gemini CLI's settings.json may hold
-    them), and whether it had any; strings are left as they are."""
+    """A JSON text without // and /* */ comments (Gemini's settings), and whether it had any."""
     out, i, n, had = [], 0, len(text), False
     while i < n:
         c = text[i]
@@ -12554,9 +12486,8 @@ def _toml_string(s):
 
 
 def _plan_install(agent, project, global_=False, stop=False, prompt=False, remove=False):
-    """[(path, old text or None, new text)] for installing (or removing) agentmem for an agent.
-    A project install whose agentmem.py lies inside the project writes commands every clone
-    can run (_team_path); else this machine's paths, where the agent keeps them per user."""
+    """[(path, old text or None, new text)] to install (or remove) agentmem for an agent:
+    commands every clone can run when agentmem.py lies in the project, else this machine's."""
     rel = None if global_ else _team_path(project)
     files = _agent_files(agent, project, global_, team=rel is not None)
     changes = {}
@@ -12592,8 +12523,7 @@ def _plan_install(agent, project, global_=False, stop=False, prompt=False, remov
 
 
 def _plan_mcp(agent, files, change, rel, remove):
-    """Set `change[1]`, the text the agent's MCP settings file becomes (its text now, or what
-    the hooks made of it: Gemini keeps both in one file), with agentmem's server or without."""
+    """Set `change[1]` to the agent's MCP settings text with or without agentmem's server."""
     if agent == "codex":
         text = _toml_without_agentmem((change[1] if change[1] is not None else change[0]) or "")
         if not remove:
@@ -12643,16 +12573,14 @@ _INSTALL_NOTES = {
 
 
 def _backup_path(path, stamp):
-    """Where install keeps the copy of a file it changes: the user's cache folder, never the
-    working tree (a backup beside a committed file would show up in `git status`)."""
+    """Where install keeps a changed file's copy: the user's cache, never the working tree."""
     cache = _user_cache_dir() or os.path.dirname(os.path.abspath(path))
     flat = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.abspath(path).strip("/\\"))[-150:]
     return os.path.join(cache, "backups", "%s.%s" % (flat, stamp))
 
 
 def _apply_install(changes):
-    """Write planned changes, each after a timestamped backup of the file it replaces (in the
-    user's cache folder); returns [(path, backup)]."""
+    """Write planned changes, each after a timestamped backup; [(path, backup)]."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     kept = []
     for path, old, new in changes:
@@ -12668,8 +12596,7 @@ def _apply_install(changes):
 
 
 def _installed_state(agent, project):
-    """[(scope, problem or '')] of where agentmem is wired into an agent: the project's shared
-    files, its per-user ones (Claude Code's settings.local.json) and the user's."""
+    """[(scope, problem or '')] of where agentmem is wired into an agent."""
     out = []
     places = [
         ("project", False, True),
@@ -12714,8 +12641,7 @@ def _installed_state(agent, project):
 
 
 def _doctor_use(store, days=30, enough=20):
-    """Doctor's items on the notes the hooks told: a hook that told `enough` notes in `days`
-    days of which the sessions used none is telling what nobody needs."""
+    """Doctor's items on a hook that told `enough` notes in `days` days, none used."""
     told, used = {}, {}
     for x in _outcomes(store, days=days):
         hook = str(x.get("hook"))
@@ -12752,8 +12678,7 @@ _SHARED_INSTALL_FIX = (
 
 
 def _doctor(store, project):
-    """[(level, what, fix)] with level ok / warn / error: the interpreter, the store, the
-    compressor and each agent's wiring."""
+    """[(level, what, fix)], level ok / warn / error: interpreter, store, compressor, wiring."""
     import sqlite3
 
     v, lite = sys.version_info, sqlite3.sqlite_version
@@ -13165,8 +13090,7 @@ def _cmd_reindex(args):
 
 
 def _hook_command(name):
-    """Make a function a hook command: AGENTMEM_DISABLE=1 turns it into a no-op, and whatever
-    happens it exits 0 with an error as one line on stderr, so it never disturbs the agent."""
+    """A hook command: a no-op with AGENTMEM_DISABLE=1; always exit 0, an error on one line."""
 
     def wrap(func):
         def run(args):
@@ -13393,8 +13317,7 @@ def _cmd_capture(args):
 
 
 def _processed(cap, only=None, llm=True):
-    """cap.process(only, llm), then the store's bar found again on what it holds now
-    (_gate): the capture pays for it, never a prompt's hook."""
+    """cap.process(only, llm), then the store's bar found again (_gate): no prompt pays."""
     done, stored, errors = cap.process(only=only, llm=llm)
     if stored:
         with contextlib.suppress(AgentmemError, OSError):  # the last bar serves meanwhile
@@ -13567,8 +13490,7 @@ def _demo_transcript(session="demo-refunds"):
 
 
 def _demo_capture(store, work):
-    """Capture the bundled session into `store` (in the folder `work`), as the SessionEnd hook
-    would; returns how many memories were stored."""
+    """Capture the bundled session into `store` as SessionEnd would; how many were stored."""
     path = os.path.join(work, "session.jsonl")
     with open(path, "w", encoding="utf-8") as f:
         f.write(_demo_transcript())
@@ -14097,11 +14019,7 @@ class _Namespace:
 
 
 def _hook_args(argv):
-    """The arguments of a hook call (`agentmem inject`, `inject --prompt`), without argparse.
-
-    Hooks run at every session start and end; argparse costs about a tenth of the interpreter's
-    start there. The defaults come from the command's own arguments in _COMMANDS, so they cannot
-    drift from what argparse would give."""
+    """A hook call's arguments without argparse (a tenth of the start), defaults from _COMMANDS."""
     if not argv or argv[0] not in _HOOK_COMMANDS:
         return None
     func, arguments = _COMMANDS[argv[0]][:2]
@@ -14170,8 +14088,7 @@ def _build_parser(only=None):
 
 
 def _parse(argv):
-    """The parsed arguments; an option the command does not know is reported with that
-    command's usage, not the top-level one (exit 2)."""
+    """The parsed arguments; an unknown option gets that command's usage (exit 2)."""
     parser = _build_parser(_command_in(argv))
     args, extra = parser.parse_known_args(argv)
     if extra:
@@ -14189,9 +14106,7 @@ def _utf8_stdio():
 
 
 def main(argv=None):
-    """Run the command line; returns the exit code (0 ok, 1 error, 2 usage). Without `argv`
-    (a process of its own: a hook, the script, the console command) it ends the process
-    with that code instead (_leave)."""
+    """Run the command line: exit code 0, 1 (error) or 2 (usage); without `argv`, _leave."""
     _utf8_stdio()
     own_process, argv = argv is None, sys.argv[1:] if argv is None else list(argv)
     code = _run(_hook_args(argv) or _parse(argv))
@@ -14201,9 +14116,7 @@ def main(argv=None):
 
 
 def _leave(code):
-    """End agentmem's own process now: its output flushed, every file it wrote closed
-    already, and each index it wrote to (_Index.close), without the interpreter's teardown
-    (freeing each object of every module, a third of what a silent prompt hook costs)."""
+    """End the process now, output flushed, indexes closed, no interpreter teardown."""
     for index in list(_OPEN_INDEXES):
         try:
             if index.db is not None and index.db.total_changes:  # a reader leaves no log
