@@ -30,8 +30,7 @@ Public API (``__all__``; everything else has a leading underscore):
 >>> tokenize("useEffect leaked in src/push.ts")
 ['useeffect', 'use', 'effect', 'leak', 'src/push.ts', 'push.ts', 'src', 'push', 'ts']
 >>> redact("export ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123")
-'export ANTHROPIC_API_KEY=[REDACTED]'
-"""
+'export ANTHROPIC_API_KEY=[REDACTED]'"""
 
 # fmt: off
 __all__ = [
@@ -218,8 +217,7 @@ class AgentmemError(Exception):
 def _now_iso(ts=None):
     """UTC time as 'YYYY-MM-DDTHH:MM:SSZ'.
     >>> _now_iso(0)
-    '1970-01-01T00:00:00Z'
-    """
+    '1970-01-01T00:00:00Z'"""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if ts is None else ts))
 
 
@@ -228,8 +226,7 @@ def _parse_time(value):
     >>> _parse_time("2026-11-20T09:00:00Z"), _parse_time("2026-11-20"), _parse_time("soon")
     (1795165200.0, 1795132800.0, None)
     >>> _parse_time("2026-11-20T10:00:00.123+01:00")
-    1795165200.123
-    """
+    1795165200.123"""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value) if value < 1e11 else value / 1000.0
     if not isinstance(value, str):
@@ -261,8 +258,7 @@ def _parse_time(value):
 def _encode_id(data):
     """Five bytes as an id: _ID_LENGTH signs of lower-case Crockford base32.
     >>> _encode_id(bytes(5)), _encode_id(b"\\xff" * 5)
-    ('00000000', 'zzzzzzzz')
-    """
+    ('00000000', 'zzzzzzzz')"""
     n = int.from_bytes(data[:5], "big")
     return "".join(_ID_ALPHABET[(n >> (5 * i)) & 31] for i in range(_ID_LENGTH))
 
@@ -303,8 +299,7 @@ def _file_stamp(st):
     the creation time, so a same-size rewrite within one timestamp tick is still seen.
     >>> class St: st_mtime_ns, st_size, st_ino, st_ctime_ns = 5, 9, 0, 77
     >>> _file_stamp(St())
-    (5, 9, 77)
-    """
+    (5, 9, 77)"""
     return (st.st_mtime_ns, st.st_size, st.st_ino or st.st_ctime_ns)
 
 
@@ -497,8 +492,7 @@ _CONTROLS_REGEX = _LazyRegex("[\x00-\x1f\x7f\x85\u2028\u2029]+")
 def _text_lines(text):
     r"""A text as the store writes it: every line break a newline, no control character but tabs.
     >>> _text_lines("a\r\nb\rc\u2028d\x00e")
-    'a\nb\nc\nde'
-    """
+    'a\nb\nc\nde'"""
     if text.isprintable():  # one line of plain text: nothing to rewrite
         return text
     return re.sub("[\x00-\x08\x0e-\x1b\x1f\x7f]", "", _BREAKS_REGEX.sub("\n", text))
@@ -507,8 +501,7 @@ def _text_lines(text):
 def _one_line(value):
     r"""A one-line field's value (a file, tag, id, source): line breaks and controls become spaces.
     >>> _one_line("src/a.py\n- [x] forged note")
-    'src/a.py - [x] forged note'
-    """
+    'src/a.py - [x] forged note'"""
     return _CONTROLS_REGEX.sub(" ", value).strip() if not value.isprintable() else value
 
 
@@ -698,8 +691,7 @@ _ANCHORS_MAX = 8  # anchors a memory keeps in one file
 def _anchor_names(text):
     """The names a memory's text gives that may stand in its files (_ANCHOR_REGEX), in order.
     >>> _anchor_names('`total()` in cart.py rounds with ROUND_HALF_UP; see "VAT rate".')
-    ['total', 'cart.py', 'ROUND_HALF_UP', 'VAT rate']
-    """
+    ['total', 'cart.py', 'ROUND_HALF_UP', 'VAT rate']"""
     out = []
     for code, quoted, word, call in _ANCHOR_REGEX.findall(text):
         name = (code or quoted or word).strip().rstrip("()")
@@ -993,8 +985,7 @@ def _stem_en(word):  # noqa: C901
     >>> [_stem_en(w) for w in "connected connecting connection running stories happiness".split()]
     ['connect', 'connect', 'connect', 'run', 'stori', 'happi']
     >>> [_stem_en(w) for w in "went bought thrown children".split()]
-    ['go', 'buy', 'throw', 'child']
-    """
+    ['go', 'buy', 'throw', 'child']"""
     if len(word) <= 2:
         return word
     word = _EN_IRREGULAR.get(word, word)
@@ -1101,8 +1092,7 @@ def _ru_cut(w, start, groups):
 def _stem_ru(word):
     """Russian stem after the Snowball Russian algorithm, written for agentmem.
     >>> [_stem_ru(w) for w in "уведомления уведомление решили договорились".split()]
-    ['уведомлен', 'уведомлен', 'реш', 'договор']
-    """
+    ['уведомлен', 'уведомлен', 'реш', 'договор']"""
     w = word.replace("ё", "е")
     rv = next((i + 1 for i, c in enumerate(w) if c in _RU_VOWELS), len(w))
     r1 = next(
@@ -1143,8 +1133,7 @@ def _stem(word):
     >>> _stem("db") == _stem("databases"), _stem("pics") == _stem("picture")
     (True, True)
     >>> _stem("kids"), _stem("three")
-    ('child', '3')
-    """
+    ('child', '3')"""
     s = _STEMS.get(word)
     if s is None:
         if word.isascii():
@@ -1171,8 +1160,7 @@ _RU_LATIN = {
 def _transliterate(word):
     """Latin spelling of a Russian word, for tech jargon written in Cyrillic.
     >>> _transliterate("пуш"), _transliterate("деплой"), _transliterate("docker")
-    ('push', 'deploy', 'docker')
-    """
+    ('push', 'deploy', 'docker')"""
     if word.isascii():
         return word
     return "".join(_RU_LATIN.get(c, c) for c in word)
@@ -1181,8 +1169,7 @@ def _transliterate(word):
 def _latin_term(term):
     """The term of a Russian word spelled as a Latin one is indexed ("редис": "redi"), or itself.
     >>> _latin_term("редис"), _latin_term("пуш"), _latin_term("docker")
-    ('redi', 'push', 'docker')
-    """
+    ('redi', 'push', 'docker')"""
     latin = _transliterate(term)
     said = tokenize(latin) if latin != term else [term]
     return said[0] if len(said) == 1 else latin
@@ -1199,8 +1186,7 @@ def tokenize(text, forms=None):
     >>> f = []; tokenize("Stories named", f), f
     (['stori', 'name'], ['stories', 'named'])
     >>> tokenize("以后用pnpm管理依赖")
-    ['以后', '后用', 'pnpm', '管理', '理依', '依赖']
-    """
+    ['以后', '后用', 'pnpm', '管理', '理依', '依赖']"""
     out = []
     cache, word_tokens = _WORD_TOKENS, _word_tokens
     for raw in _TOKEN_REGEX.findall(text):
@@ -1279,8 +1265,7 @@ def _analyze_query(text):
     >>> _analyze_query("Where are the request metrics recorded?")
     (['request', 'metric', 'record'], {'metric': ['metrics'], 'record': ['recorded']})
     >>> _analyze_query("socket which should close")[0], _analyze_query("How long is it?")[0]
-    (['socket', 'which', 'should', 'close'], ['long'])
-    """
+    (['socket', 'which', 'should', 'close'], ['long'])"""
     found = []
     text = _QUESTION_LEAD_REGEX.sub(r"\1", text[:_MAX_QUERY_CHARS])
     terms = [t for t in dict.fromkeys(tokenize(text, found)) if len(t) > 1]
@@ -1295,8 +1280,7 @@ def _analyze_query(text):
 def _query_groups(text):
     """{term: the query word it comes from}: one word's expansions count as one term in ranking.
     >>> g = _query_groups("ecommerce-api timeout"); g["api"] == g["ecommerc"] != g["timeout"]
-    True
-    """
+    True"""
     out = {}
     for i, raw in enumerate(_TOKEN_REGEX.findall(text[:_MAX_QUERY_CHARS])):
         for t in tokenize(raw):  # Chinese and Japanese have no spaces: each pair is a word
@@ -1357,8 +1341,7 @@ _KINDS_OF_TOOL = {}
 def _tool_kinds(tokens):
     """The kind words (stemmed) of the well-known tools among `tokens`, not already there.
     >>> _tool_kinds(tokenize("Stay on RabbitMQ, not Kafka"))
-    ['broker', 'queue', 'брокер', 'очеред']
-    """
+    ['broker', 'queue', 'брокер', 'очеред']"""
     if not _KINDS_OF_TOOL:
         for line in _TOOL_KINDS.replace("\n  ", " ").strip().split("\n"):
             kinds, names = line.split(":")
@@ -1377,8 +1360,7 @@ def _tool_kinds(tokens):
 def _word_count(text):
     """Words in a text; in Chinese and Japanese, written without spaces, each sign is one.
     >>> _word_count("Use pnpm here"), _word_count("以後一律用pnpm")
-    (3, 6)
-    """
+    (3, 6)"""
     if text.isascii():
         return len(text.split())
     parts = _CJK_REGEX.split(text)  # odd items are the runs of signs
@@ -1394,8 +1376,7 @@ def _first_sentence(text, limit=160):
 def _sentences(text):
     """`text` split after . ! ? and whitespace, after 。！？, and at line breaks.
     >>> _sentences("Use uv. Not pip!\\nv1.2 is out。次")
-    ['Use uv.', 'Not pip!', 'v1.2 is out。', '次']
-    """
+    ['Use uv.', 'Not pip!', 'v1.2 is out。', '次']"""
     out, start = [], 0
     for m in _SENTENCE_MARK_REGEX.finditer(text):
         mark = m.group()
@@ -1453,8 +1434,7 @@ def _claim(text):
     >>> _claim("Do not retry more than 3 times") == _claim("Retry more than 3 times")
     False
     >>> _claim("Не ретраим больше 3 раз") == _claim("не ретраим больше 3 раз!")
-    True
-    """
+    True"""
     return sorted(w.lower() for w in _CLAIM_REGEX.findall(text))
 
 
@@ -1838,8 +1818,7 @@ def _looks_secret(value, prose=False):
 def _trie_pattern(words):
     r"""A regex matching any of `words`, as their prefix tree (longest match at a position).
     >>> _trie_pattern(["sk", "sk-", "sk.eyj", "key"])
-    '(?:key|sk(?:\\-|\\.eyj)?)'
-    """
+    '(?:key|sk(?:\\-|\\.eyj)?)'"""
     tree = {}
     for w in words:
         node = tree
@@ -1905,8 +1884,7 @@ def redact(text, extra_patterns=(), said=None):
     '{"password": [REDACTED]} and AWS [REDACTED]'
     >>> said = set(); _ = redact("The admin key is 3kd9Xq7ZpL2mVb8R", said=said)
     >>> redact("The exporter signs with 3kd9Xq7ZpL2mVb8R now.", said=said)
-    'The exporter signs with [REDACTED] now.'
-    """
+    'The exporter signs with [REDACTED] now.'"""
     if not text:
         return text
     said = set() if said is None else said
@@ -1950,8 +1928,7 @@ def _unsafe_pattern(pattern):  # noqa: C901
     r"""Why a config.json "redact" regex must not run ('' when it may): it does not compile, is
     too long, or nests a repeat that can backtrack without bound.
     >>> _unsafe_pattern(r"ACME-\d{6}"), _unsafe_pattern(r"(a+)+$") != ""
-    ('', True)
-    """
+    ('', True)"""
     if not isinstance(pattern, str):
         return "is not a string"
     if len(pattern) > _PATTERN_MAX_CHARS:
@@ -2265,8 +2242,7 @@ def _result_ok(text, flag=None):
     """Whether a tool call succeeded: the transcript's flag, else the exit code its output starts
     with, else None.
     >>> _result_ok("Exit code 1\\nerror: no such file"), _result_ok("ok"), _result_ok("", True)
-    (False, None, True)
-    """
+    (False, None, True)"""
     if flag is not None:
         return bool(flag)
     m = _EXIT_REGEX.match(text or "")
@@ -2939,8 +2915,7 @@ def _memory_from_dict(d, strict=False):
     ['a', 'b']
     >>> _memory_from_dict({"text": "Use uv", "confidence": 2}, strict=True)
     Traceback (most recent call last):
-    ValueError: 'confidence' must be a number from 0 to 1
-    """
+    ValueError: 'confidence' must be a number from 0 to 1"""
     text = d.get("text")
     if strict and (not isinstance(text, str) or not text.strip()):
         raise ValueError("'text' is required and must be a non-empty string")
@@ -2997,8 +2972,7 @@ def _memory_from_index(data):
     >>> d = dict(m.to_dict(), path="a.md", line=3, end=6, reviewed="2026-11-30")
     >>> m2 = _memory_from_index(json.dumps(d))
     >>> (m2.to_dict(), m2.path, m2.line) == (_memory_from_dict(d).to_dict(), "a.md", 3)
-    True
-    """
+    True"""
     d = json.loads(data)
     m = Memory.__new__(Memory)
     m.id, m.type, m.text = d["id"], d["type"], d["text"]
@@ -3033,8 +3007,7 @@ def _render_memory(m, shared=None):
     <!-- {"confidence": 0.9, "created": "2026-11-29T10:00:00Z", "sum": "be60ca60"} -->
     Use FTS5.
     \\## not a heading
-    <BLANKLINE>
-    """
+    <BLANKLINE>"""
     meta = dict(m.meta(), sum=_text_sum(m.text))
     for key, value in (shared or {}).items():
         if meta.get(key) == value:
@@ -3050,8 +3023,7 @@ def _render_memory(m, shared=None):
 def _file_shared(text):
     """The metadata every memory of a file shares, from its header's JSON comment.
     >>> _file_shared('# Session s1\\n\\n<!-- {"session": "s1", "x": 1} -->\\n\\n## fact\\nA.\\n')
-    {'session': 's1'}
-    """
+    {'session': 's1'}"""
     for line in text[:4000].split("\n"):
         if line.startswith("## "):
             break
@@ -3149,8 +3121,7 @@ def _parse_memories(text, path=""):
     >>> ms = _parse_memories("# notes\\n\\n## convention\\nTabs, not spaces.\\n\\n"
     ...                     "## Deploy notes\\nRun make.\\n")
     >>> [(m.type, m.text, m.line, m.end) for m in ms]
-    [('convention', 'Tabs, not spaces.', 3, 6), ('fact', 'Deploy notes\\nRun make.', 6, 9)]
-    """
+    [('convention', 'Tabs, not spaces.', 3, 6), ('fact', 'Deploy notes\\nRun make.', 6, 9)]"""
     lines = text.split("\n")
     shared = _file_shared(text)
     out, suspects = [], []  # suspects: (index, lines) of hand-changed multi-line texts
@@ -3911,8 +3882,7 @@ _SENTENCE_ENDS = (".", "!", "?", "。", "！", "？")
 def _says(concept, text):
     """The match of a concept of _OBSERVER_PHRASES in a text, or None.
     >>> [bool(_says("decision", s)) for s in ("We decided on Postgres.", "I doubt my decisions.")]
-    [True, False]
-    """
+    [True, False]"""
     return _phrase(concept).search(text)
 
 
@@ -4009,8 +3979,7 @@ def _without_home(text, cwd):
     >>> _without_home("/home/ann/app/src/a.py, /Users/bo/.claude/plans/x.md", "/home/ann/app")
     'src/a.py, ~/.claude/plans/x.md'
     >>> _without_home("~/.claude/projects/-home-ann-lee-app/1.jsonl C--Users-bo-x", "/home/ann.lee")
-    '~/.claude/projects/-~-app/1.jsonl ~-x'
-    """
+    '~/.claude/projects/-~-app/1.jsonl ~-x'"""
     if cwd and len(cwd) > 1:
         root = cwd.rstrip("/\\")
         windows = re.match(r"[A-Za-z]:", root)  # C:\\ and c:/ name the same folder
@@ -4037,8 +4006,7 @@ def _without_home(text, cwd):
 def _relative_file(path, cwd):
     """A file as memories keep it: relative to the project inside it (Windows paths in any case).
     >>> _relative_file("c:\\\\Src\\\\App\\\\a.py", "C:\\\\src\\\\app"), _relative_file("/a/c", "/a")
-    ('a.py', 'c')
-    """
+    ('a.py', 'c')"""
     p = _normalize_file(path)
     if cwd:
         root = _normalize_file(cwd).rstrip("/") + "/"
@@ -4174,8 +4142,7 @@ _CHOICE_REGEX = _LazyRegex(  # "B", "go with option 2", "yes", "go with your rec
 def _offered_options(text):
     r"""{label: option} of an agent message offering two or more options ("" the recommended).
     >>> sorted(_offered_options("Auth?\n| A | Keep it upstream |\n| B | Sign every call |").items())
-    [('A', 'Keep it upstream'), ('B', 'Sign every call')]
-    """
+    [('A', 'Keep it upstream'), ('B', 'Sign every call')]"""
     if "?" not in text and not _RECOMMENDED_REGEX.search(text) and "option" not in text.lower():
         return {}
     options = {}
@@ -4235,8 +4202,7 @@ def _reports_change(s):
 def _unquoted(s):
     """A sentence without its quoted spans: a word in quotes is mentioned, not said.
     >>> _unquoted('Search the web for "CLI naming best practices" in `docs`.')
-    'Search the web for   in  .'
-    """
+    'Search the web for   in  .'"""
     return _QUOTED_REGEX.sub(" ", s)
 
 
@@ -4272,8 +4238,7 @@ def _typed_words(text):
     """What the person typed in a message: a template's "User Input" block, the lines before a
     long paste, or the whole message; never a paragraph holding a line a tool printed.
     >>> _typed_words("## User Input\\n\\n```text\\nPhase 2\\n```\\n\\nYou **MUST** read it.")
-    'Phase 2'
-    """
+    'Phase 2'"""
     given = _USER_INPUT_REGEX.search(text)
     if given:
         return given.group(1).strip()
@@ -4303,8 +4268,7 @@ def _general_rule(s):
     """Whether a sentence states a rule about a kind of thing: a rule verb after a short subject
     naming a kind, not one thing, or "make sure" of every one.
     >>> _general_rule("Tests go in tests/unit, not next to the code."), _general_rule("It works.")
-    (True, False)
-    """
+    (True, False)"""
     if s.rstrip().endswith(("!", "?", "！", "？")):
         return False
     m = _says("rule-verb", s)
@@ -4323,8 +4287,7 @@ def _classify_user_sentence(s):
     >>> _classify_user_sentence("No Redis, use Postgres for the queue.")
     ('decision', 'user-decision')
     >>> _classify_user_sentence("Please add a test for it.") is None
-    True
-    """
+    True"""
     if _says("injection", s):
         return None
     body = _phrase("ack").sub("", s)
@@ -4343,8 +4306,7 @@ def _how_often(s):
     """Whether "always", "never" or "every time" says how often something happened (a problem
     right after it, a past verb, a problem in what "every time" leads to), not what to do.
     >>> _how_often("Always fails on CI when the cache is cold."), _how_often("Never push to main.")
-    (True, False)
-    """
+    (True, False)"""
     said = _says("standing", s)
     if not said:
         return False
@@ -4927,8 +4889,7 @@ def _decision_records(text):
     "Decision:" field, an ADR's "Decision" section); a "Pending" or "Proposed" one is left out.
     >>> _decision_records("### 3. Storage\\n- **Question**: Disk or S3?\\n"
     ...     "- **Decision**: Resolved — use `S3`.\\n- **Rationale**: stateless servers.")
-    [('Storage', 'Disk or S3?', 'use `S3`.', 'stateless servers.')]
-    """
+    [('Storage', 'Disk or S3?', 'use `S3`.', 'stateless servers.')]"""
     sections = _markdown_sections(text)
     first = next((h for h, _b in sections if h), "")
     status = next((b.split("\n")[0] for h, b in sections if h.lower() == "status"), "")
@@ -4954,8 +4915,7 @@ def _settings(text):
     """[(heading, [(NAME, value)])] of the sections that set _SETTINGS_MIN or more variables.
     >>> _settings("## Configuration\\n```bash\\nREDIS_HOST=localhost\\nREDIS_PORT=6379\\n"
     ...           "export CACHE_TTL_SECONDS=60\\n```")[0][1]
-    [('REDIS_HOST', 'localhost'), ('REDIS_PORT', '6379'), ('CACHE_TTL_SECONDS', '60')]
-    """
+    [('REDIS_HOST', 'localhost'), ('REDIS_PORT', '6379'), ('CACHE_TTL_SECONDS', '60')]"""
     out = []
     for heading, body in _markdown_sections(text):
         pairs = _SETTING_REGEX.findall(body)
@@ -5120,8 +5080,7 @@ def _prose_lines(text):
 def _commit_message(command):
     """The message of a `git commit -m ...` the agent ran, or '' (a here-document unwrapped).
     >>> _commit_message("git commit -m \\"$(cat <<'EOF'\\nfeat: add charts\\n\\nBody.\\nEOF\\n)\\"")
-    'feat: add charts Body.'
-    """
+    'feat: add charts Body.'"""
     m = _COMMIT_REGEX.search(command or "")
     if not m:
         return ""
@@ -5269,8 +5228,7 @@ def _command_segments(command, pipes=False):
     """[(words, piped)] of a shell line: its `&&`/`;`/`&` parts cut at the first pipe (`pipes`:
     each a command), without redirections or scene-setters (cd, export, echo), through `sudo`.
     >>> _command_segments("cd app && time npm run build 2>&1 | tail -5; echo 'a; b'")
-    [(['npm', 'run', 'build'], True)]
-    """
+    [(['npm', 'run', 'build'], True)]"""
     out, cur, piped, skip = [], [], False, False
     for w in _shell_words(command) + [";"]:
         if w in ("&&", "||", ";", "&") or w == "|" and pipes:
@@ -5294,8 +5252,7 @@ def _command_segments(command, pipes=False):
 def _read_through(words):
     """A command's words without what only runs it (`sudo -E`, `env`, `time`), `VAR=value` kept.
     >>> _read_through("DB=x.db sudo -E time cargo build".split())
-    ['DB=x.db', 'cargo', 'build']
-    """
+    ['DB=x.db', 'cargo', 'build']"""
     out, i = [], 0
     while i < len(words) and (words[i] in _READ_THROUGH or re.match(r"^\w+=", words[i])):
         if words[i] in _READ_THROUGH:
@@ -5318,8 +5275,7 @@ def _command_key(words):
     >>> _command_key(["E2E_MODE=true", "npm", "run", "test:offline", "--", "test/a.test.ts"])
     'npm run test:offline'
     >>> _command_key("nix develop -c lint".split()), _command_key("node --trace a.ts".split())
-    ('nix develop lint', 'node a.ts')
-    """
+    ('nix develop lint', 'node a.ts')"""
     key = []
     for w in words:
         if not key and re.match(r"^\w+=", w):
@@ -5346,8 +5302,7 @@ def _shell_line(words):
 def _command_shown(words):
     """A command as a note shows it: its words up to the first file argument or `--`.
     >>> _command_shown("npx prettier --write test/a.test.ts".split())
-    'npx prettier --write'
-    """
+    'npx prettier --write'"""
     out = []
     for w in words:
         if w == "--" or (out and _is_path(w)):
@@ -5366,8 +5321,7 @@ def _exact_words(text):
     """The marks of a text, lower-cased: words of 4+ characters with a digit, dot, slash, colon
     or underscore inside, camelCase words and flags.
     >>> sorted(_exact_words("Run `npm run e2e --watch` in src/app, see parseFEN() and v2.9.1."))
-    ['--watch', 'e2e', 'parsefen', 'src/app', 'v2.9.1']
-    """
+    ['--watch', 'e2e', 'parsefen', 'src/app', 'v2.9.1']"""
     out = set()
     for w in _MARK_WORD_REGEX.findall(text):
         if len(w) < 3 or w.isdigit() or w[0].isdigit() and "." not in w:
@@ -5386,8 +5340,7 @@ def _commands_of(text):
 def _runs_of(text):
     """The commands a shell call runs, each as its words: lines, chains and pipes' parts apart.
     >>> _runs_of('cd api && DB="x.db" cargo build --release 2>&1 | tail -5 &')
-    [['DB=x.db', 'cargo', 'build', '--release'], ['tail', '-5']]
-    """
+    [['DB=x.db', 'cargo', 'build', '--release'], ['tail', '-5']]"""
     text = _LINE_END_REGEX.sub(lambda m: m.group(1) or ";", str(text or "").replace("\\\n", " "))
     return [words for words, _piped in _command_segments(text, pipes=True)]
 
@@ -5396,8 +5349,7 @@ def _runs_note(note, run):
     """Whether a run's words are a note's command: same program, every word of the note in it.
     >>> note, runs = "python3 -m pytest t/", ("python3 -m pytest t/ -x", "python3 -m mypy t/")
     >>> [_runs_note(note.split(), run.split()) for run in runs]
-    [True, False]
-    """
+    [True, False]"""
     if _command_key(run) != _command_key(note):
         return False
     return all(w in run for w in note if not _PLACEHOLDER_REGEX.match(w))
@@ -5732,8 +5684,7 @@ def _passed_with(note, earlier, failed=()):
     names (and that `failed` does not): one note, each kind as last run.
     >>> _passed_with("Commands that passed here: test `pytest -q`.",
     ...              "Commands that passed here: lint `ruff check`; test `make test`.")
-    'Commands that passed here: lint `ruff check`; test `pytest -q`.'
-    """
+    'Commands that passed here: lint `ruff check`; test `pytest -q`.'"""
     if not note.startswith(_PASSED):
         return note
     passed = dict(_PASSED_ENTRY_REGEX.findall(note))
@@ -5796,8 +5747,7 @@ _WORDS_PRIORITY = {"person": 0, "compaction": 1, "final": 2, "agent": 3, "subage
 def _paragraphs(text, limit=_PASSAGE_MAX_CHARS):
     """A message as passages of whole paragraphs of at most `limit` characters each.
     >>> _paragraphs("Short one.\\n\\nAnother.", 40), _paragraphs("First one here. Second one.", 16)
-    (['Short one.\\n\\nAnother.'], ['First one here.', 'Second one.'])
-    """
+    (['Short one.\\n\\nAnother.'], ['First one here.', 'Second one.'])"""
     out = []
     for para in re.split(r"\n\s*\n", text.strip()):
         rest = para.strip()
@@ -7025,8 +6975,7 @@ def _fused_score(ranks, confidence, ts, now, affinity=1.0):
 
     `ranks`: ranker -> 0-based rank; `affinity` favours the type and script a question asks for.
     >>> [round(_fused_score({"memory": 0}, c, 0, t), 4) for c, t in ((1, 0), (0, 0), (1, 7776000))]
-    [0.2, 0.1, 0.15]
-    """
+    [0.2, 0.1, 0.15]"""
     rrf = sum(_RANKER_WEIGHTS[name] / (_RRF_K + rank) for name, rank in ranks.items())
     age_days = max(0.0, now - ts) / 86400.0
     return (
@@ -7064,8 +7013,7 @@ _INTENTS = (   # (word beginnings, phrases, {memory type: affinity}): what a que
 def _script_of(text):
     """The script most letters of a text are in: 'latin', 'cyrillic', 'cjk' or 'other'.
     >>> _script_of("Решили: остаёмся на Firebase"), _script_of("Use FTS5"), _script_of("用 uv 執行")
-    ('cyrillic', 'latin', 'cjk')
-    """
+    ('cyrillic', 'latin', 'cjk')"""
     if text.isascii():
         return "latin"
     counts = {}
@@ -7087,8 +7035,7 @@ def _script_of(text):
 def _query_intent(query):
     """{memory type: affinity} for the kind of answer a question asks for.
     >>> _query_intent("почему уведомления приходят дважды")["bug"], _query_intent("docker")
-    (1.3, {})
-    """
+    (1.3, {})"""
     low = query[:2000].lower()
     words = _WORD_REGEX.findall(low)
     out = {}
@@ -7129,8 +7076,7 @@ def open_store(path=None, cwd=None):
 def _slug(text, limit=40):
     """A file-name-safe form of a session id or a file stem.
     >>> _slug("Claude session: 1d2c/3b4a"), _slug("../../etc")
-    ('claude-session-1d2c-3b4a', 'etc')
-    """
+    ('claude-session-1d2c-3b4a', 'etc')"""
     s = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-_").lower()
     return s[:limit].rstrip("-_") or "x"
 
@@ -8642,8 +8588,7 @@ def _grounded(fact, chunk):
     """Whether a fact's distinctive words occur in the part of the session it came from.
     >>> chunk = "PERSON: add retries with jitter to the webhook sender"
     >>> _grounded("Webhook retries use jitter", chunk), _grounded("We use Kubernetes", chunk)
-    (True, False)
-    """
+    (True, False)"""
     prose = "\n".join(ln for ln in chunk.split("\n") if not ln.startswith("TOOL OUTPUT"))
     have = set(tokenize(prose))
     words = {t for t in tokenize(fact) if len(t) > 3 and not t.isdigit()}
@@ -9168,8 +9113,7 @@ def _import_code(folder=None, rel=None, windows=False):
     """The `-c` code importing agentmem from `folder`, or `rel` under the project folder up;
     it exits 0 quietly when none is found, and needs no quoting in any shell.
     >>> 'f="/opt/am";' in _import_code("/opt/am"), " " in _import_code(rel="tools/agentmem.py")
-    (True, False)
-    """
+    (True, False)"""
     q = "'" if windows else '"'
     if rel is not None:
         where = "or".join("(e.get(Q %s Q))" % v for v in _AGENT_FOLDER_VARS) + "or(o.getcwd())"
@@ -10040,8 +9984,7 @@ _NULL = {}  # the prompts once parsed, and the number of them each stem is said 
 def _null_prompts():
     """The prompts of _NULL_PROMPTS, in order.
     >>> p = _null_prompts(); len(p) > 400, "go on" in p, p[0] == p[0].strip()
-    (True, True, True)
-    """
+    (True, True, True)"""
     if "prompts" not in _NULL:
         text = " ".join(" · " if ln.startswith("#") else ln for ln in _NULL_PROMPTS.splitlines())
         _NULL["prompts"] = [p.strip() for p in text.split(" · ") if p.strip()]
@@ -10114,8 +10057,7 @@ def _background():
 def _common(stem, everyday=False):
     """Whether a term is common in technical English; `everyday`: one of its everyday words.
     >>> _common("fail"), _common("postgr")
-    (True, False)
-    """
+    (True, False)"""
     text, known = _background()[everyday], _COMMON.get((stem, everyday))
     if known is None:  # a calibration asks of thousands of words, many twice
         known = _COMMON[stem, everyday] = "\n%s\n" % stem in text
@@ -10297,8 +10239,7 @@ def _stands(m, names=(), twin=None):
     >>> _stands(Memory("Fine, go that way and adjust the others to fit", "decision", extra=said))
     ('', 'names nothing the project names')
     >>> _stands(Memory("Run `make e2e` before a release", type="convention"))
-    ('`make e2e`', 'a convention')
-    """
+    ('`make e2e`', 'a convention')"""
     if twin:
         return "", "a near-duplicate of %s, which is newer" % twin
     # what it tells to do: a command's note quotes the output that proved it, the rest is theirs
@@ -10683,8 +10624,7 @@ def _best_passage(text, weights, guesses=True):
     ...     [(3.0, [frozenset(["pip"])], False), (1.0, [frozenset(["pin"])], False),
     ...      (0.3, [frozenset(["build"])], True)])
     >>> round(share, 2), text
-    (0.93, 'Pip is pinned to 24. Tests run nightly.')
-    """
+    (0.93, 'Pip is pinned to 24. Tests run nightly.')"""
     units = _passage_units(text)
     needles = _needles(weights)
     # what a tool call ran ("(then ran `...`)") is shown with its message, but it is not what
@@ -10815,8 +10755,7 @@ def _taken_up(told, hits, weights):
 def _says_again(passage, told):
     """Whether a passage says again what one of `told` says (_REPEATED_JACCARD of word pairs).
     >>> _says_again("Keep the cache warm at boot.", ["We keep the cache warm at boot"])
-    True
-    """
+    True"""
     pairs = _shingles(passage)
     return any(
         len(pairs & k) >= _REPEATED_JACCARD * min(len(pairs), len(k)) for k in map(_shingles, told)
@@ -10845,8 +10784,7 @@ def _everyday_prompt(words, common, quoted=(), leave_out=()):
     """Whether every own word of a prompt (`common` per word) is a plain word two or more
     _null_prompts say (but `leave_out`): it names nothing a project holds alone.
     >>> [_everyday_prompt([(w, [w.lower()])], [False]) for w in ("branch", "celeri")]
-    [True, False]
-    """
+    [True, False]"""
     own = [ts for (_w, ts), c in zip(words, common) if not c]
     if not all(len(ts) == 1 and ts[0] not in quoted for ts in own):
         return False
@@ -10927,8 +10865,7 @@ def _calibrate(store):
     """A store's bar: the lowest share at which _null_prompts are told at most one note in
     _NULL_RATE (docs/ranking.md).
     >>> _calibrate(Store(os.devnull))  # no store: nothing to tell, no bar to clear
-    0.0
-    """
+    0.0"""
     if not store.exists():
         return 0.0
     store.index()
@@ -12207,8 +12144,7 @@ def _agentmem_command(sub, shell="sh", rel=None, agent=None):
     """The command a hook runs (this interpreter importing agentmem, or `rel`'s launcher),
     quoted for sh, PowerShell (`& 'C:\\py.exe' ...`) or cmd.exe.
     >>> _agentmem_command("inject", rel="tools/agentmem.py", agent="claude-code")
-    'python3 "${CLAUDE_PROJECT_DIR:-.}/tools/agentmem_hook.py" inject'
-    """
+    'python3 "${CLAUDE_PROJECT_DIR:-.}/tools/agentmem_hook.py" inject'"""
     import shlex
 
     if rel is not None and shell == "sh" and not re.search(r'["$`\\]', rel):
@@ -12244,8 +12180,7 @@ def _short_path(arg):
 def _hook_target(command):
     """The agentmem.py a hook or MCP command runs (import or script form, any shell), or ''.
     >>> _hook_target("& 'C:\\\\Py 3\\\\python.exe' '-c' 's.path.insert(0,r''C:\\\\A B'')' inject")
-    'C:\\\\A B\\\\agentmem.py'
-    """
+    'C:\\\\A B\\\\agentmem.py'"""
     m = re.search(r"p\.join\(x,['\"]+([^'\"]+)['\"]+\)", command)
     m = m or re.search(r'[})]/([^"]*%s)"' % _LAUNCHER_NAME, command)
     if m:  # a team's install: agentmem.py (or its launcher) relative to the project
