@@ -1167,7 +1167,7 @@ def _transliterate(word):
 
 
 def _latin_term(term):
-    """The term of a Russian word spelled as a Latin one is indexed ("редис": "redi"), or itself.
+    """The indexed term of a Latin word spelled in Russian ("редис": "redi"), or the term.
     >>> _latin_term("редис"), _latin_term("пуш"), _latin_term("docker")
     ('redi', 'push', 'docker')"""
     latin = _transliterate(term)
@@ -2464,7 +2464,7 @@ def _codex_output(p, ts, info, out):
 
 
 def _codex_compacted(p, ts, info, out):
-    """A compaction's summary; the model's answer just before it is that, not the agent."""
+    """A compaction's summary; the model's answer just before it is it, not the agent's words."""
     text = _CODEX_SUMMARY_REGEX.sub("", _str_field(p, "message")).strip()
     if not text:
         return
@@ -4018,7 +4018,7 @@ def _relative_file(path, cwd):
 
 
 def _clip(text, limit=_MAX_MEMORY_CHARS):
-    """A text on one line of about `limit` characters, cut at a sentence end or word, with "…"."""
+    """A text on one line of about `limit` characters, cut at a sentence end, else a word + "…"."""
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
@@ -7325,7 +7325,7 @@ class Store:
         pool=_FTS5_POOL,
         passages=False,
     ):
-        """Memories that answer `query`, best first (_Index.search); `archived` too; `refresh`."""
+        """Memories answering `query`, best first (_Index.search); no `refresh`: index as it is."""
         if not self.exists():
             if not _query_terms(query or ""):
                 raise AgentmemError("the query has no words to search for: %r" % (query or "")[:80])
