@@ -10277,12 +10277,14 @@ def _said_name(text, names):
     return next((w for w in words + pairs if (tokenize(w) or [""])[0] in names), "")
 
 
-def _standing(mems, names, alone, title):
-    """(memory, the thing it names or '', what it says or why not) of a section's memories; of a
-    section told as it is (`alone` false), (memory, None, what the section is)."""
+def _standing(mems, names, alone, title, skip):
+    """(memory, the thing it names or '', what it says or why not) of a section's memories but
+    those `skip` leaves out when their turn comes; of a section told as it is (`alone` false),
+    (memory, None, what the section is). Twins are found among all of `mems`."""
     newer = _newer_twins(mems) if alone else {}
     for m in mems:
-        yield (m, *_stands(m, names, newer.get(m.id))) if alone else (m, None, title.lower())
+        if not skip(m):
+            yield (m, *_stands(m, names, newer.get(m.id))) if alone else (m, None, title.lower())
 
 
 def _newer_twins(mems):
@@ -10409,10 +10411,8 @@ def _build_context(
     names, why = set(_gate(store).get("names") or ()), [] if explain is None else explain
 
     def section(title, mems, flag_stale=True, low=False, alone=True):
-        lines = []
-        for m, thing, says in _standing(mems, names, alone, title):
-            if m.id in used or _withheld(m) or session and m.session == session:
-                continue
+        lines, skip = [], lambda m: m.id in used or _withheld(m) or session and m.session == session
+        for m, thing, says in _standing(mems, names, alone, title, skip):
             if thing == "":
                 used.add(m.id)  # held: told in no section of this start
                 why.append((m, title, None, says))
