@@ -10599,7 +10599,7 @@ def _passage_units(text):
 
 def _best_run(units, tokens, weights, starts, after):
     """(share, first, last unit) of the best run of one to three units within _PASSAGE_CHARS
-    from `starts`; (0.0, 0, -1) when none holds a prompt word but a task word."""
+    from `starts`; (0.0, 0, -1) when none holds a prompt word other than a task word."""
     total = sum(w for w, _t, _c in weights) or 1.0
     best = (0.0, 0, -1)
     for i in starts:
@@ -10618,8 +10618,8 @@ def _best_run(units, tokens, weights, starts, after):
 
 def _best_passage(text, weights, guesses=True):
     """(share of the prompt's weight, passage): the best run of one to three sentences within
-    _PASSAGE_CHARS holding a prompt word but a task word, with what leads into it and follows
-    while it fits; (0.0, '') when none. Without `guesses`, no question or guess in it.
+    _PASSAGE_CHARS holding a prompt word other than a task word, with what leads into it and
+    follows while it fits; (0.0, '') when none. Without `guesses`, no question or guess in it.
     >>> share, text = _best_passage("We use Rust. Pip is pinned to 24. Tests run nightly.",
     ...     [(3.0, [frozenset(["pip"])], False), (1.0, [frozenset(["pin"])], False),
     ...      (0.3, [frozenset(["build"])], True)])
