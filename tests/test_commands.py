@@ -98,6 +98,14 @@ def test_what_still_fails_at_the_end_is_an_open_todo_and_only_then():
     assert [t for t, _x in learned(passed_later)] == ["fact"]
 
 
+def test_a_command_the_sandbox_stopped_never_ran_so_it_is_not_still_failing():
+    denied = "failed in sandbox LinuxSeccomp with execution error: sandbox denied exec error, exit code: 1"
+    assert learned(ran(("cargo test --workspace", denied, False))) == []
+    assert learned(ran(("cargo test --workspace", "error[E0425]: cannot find value `port`", False))) == [
+        ("todo", "Still failing when the session ended: `cargo test --workspace`: "
+                 "error[E0425]: cannot find value `port`.")]
+
+
 def test_what_still_fails_is_told_by_its_error_never_by_a_warning_printed_on_the_way():
     warned = 'npm warn Unknown env config "store-dir". This will stop working in the next major version.\n'
     bracketed = warned + "\n> Build error occurred\n[TypeError: render is not a function]\n\n> next build"
