@@ -10475,7 +10475,8 @@ def _build_context(
 
 
 def _start_explained(store, cwd, budget, query=""):
-    """[{id, type, section, verdict, names, says, text}] of each note a start weighs."""
+    """(the block a start is told, [{id, type, section, verdict, names, says, text}] of each
+    note it weighs)."""
     why = []
     context = _build_context(store, cwd, budget, query, explain=why) if store.exists() else ""
     told, rows = set(_TOLD_ID_REGEX.findall(context)), []
@@ -10484,7 +10485,7 @@ def _start_explained(store, cwd, budget, query=""):
         says = said if verdict != "cut" else "over the %d-token budget" % budget
         row = dict(id=m.id, type=m.type, section=section, verdict=verdict, names=thing or "")
         rows.append(dict(row, says=says, text=_clip(_one_line(m.text), 200)))
-    return rows
+    return context, rows
 
 
 def _inject_budget(cfg, prompt=False, asked=None):
@@ -11794,7 +11795,7 @@ def _page_sessions(store, root, params):
 
 def _page_next(store, root, params):
     """What the next session is told, exactly as inject builds it, and its size."""
-    prompt = params.get("prompt", "")
+    prompt, rows = params.get("prompt", ""), []
     cfg = store.read_config()
     if prompt:
         budget = _inject_budget(cfg, prompt=True)
@@ -11802,7 +11803,7 @@ def _page_next(store, root, params):
         what = "a prompt (UserPromptSubmit): what `agentmem inject --prompt` adds to it"
     else:
         budget = _inject_budget(cfg)
-        context = _build_context(store, cwd=root or None, budget=budget) if store.exists() else ""
+        context, rows = _start_explained(store, root or None, budget)
         what = "the start of a session (SessionStart): what `agentmem inject` prints"
     used = len(context) // _CHARS_PER_TOKEN
     form = (
@@ -11816,7 +11817,7 @@ def _page_next(store, root, params):
         f'<tr><td>{r["verdict"]}</td><td><a href="/m/{r["id"]}">{r["id"]}</a> {_esc(r["type"])}'
         f"</td><td>{_esc(r['names'] or '-')}</td><td>{_esc(r['says'])}</td>"
         f"<td>{_esc(r['text'])}</td></tr>"
-        for r in ([] if prompt else _start_explained(store, root or None, budget))
+        for r in rows
     )
     why = "<h2>Why each note</h2><table><tr><th>verdict</th><th>note</th><th>names</th>"
     why = why + "<th>says, or why not</th><th>text</th></tr>%s</table>" % rows if rows else ""
@@ -12985,7 +12986,7 @@ def _cmd_import(args):
             "first: line %d: %s" % (name, len(errors), errors[0][0], errors[0][1])
         )
     if counts["added"]:
-        _gate(store, refresh=True)["bar"]  # the import pays for the store's new bar, not a prompt
+        _gate(store, refresh=True)  # the import pays for the store's new bar, not a prompt
     same = {}
     for n, msg in errors:
         same.setdefault(msg, []).append(n)
@@ -13086,7 +13087,7 @@ def _cmd_inject(args):
 
 def _explain_start(store, cwd, budget, args):
     """inject --explain: each note a session start would weigh, told or not, and why."""
-    rows = _start_explained(store, cwd, budget, args.query or "")
+    rows = _start_explained(store, cwd, budget, args.query or "")[1]
     if args.format == "json":
         return _json_out(rows)
     for r in rows:
