@@ -7118,6 +7118,19 @@ def _never_used(m):
     return bool(m.files or _commands_of(m.text) or any(k[0] == "-" or "/" in k for k in marks))
 
 
+def _restates(m, reply):
+    """Whether `m` only says again the request `reply` answers (its `asked`), a label aside:
+    the person's question, or a to-do that holds it."""
+    asked = " ".join(str(reply.extra.get("asked") or "").rstrip("…").split())
+    said = " ".join(m.text.split())
+    return (
+        bool(asked)
+        and m is not reply
+        and asked in said
+        and len(said.replace(asked, "").split()) <= 2
+    )
+
+
 class Store:
     """A folder of markdown memory files plus its derived, git-ignored `local/` folder."""
 
@@ -7354,6 +7367,13 @@ class Store:
                 h.score *= _UNMERGED_WEIGHT
                 m.extra["unmerged"] = elsewhere
         self._hash_cache().save()
+        hits.sort(key=lambda h: _hit_order(h.score, h.strength, h.memory.id))
+        # the answer before the question: a reply found takes the place of what restates its request
+        replies = [x for x in hits if x.memory.extra.get("asked")]
+        for h in hits if replies else ():
+            reply = next((x for x in replies if _restates(h.memory, x.memory)), None)
+            if reply and reply.score < h.score:
+                reply.score, h.score = h.score, h.score * (1 - 1e-9)
         hits.sort(key=lambda h: _hit_order(h.score, h.strength, h.memory.id))
         return _distinct(hits, max(1, limit))
 
@@ -8748,15 +8768,16 @@ def _append_log(store, name, lines):
                 _atomic_write(path, text, durable=False)
 
 
-def _read_log(path):
-    """The objects of a JSON-lines log of local/; a broken line is skipped."""
+def _read_log(path, holding=""):
+    """The objects of a JSON-lines log of local/ (its lines `holding` a text); a broken line is
+    skipped."""
     try:
         with _open_local(path) as f:
             lines = f.read().splitlines()
     except OSError:
         return []
     out = []
-    for line in lines:
+    for line in (ln for ln in lines if holding in ln):
         try:
             x = json.loads(line)
         except ValueError:
@@ -9647,6 +9668,11 @@ _PASSAGE_CHARS = 480  # a quoted passage at most
 # session did, however many conventions a store holds (a first note for every section
 # instead would squeeze the conventions and commands that follow into less room)
 _ROOM_KEPT_FOR = ("Last session",)
+# at most _START_NOTES notes at a start, whatever the store holds: the rules a person reviewed
+# and the last session's digest first, then each other section's first note, then its second
+# ..., the earlier sessions' digests last (_capped)
+_START_NOTES = 8
+_KEPT_WHOLE, _GIVES_WAY = ("Rules", "Last session"), ("Earlier sessions",)
 _COMMON_WORD_WEIGHT = 0.3
 # The work a prompt asks for ("add", "fix", "errors") is said in any text about software: a
 # word the docstrings and comments of Python's own standard library use as often as the
@@ -10175,6 +10201,22 @@ def _start_flags(store, m, root, flag_stale=True):
     return _flags(m, store.stale(m, root), store.unmerged(m, root))
 
 
+def _capped(sections, cap=_START_NOTES):
+    """`sections` with at most `cap` notes, each section's kept in its order: a note of each
+    _KEPT_WHOLE section a round, then of each other section, then of the _GIVES_WAY ones."""
+    ranks = [(t not in _KEPT_WHOLE) + (t in _GIVES_WAY) for t, _l in sections]
+    kept = [0] * len(sections)
+    for rank in (0, 1, 2):
+        group = [i for i, r in enumerate(ranks) if r == rank]
+        while any(kept[i] < len(sections[i][1]) for i in group):
+            for i in group:
+                if sum(kept) < cap and kept[i] < len(sections[i][1]):
+                    kept[i] += 1
+            if sum(kept) >= cap:
+                break
+    return [(t, lines[:n]) for (t, lines), n in zip(sections, kept) if n]
+
+
 def _notes_block(sections, limit, preamble=_INJECT_PREAMBLE % "agentmem"):
     """[(title, [(memory, line)])] as one fenced block of at most `limit` characters, whole lines
     only ('' when none fits); _ROOM_KEPT_FOR sections keep room for their first note, and a long
@@ -10471,7 +10513,7 @@ def _build_context(
         low=True,
     )
     store._hash_cache().save()
-    return _notes_block(sections, limit, _preamble(store))
+    return _notes_block(_capped(sections), limit, _preamble(store))
 
 
 def _start_explained(store, cwd, budget, query=""):
@@ -10482,7 +10524,11 @@ def _start_explained(store, cwd, budget, query=""):
     told, rows = set(_TOLD_ID_REGEX.findall(context)), []
     for m, section, thing, said in why:
         verdict = "held" if thing is None else "told" if m.id in told else "cut"
-        says = said if verdict != "cut" else "over the %d-token budget" % budget
+        says = (
+            said
+            if verdict != "cut"
+            else "past the %d-note cap or the %d-token budget" % (_START_NOTES, budget)
+        )
         row = dict(id=m.id, type=m.type, section=section, verdict=verdict, names=thing or "")
         rows.append(dict(row, says=says, text=_clip(_one_line(m.text), 200)))
     return context, rows
@@ -10852,9 +10898,7 @@ def _prompt_found(store, prompt, session="", leave_out=(), floor=0.0):
         done = _changes_reported(digests, idx, [m for _s, _p, m in told])
         told = [x for x in told if x[2].type != "todo" or not _done_since(x[2], done)]
     # the answer, not the question: a request a found reply carries ("in reply to") is none
-    asked = [" ".join(str(m.extra.get("asked") or "").rstrip("…").split()) for _s, _p, m in told]
-    said = [" ".join(m.text.split()) * (m.extra.get("who") == "person") for _s, _p, m in told]
-    told = [x for x, s in zip(told, said) if not (s and any(a and s.startswith(a) for a in asked))]
+    told = [x for x in told if not any(_restates(x[2], m) for _s, _p, m in told)]
     found = []  # one note per thing: a passage that repeats a better one is none
     for share, passage, m in sorted(told, key=lambda x: -x[0]):
         if not _says_again(passage, [p for _s, _m, p in found]):
@@ -10909,14 +10953,28 @@ def _code_names(mems):
     return sorted(t for t in out if len(t) > 3 and t not in _STOP_WORDS and not _common(t))
 
 
+def _told_since_reset(store, session):
+    """Ids told to `session` since its context last began empty (its start, or one after a
+    compaction or a /clear): it holds them still."""
+    ids, plain = set(), re.fullmatch(r"[\w.:-]{1,200}", session or "")
+    for x in _read_log(os.path.join(store.local, _TOLD_LOG), session if plain else ""):
+        if session and x.get("session") == session[:200]:
+            ids = set() if x.get("source") in ("compact", "clear") else ids
+            ids.update(i for i in x.get("ids") or () if isinstance(i, str))
+    return ids
+
+
 def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
     """The few passages a prompt clearly needs, as a notes block ('' for most): _prompt_found
-    above the store's bar, each with the final word said later (_taken_up)."""
+    above the store's bar, each with the final word said later (_taken_up); never one this
+    session was told since its context began (_told_since_reset)."""
     if not store.exists():
         return ""
     bar = _gate(store)["bar"]  # the index brought up to date once: what follows reads it as is
     found, hits, weights = _prompt_found(store, prompt, session, floor=bar)
-    found = [x for x in found if x[0] > bar][:_PROMPT_PASSAGES]
+    held = _told_since_reset(store, session)
+    hits = [h for h in hits if h.memory.id not in held]
+    found = [x for x in found if x[0] > bar and x[1].id not in held][:_PROMPT_PASSAGES]
     later = _taken_up(found, hits, weights)[: _PROMPT_PASSAGES - 1]  # in the weakest's place
     found = found[: _PROMPT_PASSAGES - len(later)] + later
     found.sort(key=lambda x: x[1].created)  # in the order said: the final word last

@@ -1,4 +1,5 @@
 """Inject stage: a small, ordered, budgeted block of quoted notes, or nothing at all."""
+import itertools
 import json
 import sys
 
@@ -288,7 +289,13 @@ def remembered(*texts, type):
     s.close()
 
 
-def prompt(text, session="new", **kw):
+_SESSIONS = itertools.count()
+
+
+def prompt(text, session=None, **kw):
+    """What a prompt is told: each call a new session's unless `session` is given (a session is
+    never told twice what it was told since its context began)."""
+    session = session or "prompt-%d" % next(_SESSIONS)
     return context("--prompt", stdin=json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": session,
                                                  "prompt": text, "cwd": "/nowhere"}), **kw)
 
@@ -904,4 +911,43 @@ def test_a_store_full_of_conventions_still_tells_the_last_session(store, tmp_pat
     s.close()
     told = context()
     assert "## Last session" in told and "Celery beat" in told.split("## Last session")[1]
-    assert told.count("Convention number") > 20 and len(told) <= agentmem._DEFAULT_BUDGET_TOKENS * 4
+    assert told.count("Convention number") == agentmem._START_NOTES - 1          # the cap: 8 notes
+    assert len(told) <= agentmem._DEFAULT_BUDGET_TOKENS * 4
+
+
+def test_session_start_tells_at_most_eight_notes_and_earlier_sessions_give_way_first(store, tmp_path):
+    asked = ["Wire the Stripe webhook into billing/hooks.py.", "Add the invoice PDF export to billing.",
+             "Move the nightly report job to Celery beat."]
+    for n, request in enumerate(asked):
+        told = captured_on_day(tmp_path, n, [("user", request), ("assistant", "Done: " + request.lower())])
+    assert "## Earlier sessions" in told and "invoice PDF" in told               # room for them yet
+    remembered("Never push to main without a review", "Secrets live in vault, never in .env", type="rule")
+    remembered("Billing keeps its SQL in billing/queries.sql", "Search results are paged by cursor, never offset",
+               "Uploads go through the presigned S3 route in upload.py", "The mailer renders MJML templates",
+               "Ledger amounts are integer cents", "Geo lookups use the bundled GeoLite2 file",
+               "Chat messages are soft-deleted with a tombstone", type="convention")
+    told = context()
+    notes = [ln for ln in told.splitlines() if ln.startswith("- [")]
+    assert len(notes) == 8, told
+    assert "Never push to main" in told and "Secrets live in vault" in told      # the rules stay
+    assert "Celery beat" in told.split("## Last session")[1]                      # and the last session
+    assert "## Earlier sessions" not in told and "## Conventions" in told         # the earlier go first
+    rows = json.loads(am("inject", "--explain", "--format", "json", check=0).stdout)
+    assert sum(r["verdict"] == "told" for r in rows) == 8
+    assert any(r["verdict"] == "cut" and "8-note cap" in r["says"] for r in rows)
+
+
+def test_a_session_is_not_told_twice_what_it_was_told_since_its_context_began(store):
+    remembered("The gateway reads its routing rules from routes.yaml in the working folder.", type="convention")
+    remembered("The pager webhook times out after 15 s, so the gateway answers it first.", type="fact")
+    ask = "Why does the gateway ignore my routes.yaml edits?"
+    assert "routes.yaml" in prompt(ask, session="fresh")                         # told when never told
+    start = json.dumps({"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"})
+    assert "routes.yaml" in context(stdin=start)
+    assert prompt(ask, session="s1") == ""                                       # told at its start
+    pager = "The pager webhook keeps timing out, what did we do about it?"
+    assert "15 s" in prompt(pager, session="s1")
+    assert prompt(pager, session="s1") == ""                                     # told in a prompt before
+    compacted = json.dumps({"session_id": "s1", "hook_event_name": "SessionStart", "source": "compact"})
+    context(stdin=compacted)                                                     # its context began again
+    assert "15 s" in prompt(pager, session="s1") and "15 s" in prompt(pager, session="s2")

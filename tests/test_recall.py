@@ -198,3 +198,24 @@ def test_a_message_pasted_twice_edited_is_one_result(store):
     s.close()
     texts = [h["text"] for h in am_json("recall", "502 analyze prompt staging failing", "--json", "--limit", "3")]
     assert sum("staging deployment" in t for t in texts) == 1 and any("out of memory" in t for t in texts), texts
+
+
+def test_the_answer_ranks_before_the_question_it_answers_in_recall_and_in_the_mcp_tool(store, tmp_path):
+    from sessions import render_claude
+    from test_mcp import Client
+    path = tmp_path / "s.jsonl"
+    path.write_text(render_claude([
+        ("user", "Why do the nightly exports of the ledger come out empty?"),
+        ("assistant", "Found it: the exporter filters on posted_at in UTC, and the ledger rows are "
+                      "stamped in local time, so the window missed every row."),
+    ], "sess-ledger", cwd="/nowhere"))
+    am("capture", "--transcript", str(path), check=0)
+    question = "why do the nightly ledger exports come out empty"
+    first = am_json("recall", question, "--json", "--limit", "3")[0]
+    assert "posted_at in UTC" in first["text"]                  # not the question said again
+    client = Client()
+    try:
+        results = client.call("recall", query=question, limit=3)["structuredContent"]["results"]
+    finally:
+        client.close()
+    assert "posted_at in UTC" in results[0]["text"]
