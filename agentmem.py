@@ -1494,8 +1494,8 @@ _SECRET_MIN_CHARS = 16  # a bare word named a secret in prose is one from this l
 _PASSWORD_MIN_CHARS = 8  # ... and one named a password from this long (people pick short ones)
 # The names of a password, and of a secret, key or token, in the languages people write to
 # agents in: "пароль: ...", "密码是 ...", "la contraseña es ...", "ключ API: ...". A value after
-# one is masked when it has a secret's alphabet (_strong_secret), as in English prose below
-# ("_" is a space).
+# one is masked when it has a secret's alphabet (_strong_secret), as after an English name
+# (_SECRET_KINDS: "the admin key", "a token") in prose below ("_" is a space).
 _PASSWORD_NAMES = (
     "пароль парол 密码 密碼 口令 パスワード 비밀번호 contraseña contrasena senha passwort kennwort "
     "mot_de_passe wachtwoord hasło haslo parola şifre sifre heslo lösenord losenord salasana"
@@ -1503,6 +1503,10 @@ _PASSWORD_NAMES = (
 _SECRET_NAMES = (
     "токен ключ секрет 密钥 密鑰 令牌 秘钥 トークン シークレット 토큰 "
     "clave chave schlüssel clé jeton segreto sekret geheimnis"
+)
+_SECRET_KINDS = (
+    r"(?:secret|access|api|private|signing|master|admin|write|service|deploy|client|encryption)"
+    r"\s+key|secret|token|password|passphrase"
 )
 
 
@@ -1531,20 +1535,15 @@ def _inside_word(m):
 
 def _named_value(m):
     """The value after a password or secret name starting a word, masked when it looks secret."""
-    if _inside_word(m):
-        return m.group()
-    secret = _strong_secret(m.group(4), password=not m.group(3))
+    secret = not _inside_word(m) and _strong_secret(m.group(4), password=not m.group(3))
     return m.group(1) + ("[REDACTED]" if secret else m.group(4))
 
 
 def _short_named(m):
     """The value after `pwd:`, `pass=` or `key:`, masked when secret (a key: token alphabet)."""
-    if _inside_word(m):
-        return m.group()
     key, value = m.group(2).lower() == "key", m.group(3)
-    secret = _strong_secret(value, password=not key)
-    if key and not re.fullmatch(r"[\w+/=.\-]+", value):
-        secret = False
+    token = not key or re.fullmatch(r"[\w+/=.\-]+", value)
+    secret = token and not _inside_word(m) and _strong_secret(value, password=not key)
     return m.group(1) + ("[REDACTED]" if secret else value)
 
 
@@ -1555,13 +1554,15 @@ def _placeholder(value):
 
 
 def _prefixed_token(m):
-    """The random run after a token's prefix, masked (no integrity hash, no trace id)."""
+    """The random run after a token's prefix, masked (no integrity hash, no trace id): hex, or
+    20 signs and more of lower case, upper case and digits."""
     run, before = m.group()[1:], m.string[max(0, m.start() - 7) : m.start()]
+    mixed = len(run) >= 20 and all(re.search(c, run) for c in ("[a-z]", "[A-Z]", r"\d"))
     if re.search(r"(?i)(?<![a-z])(?:sha\d{1,3}|md5)$", before) or re.match(
         r"-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}\b", m.string[m.start() :]
     ):
         return m.group()
-    return m.group()[0] + "[REDACTED]" if _random_run(run) else m.group()
+    return m.group()[0] + "[REDACTED]" if mixed or _random_hex(run) else m.group()
 
 
 # fmt: off
@@ -1712,10 +1713,8 @@ _SECRET_PATTERNS = (
     # a secret written in prose after its name: "secret access key wJalr...", "with secret X",
     # "use password Summer2024!" (a password may be as short as _PASSWORD_MIN_CHARS)
     (("key", "token", "secret", "password", "passphrase"),
-     r"(?i)\b((?:secret|access|api|private|signing|master|admin|write|service|deploy|client"
-     r"|encryption)\s+key|secret|token|password|passphrase)"
-     r"((?:\s+(?:is|was|of|for|to|set\s+to|as))?\s+)([^\s\"'`,;)]{%d,}(?:\)[^\s\"'`,;)]+)*)"
-     % _PASSWORD_MIN_CHARS,
+     r"(?i)\b(%s)((?:\s+(?:is|was|of|for|to|set\s+to|as))?\s+)"
+     r"([^\s\"'`,;)]{%d,}(?:\)[^\s\"'`,;)]+)*)" % (_SECRET_KINDS, _PASSWORD_MIN_CHARS),
      lambda m: m.group(1) + m.group(2) + ("[REDACTED]" if _strong_secret(
          m.group(3), password=m.group(1)[:4].lower() == "pass") else m.group(3))),
     # ... or before its name: "use Xy9kL2mPq7 as the admin password", "... is our API token"
@@ -1763,16 +1762,8 @@ _NOT_SECRET_REGEX = _LazyRegex(
 
 def _random_hex(v):
     """Whether a word is random hex: a UUID, or 32 hex digits and more, digits and letters."""
-    return bool(
-        _RANDOM_HEX_REGEX.fullmatch(v) and re.search(r"\d", v) and re.search(r"[a-f]", v, re.I)
-    )
-
-
-def _random_run(run):
-    """Whether a run after a token's prefix is random: 20+ mixed-case letters and digits, or hex."""
-    return _random_hex(run) or (
-        len(run) >= 20 and all(re.search(c, run) for c in ("[a-z]", "[A-Z]", r"\d"))
-    )
+    hexed = _RANDOM_HEX_REGEX.fullmatch(v)
+    return bool(hexed and re.search(r"\d", v) and re.search(r"[a-f]", v, re.I))
 
 
 def _strong_secret(value, password=False):
@@ -1782,37 +1773,19 @@ def _strong_secret(value, password=False):
     least = _PASSWORD_MIN_CHARS if password else _SECRET_MIN_CHARS
     if len(v) < least or _NOT_SECRET_REGEX.search(v) or re.search(r"\.[a-z]{1,5}$", v):
         return False  # a placeholder, a file name
-    if password and re.search(r"[a-z]", v, re.I) and re.search(r"\d", v):
+    if password and re.search(r"[a-z]", v, re.I) and re.search(r"\d", v) or _random_hex(v):
         return True
-    if _random_hex(v):
-        return True
-    classes = [
-        re.search(r"[a-z]", v),
-        re.search(r"[A-Z]", v),
-        re.search(r"\d", v),
-        re.search(r"[^\w.\-]", v),
-    ]
-    return sum(1 for c in classes if c) >= 3
+    return sum(bool(re.search(c, v)) for c in ("[a-z]", "[A-Z]", r"\d", r"[^\w.\-]")) >= 3
 
 
 def _looks_secret(value, prose=False):
     """Whether a value given to a credential-like name looks secret (`prose`: words are words)."""
     v = value.strip("\"'`").rstrip(":.!?")  # "if token is None:" ends a sentence
-    if len(v) < 4 or _NOT_SECRET_REGEX.search(v):
-        return False
-    if prose and re.match(r"^[a-z]+(?:-[a-z]+){1,2}$", v):
-        return False
-    if re.match(r"^[a-z]+(?:_[a-z]+)+$", v) or re.match(r"^[a-z]+\.[a-z_]+$", v):
-        return False  # created_at, settings.token: names
-    if value[:1] in "\"'`":
-        return True  # a quoted literal
-    return bool(
-        re.search(r"\d", v)
-        or re.search(r"[A-Z]", v)
-        and re.search(r"[a-z]", v)
-        or re.search(r"[^A-Za-z0-9]", v)
-        or len(v) >= 12
-    )
+    names = r"[a-z]+(?:_[a-z]+)+$|[a-z]+\.[a-z_]+$" + r"|[a-z]+(?:-[a-z]+){1,2}$" * bool(prose)
+    if len(v) < 4 or _NOT_SECRET_REGEX.search(v) or re.match(names, v):
+        return False  # created_at, settings.token: names (and in prose, words-with-dashes)
+    mixed = re.search(r"[A-Z]", v) and re.search(r"[a-z]", v)  # quoted, or not a plain word
+    return bool(value[:1] in "\"'`" or mixed or re.search(r"[^A-Za-z]", v) or len(v) >= 12)
 
 
 def _trie_pattern(words):
@@ -1826,20 +1799,11 @@ def _trie_pattern(words):
             node = node.setdefault(c, {})
         node[""] = {}
 
-    def branch(node):
-        alts = [re.escape(c) + branch(node[c]) for c in sorted(node) if c]
-        if not alts:
-            return ""
-        if len(alts) == 1:
-            one = alts[0]
-            if "" not in node:
-                return one
-            return (
-                one + "?"
-                if len(one) == 1 or one.startswith("\\") and len(one) == 2
-                else "(?:%s)?" % one
-            )
-        return "(?:%s)%s" % ("|".join(alts), "?" if "" in node else "")
+    def branch(node):  # a lone branch needs a group only when optional and longer than a sign
+        alts, end = [re.escape(c) + branch(node[c]) for c in sorted(node) if c], "?" * ("" in node)
+        if len(alts) == 1 and (not end or len(alts[0]) - alts[0].startswith("\\") == 1):
+            return alts[0] + end
+        return "(?:%s)%s" % ("|".join(alts), end) if alts else ""
 
     return branch(tree)
 
@@ -1853,26 +1817,16 @@ def _secret_cues(low):
     """The patterns (by position) the cues in a lower-cased text wake, longest cue first."""
     cues = _SECRET_CUES
     if not cues:  # each cue -> the patterns it and its prefixes wake
-        own = {t: [] for t in _SECRET_TRIGGERS}
-        for i, (ts, _p, _r) in enumerate(_SECRET_PATTERNS):
-            for t in ts:
-                own[t].append(i)
         table = {
-            t: tuple(sorted({i for n in range(1, len(t) + 1) for i in own.get(t[:n], ())}))
+            t: tuple(i for i, p in enumerate(_SECRET_PATTERNS) if t.startswith(p[0]))
             for t in _SECRET_TRIGGERS
         }
         table[""] = tuple(t for t in _SECRET_TRIGGERS if len(t) == 1)  # looked up with `in`
-        # the others by one regex, which names only the longest cue at a position ("sk-")
-        table[None] = re.compile(_trie_pattern(t for t in _SECRET_TRIGGERS if len(t) > 1))
+        longer = _trie_pattern(t for t in _SECRET_TRIGGERS if len(t) > 1)  # the others: one regex
+        table[None] = re.compile("(?=(%s))" % longer)  # the longest cue at each position ("sk-")
         cues.update(table)  # at once: another thread sees all of it or none
     woken = {i for t in cues[""] if t in low for i in cues[t]}
-    search, pos = cues[None].search, 0
-    while True:
-        m = search(low, pos)
-        if m is None:
-            return woken
-        woken.update(cues[m.group()])
-        pos = m.start() + 1
+    return woken.union(*(cues[m.group(1)] for m in cues[None].finditer(low)))
 
 
 def redact(text, extra_patterns=(), said=None):
@@ -1921,6 +1875,52 @@ def _mask_said(text, said):
     return text
 
 
+# An exchange (the person's message, then the agent's) that names a secret (_SECRET_KINDS, a
+# credential, a connection string, _PASSWORD_NAMES, _SECRET_NAMES) makes the agent's bare value one
+_NAMED_KIND_REGEX = _LazyRegex(
+    r"(?i)(?<![a-z])(?:%s|credential|connection\s+string|%s|%s)s?(?![a-z])"
+    % (_SECRET_KINDS, _names_regex(_PASSWORD_NAMES), _names_regex(_SECRET_NAMES))
+)
+# ... but no look-alike a word before it names (a commit of 40 hex digits: in all its message)
+_LOOK_ALIKE_REGEX = _LazyRegex(
+    r"(?i)(?<![a-z])(?:(?:commit|hash|digest|checksum|revert|rebase|merge|checkout|cherry)\w{0,3}"
+    r"|trace\w*|integrity|git|sha\d*|md5|u?uid|guid|etag|id)\b"
+)
+_BARE_WORD_REGEX = _LazyRegex(  # a word, without its quotes, brackets, `name=` and end's stop
+    r"(?<!\S)[\"'`(\[{<*]*((?:[A-Za-z_][\w.\-]*[\"']?[=:][\"'`]*)?)(\S+?)[\"'`)\]}>*,;.:]*(?!\S)"
+)
+# what a bare word is not: a path, a file, a host, a version, a link, a query, an integrity hash
+_NOT_BARE_REGEX = _LazyRegex(r"(?i)^(?:sha\d+-|[/~.?]|v?\d+\.\d)|\.[a-z]|://|\]\(|[?&]\w+=|[^!-~]")
+
+
+def _note_bare(text, said):
+    """Add to `said` the words of the agent's `text` that are secrets (its exchange names one)."""
+    for w in _BARE_WORD_REGEX.finditer(text):
+        lead = text[text.rfind("\n", 0, w.start()) + 1 : w.start()].split()[-3:] + [w.group(1)]
+        if re.fullmatch(r"[\da-f]{40}", w.group(2), re.I):
+            lead = [text]  # a commit's length: any word of its message may tell one
+        if _bare_secret(w.group(2)) and not _LOOK_ALIKE_REGEX.search(" ".join(lead)):
+            said.add(w.group(2))
+
+
+def _bare_secret(v):
+    """Whether a bare word is a secret where its exchange names one: random hex (no UUID or digest),
+    a random value (_strong_secret: two rare signs, or not a name of words and two runs of digits
+    at most), or a password: letters, digits and a rare sign, or Words-Joined-By-Dashes-42."""
+    if _RANDOM_HEX_REGEX.fullmatch(v):
+        return "-" not in v and len(v) not in (64, 128) and _random_hex(v)
+    letters, rare = sum(c.isalpha() for c in v), len(re.findall(r"[!#$%&*+=?@^~(){}<>]", v))
+    if len(v) > 200 or letters * 4 < len(v) or not re.search(r"\d", v) or _NOT_BARE_REGEX.search(v):
+        return False  # prose, a number, a time
+    words = re.findall(r"[A-Z][a-z]{2,}|(?<![a-z])[a-z]{3,}", v)
+    words = sum(len(w) for w in words if re.search("[aeiouy]", w, re.I))
+    if _strong_secret(v) and (rare > 1 or words * 2 < letters or len(re.findall(r"\d+", v)) > 2):
+        return True
+    joined = r"(?=.*[A-Z][a-z])(?:[A-Za-z\d]*[a-z][A-Za-z\d]*[-_]){2,}\w+"  # Words-Joined-42
+    shaped = re.fullmatch(r"[\w!#$%&*+=?@^~\-]{1,64}", v) and not re.search(r"[@#=+~^]v?\d+$", v)
+    return bool(shaped and _strong_secret(v, password=True) and (rare or re.fullmatch(joined, v)))
+
+
 _PATTERN_MAX_CHARS = 500  # a redact pattern of config.json at most
 
 
@@ -1947,19 +1947,13 @@ def _unsafe_pattern(pattern):  # noqa: C901
         for op, av in items:
             name = str(op)
             if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-                lo, hi, sub = av
-                if inside and hi > 1:
-                    return True
-                if nested(sub, inside or hi > 1):
+                if inside and av[1] > 1 or nested(av[2], inside or av[1] > 1):
                     return True
             elif name == "BRANCH":
-                if inside and len(av[1]) > 1:
-                    return True
-                if any(nested(b, inside) for b in av[1]):
+                if inside and len(av[1]) > 1 or any(nested(b, inside) for b in av[1]):
                     return True
             elif name in ("SUBPATTERN", "ATOMIC_GROUP", "ASSERT", "ASSERT_NOT"):
-                sub = av if name == "ATOMIC_GROUP" else av[-1]
-                if nested(sub, inside):
+                if nested(av if name == "ATOMIC_GROUP" else av[-1], inside):
                     return True
         return False
 
@@ -9199,26 +9193,25 @@ class _Capture:
         read = os.path.abspath(fields["transcript"]) if fields.get("transcript") else ""
         job = dict(fields, format=fmt, created=_now_iso(), attempts=0, final=final, transcript=read)
         if job.get("last_message"):  # the hook's text reaches disk redacted, as its exchange is
-            said = self._said_before(read, str(job.get("prompt") or ""))
-            job["last_message"] = self.store.clean(str(job["last_message"]), said)
+            job["last_message"] = self._said_last(read, job.get("prompt"), job["last_message"])
         session = _slug(job.get("session") or "session", 12)
         name = "%d-%s-%s.json" % (int(time.time() * 1000), session, _new_id())
         path = os.path.join(self.queue, name)
         _atomic_write(path, _json_text(job))
         return path
 
-    def _said_before(self, transcript, prompt):
-        """The values the prompt and the transcript's last _TAIL_BYTES mask."""
-        said, texts = set(), [prompt]
-        with contextlib.suppress(OSError, ValueError, AgentmemError):
-            with open(transcript, "rb") as f:
-                f.seek(max(0, f.seek(0, 2) - _TAIL_BYTES))
-                start, tail = f.tell(), f.read().decode("utf-8", "replace")
+    def _said_last(self, transcript, prompt, last):
+        """The hook's `last` message masked in its exchange (the transcript's end, the prompt)."""
+        events = []
+        with contextlib.suppress(OSError, ValueError, AgentmemError), open(transcript, "rb") as f:
+            f.seek(max(0, f.seek(0, 2) - _TAIL_BYTES))
+            start, tail = f.tell(), f.read().decode("utf-8", "replace")
             fmt = _detect_format(transcript, tail[tail.find("\n") + 1 :])
             if fmt in ("claude", "codex"):  # Gemini rewrites one file: read whole, it costs
-                texts += [e.text for e in read_transcript(transcript, fmt, start)[0]]
-        self.store.clean("\n".join(texts), said)
-        return said
+                events = read_transcript(transcript, fmt, start)[0]
+        events += [Event("user", str(prompt))] * bool(prompt) + [Event("assistant", str(last))]
+        self._clean_exchange(events)
+        return events[-1].text
 
     def grew_enough(self, fields):
         """False for an automatic Gemini PreCompress before _PRECOMPRESS_GROWTH (it fires
@@ -9450,12 +9443,18 @@ class _Capture:
         return stored
 
     def _clean_exchange(self, events):
-        """Mask the secrets of a session's events in place, each masked value everywhere."""
-        said = set()
+        """Mask the secrets of a session's events in place, each masked value everywhere: what
+        a pattern masks, and the agent's bare values in an exchange that names a secret."""
+        said, named, agent = set(), False, []
         for e in events:
             cut = _RESULT_READ_CHARS if e.role == "result" else None
             text = self.store.clean(e.text[:cut], said)
             e.text = e.text if e.role == "result" else text
+            if e.role in ("user", "assistant"):  # the person's message starts an exchange
+                agent, named = ([], False) if e.role == "user" else (agent + [text], named)
+                named = named or bool(_NAMED_KIND_REGEX.search(text.replace("_", " ")))
+                while named and agent:
+                    _note_bare(agent.pop(), said)
         for e in events:  # where the exchange says a value before it is named a secret
             e.text = e.text if e.role == "result" else _mask_said(e.text, said)
 

@@ -357,6 +357,85 @@ def test_a_key_the_person_named_is_masked_in_the_agent_s_words_at_every_entry_po
     assert b"now signs its requests with [REDACTED], and it passes" in everything
 
 
+# (what the person asks for, naming a kind of secret; what the agent answers, the value bare in it)
+NAMED_THEN_SAID = {
+    "hex": ("Hook the search service's admin key into the integration suite.",
+            "The integration suite now reads c41e9b07d2a85f36e10b4d7a9c2f6e58 out of the team vault."),
+    "signs": ("Put the web app's secret key in the staging settings, please.",
+              "Staging settings now load w7&Kp2!zQ9#mR4$vT1^xN8*bL5=eY3+h on boot."),
+    "words": ("Set up the reporting database password for the nightly job.",
+              "The nightly job signs in with Gr4nite-Lantern-Orchid-61 from now on."),
+}
+VALUES = {"hex": "c41e9b07d2a85f36e10b4d7a9c2f6e58", "signs": "w7&Kp2!zQ9#mR4$vT1^xN8*bL5=eY3+h",
+          "words": "Gr4nite-Lantern-Orchid-61"}
+
+
+def on_disk(store):
+    return b"".join(f.read_bytes() for f in store.rglob("*") if f.is_file()).decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("kind", sorted(NAMED_THEN_SAID))
+def test_a_bare_value_the_agent_gives_where_its_exchange_names_a_secret_is_masked(kind, store, tmp_path):
+    from sessions import hook_json, render_claude
+    asked, answer = NAMED_THEN_SAID[kind]
+    value, later = VALUES[kind], "Rotated: the old value %s is gone." % VALUES[kind]
+    build = "Deployed build 7f1e2d3c4b5a69788796a5b4c3d2e1f0 to staging."   # no secret named: kept
+    steps = [("user", asked), ("assistant", answer), ("user", "Thanks. Now bump the report's page size."),
+             ("assistant", later), ("user", "Which build is live?"), ("assistant", build)]
+    path = tmp_path / "t.jsonl"
+    path.write_text(render_claude(steps, "sess-" + kind))
+    am("capture", "--sync", input=hook_json("sess-" + kind, path), check=0)
+    stored = on_disk(store)
+    assert value not in stored and value[:12] not in stored        # said again later: masked too
+    assert "7f1e2d3c4b5a69788796a5b4c3d2e1f0" in stored
+    assert answer.replace(value, "[REDACTED]")[:40] in stored      # the rest of the answer stays
+    assert redact(answer) == answer                     # named nowhere: a word like any other
+
+
+@pytest.mark.parametrize("kind", sorted(NAMED_THEN_SAID))
+def test_the_stop_hook_s_last_message_is_masked_as_its_exchange_is(kind, store, tmp_path):
+    from sessions import hook_json, render_claude
+    asked, answer = NAMED_THEN_SAID[kind]
+    path = tmp_path / "t.jsonl"
+    path.write_text(render_claude([("user", asked)], "sess-stop-" + kind))
+    stop = json.loads(hook_json("sess-stop-" + kind, path, event="Stop"))
+    stop["last_assistant_message"] = answer
+    queued = agentmem._Capture(agentmem.open_store()).enqueue(agentmem._hook_fields(stop))
+    with open(queued, encoding="utf-8") as f:
+        job = json.load(f)
+    assert VALUES[kind] not in json.dumps(job) and "[REDACTED]" in job["last_message"]
+    am("capture", "--sync", input=json.dumps(stop), check=0)
+    assert VALUES[kind] not in on_disk(store) and "[REDACTED]" in on_disk(store)
+
+
+def test_look_alikes_stay_in_an_exchange_that_names_a_secret(store, tmp_path):
+    from sessions import hook_json, render_claude
+    look_alikes = [
+        "Reverted commit 5d41402abc4b2a76b9719d911017c592aeb3f0c1 which broke the token refresh.",
+        "The base image is pinned to sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.",
+        "The failing call has trace id 7a9e3c1f5b2d4e6f8a0b1c2d3e4f5a6b and request id "
+        "0af7651916cd43dd8448eb211c80319c.",
+        "Tenant 3f2b8c1e-9d4a-4e6f-8a7b-1c2d3e4f5a6b owns the key.",
+        'The CDN tag is <script src="/app.js" integrity="sha384-'
+        'Li9vy3DqF8tnTXuiaAJuML3ky+er10rcgNR/VqsVpcw+ThHmYcwiB1pbOxEbzJr7" crossorigin>.',
+        "git show 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12 has the change.",
+    ]
+    steps = [("user", "The API token for the billing service expired; rotate it and tell me what changed."),
+             ("assistant", " ".join(look_alikes) + " The new one is c41e9b07d2a85f36e10b4d7a9c2f6e58.")]
+    path = tmp_path / "t.jsonl"
+    path.write_text(render_claude(steps, "sess-alike"))
+    am("capture", "--sync", input=hook_json("sess-alike", path), check=0)
+    stored = on_disk(store)
+    assert "c41e9b07d2a85f36e10b4d7a9c2f6e58" not in stored           # the new token: masked
+    for value in ("5d41402abc4b2a76b9719d911017c592aeb3f0c1",                     # a commit
+                  "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",  # a digest
+                  "7a9e3c1f5b2d4e6f8a0b1c2d3e4f5a6b", "0af7651916cd43dd8448eb211c80319c",     # trace, request
+                  "3f2b8c1e-9d4a-4e6f-8a7b-1c2d3e4f5a6b",                             # a UUID
+                  "sha384-Li9vy3DqF8tnTXuiaAJuML3ky+er10rcgNR/VqsVpcw+ThHmYcwiB1pbOxEbzJr7",  # SRI
+                  "2fd4e1c67a2d28fced849ee1bb76e7391b93eb12"):                     # a git command's
+        assert value in stored, value
+
+
 @pytest.mark.parametrize("text,secret", [
     ("The secret access key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY is in the vault", "wJalrXUtnFEMI"),
     ("Call the staging API with secret Zq8pL2vN9xR4tY7wK1mB3cD6 for now", "Zq8pL2vN9x"),
