@@ -9192,8 +9192,9 @@ class _Capture:
         final = bool(fields.get("event") in _FINAL_EVENTS if final is None else final)
         read = os.path.abspath(fields["transcript"]) if fields.get("transcript") else ""
         job = dict(fields, format=fmt, created=_now_iso(), attempts=0, final=final, transcript=read)
+        prompt = job.pop("prompt", None)  # what the person typed: the transcript's, never kept here
         if job.get("last_message"):  # the hook's text reaches disk redacted, as its exchange is
-            job["last_message"] = self._said_last(read, job.get("prompt"), job["last_message"])
+            job["last_message"] = self._said_last(read, prompt, job["last_message"])
         session = _slug(job.get("session") or "session", 12)
         name = "%d-%s-%s.json" % (int(time.time() * 1000), session, _new_id())
         path = os.path.join(self.queue, name)

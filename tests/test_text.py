@@ -519,3 +519,15 @@ def test_a_secret_is_masked_before_a_long_message_is_cut(store, tmp_path):
     on_disk = "".join(f.read_text() for f in store.rglob("*") if f.is_file() and
                       f.suffix in (".md", ".json", ".log"))
     assert "Deploy the worker" in on_disk and "sk-ant-api03-Qw7" not in on_disk
+
+
+def test_a_hook_s_prompt_never_reaches_the_queue_in_clear(store, tmp_path):
+    from sessions import hook_json, render_claude
+    token = "ghp_" + "Zq8Lw2Xv5Nc7Rb4Td1Yf6Hs9Jk3Mp0Ga2Ue"
+    path = tmp_path / "t.jsonl"
+    path.write_text(render_claude([("user", "Deploy it with the new token %s please" % token)], "sess-queue"))
+    after = json.loads(hook_json("sess-queue", path, event="AfterAgent"))
+    after.update(prompt="Deploy it with the new token %s please" % token, prompt_response="Deployed.")
+    queued = agentmem._Capture(agentmem.open_store()).enqueue(agentmem._hook_fields(after))
+    with open(queued, encoding="utf-8") as f:
+        assert token not in f.read()
