@@ -8295,19 +8295,15 @@ def _scan_file(root, rel, kind):
 
 
 class _ImportRouter:
-    """Where imported memories go: their session's file, else imports/<name>-NNN.md."""
+    """Where imported memories go: their session's file, else imports/<name>-<id>-NNN.md (the
+    id random, as a memory's: no other import, in this clone or another, writes that file)."""
 
     CHUNK = 1000
 
     def __init__(self, store, name):
-        self.store, self.stem = (
-            store,
-            _slug(os.path.splitext(os.path.basename(name))[0] or "import"),
-        )
-        existing = [p for p in store._md_files() if p.startswith("imports/%s-" % self.stem)]
-        nums = [int(x) for p in existing for x in re.findall(r"-(\d+)\.md$", p)]
-        self.chunk, self.count, self.sessions = max(nums or [0]) + 1, 0, {}
-        self.today = _now_iso()[:10]
+        self.store, self.sessions, self.count, self.chunk = store, {}, 0, 1
+        self.stem = _slug(os.path.splitext(os.path.basename(name))[0] or "import")
+        self.token, self.today = _new_id(), _now_iso()[:10]
 
     def route(self, m):
         if m.session:
@@ -8317,7 +8313,7 @@ class _ImportRouter:
         if self.count >= self.CHUNK:
             self.chunk, self.count = self.chunk + 1, 0
         self.count += 1
-        return "imports/%s-%03d.md" % (self.stem, self.chunk)
+        return "imports/%s-%s-%03d.md" % (self.stem, self.token, self.chunk)
 
     def header(self, rel):
         stored = '<!-- {"stored": "%s"} -->' % _now_iso()
