@@ -2529,23 +2529,6 @@ def _parse_codex(lines, info):
     return items
 
 
-def _gemini_latest(records, info):
-    """A Gemini CLI session's message records in order, the last copy of an id winning."""
-    order, latest = [], {}
-    for d in records:
-        if not isinstance(d, dict) or "$set" in d:
-            continue
-        if "sessionId" in d and "type" not in d:  # the header line
-            info.setdefault("session", d.get("sessionId") or "")
-            continue
-        rid = d.get("id") if isinstance(d.get("id"), (str, int)) else None
-        rid = rid or len(order)
-        if rid not in latest:
-            order.append(rid)
-        latest[rid] = d
-    return [latest[rid] for rid in order]
-
-
 def _gemini_record(d, events):
     """One Gemini message's events: the person's words, or the model's prose, calls and results."""
     kind, ts = _str_field(d, "type"), _str_field(d, "timestamp")
@@ -2575,8 +2558,16 @@ def _gemini_record(d, events):
 
 def _parse_gemini(records, info):
     """Events of a Gemini CLI session: 2026 JSONL (ids rewritten, last copy wins) or legacy JSON."""
-    events = []
-    for d in _gemini_latest(records, info):
+    latest, events = {}, []  # id -> its last copy, in the order of first copies
+    for d in records:
+        if not isinstance(d, dict) or "$set" in d:
+            continue
+        if "sessionId" in d and "type" not in d:  # the header line
+            info.setdefault("session", d.get("sessionId") or "")
+            continue
+        rid = d.get("id") if isinstance(d.get("id"), (str, int)) else None
+        latest[rid or len(latest)] = d
+    for d in latest.values():
         try:
             _gemini_record(d, events)
         except _RECORD_ERRORS:
@@ -2717,16 +2708,31 @@ _GEMINI_KEYS_REGEX = _LazyRegex(
     r'^\s*\{\s*"(?:sessionId|projectHash|startTime|lastUpdated)"\s*:|"messages"\s*:\s*\['
 )
 _GEMINI_MESSAGE_REGEX = _LazyRegex(r'\{\s*"(?:id|type)"\s*:')
+_JSON_TOKEN_REGEX = _LazyRegex(r'"(?:[^"\\\n]|\\.)*"|[][{}"]')  # a string (on one line), a bracket
+
+
+def _json_end(text, pos):
+    """Where the JSON value opening with a bracket at text[pos] ends, by its brackets outside
+    strings: its next sibling, never a value inside it (None when they do not close)."""
+    closing = []
+    for m in _JSON_TOKEN_REGEX.finditer(text, pos) if text[pos] in "[{" else ():
+        c = m.group()
+        if c in ("[", "{"):
+            closing.append("]" if c == "[" else "}")
+        elif c == '"' or c in ("]", "}") and closing.pop() != c:  # cut short, or out of step
+            return None
+        elif not closing:
+            return m.end()
+    return None
 
 
 def _gemini_messages(text, info):
     """A legacy Gemini chat whose JSON does not parse, read a message at a time."""
-    start = text.find('"messages"')
-    bracket = text.find("[", start)
-    if start < 0 or bracket < 0:
+    found = re.search(r'"messages"\s*:\s*\[', text)
+    if not found:
         return None
-    session = re.search(r'"sessionId"\s*:\s*"([^"]{0,200})"', text[:start])
-    decoder, pos, messages = json.JSONDecoder(), bracket + 1, []
+    session = re.search(r'"sessionId"\s*:\s*"([^"]{0,200})"', text[: found.start()])
+    decoder, pos, messages = json.JSONDecoder(), found.end(), []
     while pos < len(text):
         while pos < len(text) and text[pos] in " \t\r\n,":
             pos += 1
@@ -2734,17 +2740,14 @@ def _gemini_messages(text, info):
             break
         try:
             d, end = decoder.raw_decode(text, pos)
-            after = text[end : end + 64].lstrip()
-            if after[:1] not in (",", "]"):  # a cut message that took in the ones after it
-                raise ValueError("a message runs on past its own end")
-            messages.append(d)
-            pos = end
-        except (ValueError, RecursionError):
-            info["skipped"] = info.get("skipped", 0) + 1
+        except (ValueError, RecursionError):  # resumed after its brackets, never inside it
+            d, end = None, _json_end(text, pos)
+        if not end or text[end : end + 64].lstrip()[:1] not in (",", "]"):  # cut, or ran on
             nxt = _GEMINI_MESSAGE_REGEX.search(text, pos + 1)
-            if not nxt:
-                break
-            pos = nxt.start()
+            d, end = None, nxt.start() if nxt else len(text)
+        messages.append(d)  # None: a broken message
+        pos = end
+    info["skipped"] = info.get("skipped", 0) + messages.count(None)
     return {"sessionId": session.group(1) if session else "", "messages": messages}
 
 
