@@ -2523,23 +2523,6 @@ def _parse_codex(lines, info):
     return items
 
 
-def _gemini_latest(records, info):
-    """A Gemini CLI session's message records in order, the last copy of an id winning."""
-    order, latest = [], {}
-    for d in records:
-        if not isinstance(d, dict) or "$set" in d:
-            continue
-        if "sessionId" in d and "type" not in d:  # the header line
-            info.setdefault("session", d.get("sessionId") or "")
-            continue
-        rid = d.get("id") if isinstance(d.get("id"), (str, int)) else None
-        rid = rid or len(order)
-        if rid not in latest:
-            order.append(rid)
-        latest[rid] = d
-    return [latest[rid] for rid in order]
-
-
 def _gemini_record(d, events):
     """One Gemini message's events: the person's words, or the model's prose, calls and results."""
     kind, ts = _str_field(d, "type"), _str_field(d, "timestamp")
@@ -2569,8 +2552,16 @@ def _gemini_record(d, events):
 
 def _parse_gemini(records, info):
     """Events of a Gemini CLI session: 2026 JSONL (ids rewritten, last copy wins) or legacy JSON."""
-    events = []
-    for d in _gemini_latest(records, info):
+    latest, events = {}, []  # id -> its last copy, in the order of first copies
+    for d in records:
+        if not isinstance(d, dict) or "$set" in d:
+            continue
+        if "sessionId" in d and "type" not in d:  # the header line
+            info.setdefault("session", d.get("sessionId") or "")
+            continue
+        rid = d.get("id") if isinstance(d.get("id"), (str, int)) else None
+        latest[rid or len(latest)] = d
+    for d in latest.values():
         try:
             _gemini_record(d, events)
         except _RECORD_ERRORS:
@@ -2711,16 +2702,31 @@ _GEMINI_KEYS_REGEX = _LazyRegex(
     r'^\s*\{\s*"(?:sessionId|projectHash|startTime|lastUpdated)"\s*:|"messages"\s*:\s*\['
 )
 _GEMINI_MESSAGE_REGEX = _LazyRegex(r'\{\s*"(?:id|type)"\s*:')
+_JSON_TOKEN_REGEX = _LazyRegex(r'"(?:[^"\\\n]|\\.)*"|[][{}"]')  # a string (on one line), a bracket
+
+
+def _json_end(text, pos):
+    """Where the JSON value opening with a bracket at text[pos] ends, by its brackets outside
+    strings: its next sibling, never a value inside it (None when they do not close)."""
+    closing = []
+    for m in _JSON_TOKEN_REGEX.finditer(text, pos) if text[pos] in "[{" else ():
+        c = m.group()
+        if c in ("[", "{"):
+            closing.append("]" if c == "[" else "}")
+        elif c == '"' or c in ("]", "}") and closing.pop() != c:  # cut short, or out of step
+            return None
+        elif not closing:
+            return m.end()
+    return None
 
 
 def _gemini_messages(text, info):
     """A legacy Gemini chat whose JSON does not parse, read a message at a time."""
-    start = text.find('"messages"')
-    bracket = text.find("[", start)
-    if start < 0 or bracket < 0:
+    found = re.search(r'"messages"\s*:\s*\[', text)
+    if not found:
         return None
-    session = re.search(r'"sessionId"\s*:\s*"([^"]{0,200})"', text[:start])
-    decoder, pos, messages = json.JSONDecoder(), bracket + 1, []
+    session = re.search(r'"sessionId"\s*:\s*"([^"]{0,200})"', text[: found.start()])
+    decoder, pos, messages = json.JSONDecoder(), found.end(), []
     while pos < len(text):
         while pos < len(text) and text[pos] in " \t\r\n,":
             pos += 1
@@ -2728,17 +2734,14 @@ def _gemini_messages(text, info):
             break
         try:
             d, end = decoder.raw_decode(text, pos)
-            after = text[end : end + 64].lstrip()
-            if after[:1] not in (",", "]"):  # a cut message that took in the ones after it
-                raise ValueError("a message runs on past its own end")
-            messages.append(d)
-            pos = end
-        except (ValueError, RecursionError):
-            info["skipped"] = info.get("skipped", 0) + 1
+        except (ValueError, RecursionError):  # resumed after its brackets, never inside it
+            d, end = None, _json_end(text, pos)
+        if not end or text[end : end + 64].lstrip()[:1] not in (",", "]"):  # cut, or ran on
             nxt = _GEMINI_MESSAGE_REGEX.search(text, pos + 1)
-            if not nxt:
-                break
-            pos = nxt.start()
+            d, end = None, nxt.start() if nxt else len(text)
+        messages.append(d)  # None: a broken message
+        pos = end
+    info["skipped"] = info.get("skipped", 0) + messages.count(None)
     return {"sessionId": session.group(1) if session else "", "messages": messages}
 
 
@@ -8309,19 +8312,15 @@ def _scan_file(root, rel, kind):
 
 
 class _ImportRouter:
-    """Where imported memories go: their session's file, else imports/<name>-NNN.md."""
+    """Where imported memories go: their session's file, else imports/<name>-<id>-NNN.md (the
+    id random, as a memory's: no other import, in this clone or another, writes that file)."""
 
     CHUNK = 1000
 
     def __init__(self, store, name):
-        self.store, self.stem = (
-            store,
-            _slug(os.path.splitext(os.path.basename(name))[0] or "import"),
-        )
-        existing = [p for p in store._md_files() if p.startswith("imports/%s-" % self.stem)]
-        nums = [int(x) for p in existing for x in re.findall(r"-(\d+)\.md$", p)]
-        self.chunk, self.count, self.sessions = max(nums or [0]) + 1, 0, {}
-        self.today = _now_iso()[:10]
+        self.store, self.sessions, self.count, self.chunk = store, {}, 0, 1
+        self.stem = _slug(os.path.splitext(os.path.basename(name))[0] or "import")
+        self.token, self.today = _new_id(), _now_iso()[:10]
 
     def route(self, m):
         if m.session:
@@ -8331,7 +8330,7 @@ class _ImportRouter:
         if self.count >= self.CHUNK:
             self.chunk, self.count = self.chunk + 1, 0
         self.count += 1
-        return "imports/%s-%03d.md" % (self.stem, self.chunk)
+        return "imports/%s-%s-%03d.md" % (self.stem, self.token, self.chunk)
 
     def header(self, rel):
         stored = '<!-- {"stored": "%s"} -->' % _now_iso()

@@ -27,6 +27,9 @@ SHARED = os.path.join(os.path.dirname(HERE), "..", "shared", "data", "transcript
 # a value of each JSON type, put where the record has a value of another type
 WRONG = {"list": ["a", 1], "dict": {"k": "v"}, "int": 7, "float": 1.5, "bool": True, "null": None,
          "str": "x"}
+# a Gemini tool call, for a legacy chat's message that has none
+CALL = {"id": "call-1", "name": "read_file", "args": {"file_path": "README.md"}, "status": "success",
+        "resultDisplay": "the file's text"}
 MUTATIONS = ("nul", "binary", "truncated", "wrong-type", "deep", "deeper", "huge", "repeated")
 
 
@@ -198,6 +201,12 @@ def cases(paths, per, seed):
             for mutation, raw in mutants(t.head, json.dumps(t.head).encode(), rng):
                 if mutation in ("deep", "deeper"):
                     yield t, None, mutation, raw[:-1]
+            # a message with tool calls, then a value nested past the parser's depth: the
+            # messages after it stay (a call inside it is never read as one of them)
+            for i in rng.sample(range(len(t.raws) - 1), min(per, len(t.raws) - 1)):
+                record = t.record(i)
+                deep = json.dumps(dict(record, toolCalls=record.get("toolCalls") or [CALL], deeper="@@"))
+                yield t, i, "deeper", deep.replace('"@@"', "[" * 50000 + "]" * 50000).encode()
         for i in rng.sample(range(len(t.raws)), len(t.raws)):
             record = t.record(i)
             for mutation, raw in mutants(record, t.raws[i], rng):

@@ -148,7 +148,8 @@ def test_large_import_is_one_pass_into_few_files(store, tmp_path):
     p = am("import", str(src), check=0)
     assert "imported 2500 new memories" in p.stdout
     files = memory_files(store)
-    assert files == ["imports/many-001.md", "imports/many-002.md", "imports/many-003.md"]
+    token = files[0].split("-")[1]                                   # an id of this import's own
+    assert files == ["imports/many-%s-%03d.md" % (token, n) for n in (1, 2, 3)] and len(token) == 8
 
 
 def test_forget_removes_one_block_and_leaves_the_rest(store):
@@ -522,6 +523,25 @@ def test_forget_on_one_side_and_edits_on_the_other_never_mix_neighbours_silently
     p = am("check", "--json", cwd=b)
     flagged = {f["memory"]["id"] for f in json.loads(p.stdout or "[]")}
     assert p.returncode == 1 and all(m["id"] in flagged for m in mixed), (mixed, p.stdout)
+
+
+def test_two_clones_importing_a_file_of_one_name_merge_with_nothing_to_resolve(tmp_path, monkeypatch):
+    a, b, _rel = two_clones(tmp_path, monkeypatch, TEXTS)
+    imported = {a: ["Staging deploys need a green nightly build", "The search index rebuilds every night"],
+                b: ["Feature flags live in config/flags.yaml", "Release notes are written in the PR"]}
+    for clone, texts in imported.items():
+        notes = tmp_path / ("from-" + clone.name) / "notes.jsonl"          # one name in both clones
+        notes.parent.mkdir()
+        notes.write_text("".join(json.dumps({"text": t, "type": "fact"}) + "\n" for t in texts))
+        am("import", notes, cwd=clone, check=0)
+        git(clone, "add", "-A")
+        git(clone, "commit", "-qm", "imported notes")
+    git(a, "push", "-q", "origin", "HEAD")
+    git(b, "pull", "-q", "--no-rebase", "origin", "HEAD")           # union merge
+    p = am("check", "--json", cwd=b)
+    assert p.returncode == 0 and json.loads(p.stdout or "[]") == [], p.stdout
+    said = [json.loads(x)["text"] for x in am("export", cwd=b).stdout.splitlines()]
+    assert sorted(said) == sorted(imported[a] + imported[b] + [t for t, _type in TEXTS])
 
 
 def test_a_merge_of_what_two_clones_counted_of_one_memory_is_one_memory(tmp_path, monkeypatch):

@@ -293,6 +293,23 @@ def test_one_malformed_record_costs_only_itself(tmp_path):
         "We decided to use uv for every script.", "Always pin the Python version in CI."]
 
 
+def test_a_legacy_gemini_message_nested_past_the_parsers_depth_costs_only_itself(tmp_path):
+    said = ["Keep the cache keys short.", "Shortened them in cache.py.", "Now add a TTL of one hour.",
+            "Added the TTL to the cache settings."]
+    messages = [{"id": "1", "type": "user", "content": [{"text": said[0]}]},
+                {"id": "2", "type": "gemini", "content": said[1], "toolCalls": [
+                    {"id": "t1", "name": "replace", "args": {"file_path": "cache.py"}, "status": "success",
+                     "resultDisplay": "ok"}], "thoughts": "@@"},   # a tool call, then a value too deep
+                {"id": "3", "type": "user", "content": [{"text": said[2]}]},
+                {"id": "4", "type": "gemini", "content": said[3]}]
+    for indent in (2, None):  # as Gemini CLI writes it, and on one line
+        text = json.dumps({"sessionId": "g5", "messages": messages}, indent=indent)
+        path = write(tmp_path, "deep.json", text.replace('"@@"', "[" * 50000 + "]" * 50000))
+        events, info, _ = read_transcript(path)
+        assert [e.text for e in events if e.role in ("user", "assistant")] == said[:1] + said[2:]
+        assert info["session"] == "g5" and info["skipped"] == 1
+
+
 def test_hook_input_nested_thousands_deep_is_not_a_hook_s():
     import io
     deep = '{"a":' * 5000 + "1" + "}" * 5000
