@@ -7115,17 +7115,18 @@ def _never_used(m):
     return bool(m.files or _commands_of(m.text) or any(k[0] == "-" or "/" in k for k in marks))
 
 
-def _restates(m, reply):
-    """Whether `m` only says again the request `reply` answers (its `asked`), a label aside:
-    the person's question, or a to-do that holds it."""
-    asked = " ".join(str(reply.extra.get("asked") or "").rstrip("…").split())
+def _asked(m):
+    """The request a passage answers (its `in reply to`), spaces folded, or ''."""
+    return " ".join(str(m.extra.get("asked") or "").rstrip("…").split())
+
+
+def _restates(m, asked):
+    """Whether `m` only says again a request (`asked`), a label aside: the person's question,
+    or a to-do that holds it."""
+    if not asked or len(m.text) > 2 * len(asked) + 40:
+        return False
     said = " ".join(m.text.split())
-    return (
-        bool(asked)
-        and m is not reply
-        and asked in said
-        and len(said.replace(asked, "").split()) <= 2
-    )
+    return asked in said and len(said.replace(asked, "").split()) <= 2
 
 
 class Store:
@@ -7366,9 +7367,9 @@ class Store:
         self._hash_cache().save()
         hits.sort(key=lambda h: _hit_order(h.score, h.strength, h.memory.id))
         # the answer before the question: a reply found takes the place of what restates its request
-        replies = [x for x in hits if x.memory.extra.get("asked")]
+        replies = [(x, _asked(x.memory)) for x in hits if x.memory.extra.get("asked")]
         for h in hits if replies else ():
-            reply = next((x for x in replies if _restates(h.memory, x.memory)), None)
+            reply = next((x for x, a in replies if x is not h and _restates(h.memory, a)), None)
             if reply and reply.score < h.score:
                 reply.score, h.score = h.score, h.score * (1 - 1e-9)
         hits.sort(key=lambda h: _hit_order(h.score, h.strength, h.memory.id))
@@ -10897,7 +10898,8 @@ def _prompt_found(store, prompt, session="", leave_out=(), floor=0.0):
         done = _changes_reported(digests, idx, [m for _s, _p, m in told])
         told = [x for x in told if x[2].type != "todo" or not _done_since(x[2], done)]
     # the answer, not the question: a request a found reply carries ("in reply to") is none
-    told = [x for x in told if not any(_restates(x[2], m) for _s, _p, m in told)]
+    asked = [_asked(m) for _s, _p, m in told]
+    told = [x for x in told if not any(a and _restates(x[2], a) for a in asked)]
     found = []  # one note per thing: a passage that repeats a better one is none
     for share, passage, m in sorted(told, key=lambda x: -x[0]):
         if not _says_again(passage, [p for _s, _m, p in found]):
@@ -10935,20 +10937,35 @@ def _gate(store, refresh=False):
     if type(bar) in (int, float) and isinstance(was, list) and was[2:] == on[2:]:
         if was == on and isinstance(kept.get("names"), list) or not refresh:
             return kept  # a prompt reads it as kept; a capture finds what it lacks
-    kept = {"bar": _calibrate(store), "on": on, "names": _code_names(store.memories())}
+    kept = {"bar": _calibrate(store), "on": on, "names": _code_names(store)}
     with contextlib.suppress(OSError):  # read-only: found again next time
         _atomic_write(path, json.dumps(kept), durable=False)
     return kept
 
 
-def _code_names(mems):
-    """The stems a store's memories name as code, rare in English: the project's own names."""
-    out = set()
-    for m in mems:
+def _code_names(store):
+    """The stems a store's memories name as code, rare in English: the project's own names;
+    kept a file in local/names.json, found again only for the files that changed."""
+    idx, path = store.index(refresh=False), os.path.join(store.local, "names.json")
+    files = {p: [t, n] for p, t, n in idx.db.execute("SELECT path, mtime_ns, size FROM files")}
+    kept, found = _local_json(path) or {}, {}
+    for p, at in files.items():
+        if isinstance(kept.get(p), list) and kept[p][:1] == [at]:
+            found[p] = set(kept[p][1:])
+    rows = idx._rows_in(
+        "SELECT path, data FROM memories WHERE path IN (%s)", list(set(files) - set(found))
+    )
+    for p, data in rows:
+        m = _memory_from_index(data)
         programs = [c.split()[0] for c in _CODE_SPAN_REGEX.findall(m.text) if c.split()]
         for bit in list(m.files) + programs + list(_exact_words(m.text)):
             if bit[:1] != "-":  # a flag's word is any word: `--style`
-                out.update(tokenize(bit)[:1])  # whole: `RateLimiter`, never its "rate"
+                found.setdefault(p, set()).update(tokenize(bit)[:1])  # whole: never its "rate"
+    with contextlib.suppress(OSError):
+        _atomic_write(
+            path, _json_text({p: [files[p]] + sorted(ns) for p, ns in found.items()}), durable=False
+        )
+    out = set().union(*found.values())
     return sorted(t for t in out if len(t) > 3 and t not in _STOP_WORDS and not _common(t))
 
 
