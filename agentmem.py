@@ -5149,7 +5149,7 @@ _COMPILERS = frozenset("cargo go dotnet mvn gradle swift make zig".split())
 _KIND_WORDS = {"test": "test", "lint": "lint", "typecheck": "type", "build": "build"}  # said of it
 _VERSION_ASKS = frozenset("--version -V -v version --help -h help".split())
 _KIND_ORDER = ("install", "generate", "build", "typecheck", "lint", "format", "test", "run")
-_COMMAND_KEY_WORDS = 3  # a command is known by its program and up to two more words
+_COMMAND_KEY_WORDS = 4  # a command is known by its program and up to three more words
 _NOT_COMMANDS = frozenset("cd source . export set echo printf pwd true sleep clear".split())
 # programs that look at, find or move files: what they are run on (`grep -rn test src`, `rm
 # cache.test.old`, `test -f build.lock`) never makes them a build, a test or a run; nor does a
@@ -5179,14 +5179,14 @@ _FAILURE_REGEX = _LazyRegex(
     re.I | re.M,
 )
 _TRACEBACK_END_REGEX = _LazyRegex(r"^(\w+(?:Error|Exception|Exit)\b.*)$", re.M)
-# what the environment refused, whatever the command: a hook, a sandbox, file permissions
+# what the environment refused: a hook, file permissions (and what a line ending in ":" opens)
 _REFUSED_REGEX = _LazyRegex(
-    r"^.*\b(?:blocked by hook|operation not permitted|permission denied|EACCES|EPERM|"
-    r"not allowed|sandbox(?:ed)? (?:denied|blocks?))\b.*(?<=:)\n.*$|"  # and what the colon opens
-    r"^.*\b(?:blocked by hook|operation not permitted|permission denied|EACCES|EPERM|"
-    r"not allowed|sandbox(?:ed)? (?:denied|blocks?))\b.*$",
-    re.I | re.M,
+    r"(?im)^.*\b(?:blocked by hook|operation not permitted|permission denied|EACCES|EPERM|"
+    r"not allowed)\b.*(?:(?<=:)\n.*)?$"
 )
+# the harness's word that a command never ran: its sandbox refused it (Codex: "failed in
+# sandbox ..."), or the folder to run it in was wrong. Not the project's, nor the machine's
+_NEVER_RAN_REGEX = _LazyRegex(r"\bcd:|can't cd|sandbox (?:denied|blocks?|error)|failed in sandbox")
 _WARNING_REGEX = _LazyRegex(r"^\W{0,4}(?:\(!\)|warn(?:ing)?\b|deprecat).{16,240}$", re.I | re.M)
 _FILE_LINE_REGEX = _LazyRegex(r"\S+\.\w+:\d+")
 _ANSI_REGEX = _LazyRegex(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\(B|\r")
@@ -5195,11 +5195,23 @@ _SAME_REFUSAL_RUNS = 2  # ... and a refusal said this many times
 _STILL_FAILING = "Still failing when the session ended: "  # a todo a later pass closes
 _PASSED = "Commands that passed here: "  # the note a session keeps of them: kind `command`; ...
 _PASSED_ENTRY_REGEX = _LazyRegex(r"([a-z]+) `([^`]+)`")
-# ... and the other notes of a command that a later session where it passed undoes
+# ... and the other notes of a command that a later pass undoes (group 2: one machine lacks it)
 _UNDONE_REGEX = _LazyRegex(
-    "(?:%s)?`([^`]+)`(?:: | is not installed here| was refused here)" % re.escape(_STILL_FAILING)
+    "(?:%s)?`([^`]+)`(?:: | was refused here|( is not (?:installed|on the PATH) here))"
+    % re.escape(_STILL_FAILING)
 )
-_COMMAND_CHARS = 160  # a command as a note quotes it
+_COMMAND_CHARS = 160  # a command as a note quotes it: whole, or not at all
+# what differs from run to run in a command, folded when a note shows it: a temp path, an id
+_PER_RUN_REGEX = _LazyRegex(
+    r"(?:/private)?(?:/tmp|/var/folders)/[^\s'\"]*|\$TMPDIR[^\s'\"]*"
+    r"|(\b[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b)"
+)
+# where one machine keeps its own state: a home folder (stored as ~), a temp or scratch folder,
+# a session's id in a path, a PATH of its own: what holds there holds on no other clone
+_MACHINE_STATE_REGEX = _LazyRegex(
+    r"(?:^|[\s`'\"=(:,])(?:~[/\\]|/tmp/|/var/folders/|/private/|\$TMPDIR|%TEMP%)"
+    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-|\bPATH="
+)
 _ERROR_CHARS = 220  # ... and the line of its output that says why it failed
 _SAID_ABOUT_FAILURE = 2  # sentences of the agent kept with a failure it then fixed
 _FIXES_KEPT = 6  # fixes a session keeps from its commands at most
@@ -5252,12 +5264,9 @@ def _read_through(words):
     ['DB=x.db', 'cargo', 'build']"""
     out, i = [], 0
     while i < len(words) and (words[i] in _READ_THROUGH or re.match(r"^\w+=", words[i])):
-        if words[i] in _READ_THROUGH:
-            i += 1
-            while i < len(words) and words[i].startswith("-"):
-                i += 1
-        else:
-            out.append(words[i])
+        runner = words[i] in _READ_THROUGH
+        out, i = out if runner else out + [words[i]], i + 1
+        while runner and i < len(words) and words[i].startswith("-"):
             i += 1
     return out + words[i:]
 
@@ -5297,15 +5306,26 @@ def _shell_line(words):
 
 
 def _command_shown(words):
-    """A command as a note shows it: its words up to the first file argument or `--`.
-    >>> _command_shown("npx prettier --write test/a.test.ts".split())
-    'npx prettier --write'"""
-    out = []
-    for w in words:
-        if w == "--" or (out and _is_path(w)):
-            break
-        out.append(w)
-    return _clip(_shell_line(out), _COMMAND_CHARS)
+    """A command as a note shows it: whole, as it ran, what differs from run to run folded
+    (_PER_RUN_REGEX); '' when longer than _COMMAND_CHARS, never cut.
+    >>> _command_shown("timeout 20 bun run scripts/seed.ts --out /tmp/tmp.X1/a.json".split())
+    'timeout 20 bun run scripts/seed.ts --out <tmp>'"""
+    line = _PER_RUN_REGEX.sub(lambda m: "<id>" if m.group(1) else "<tmp>", _shell_line(words))
+    return line if len(line) <= _COMMAND_CHARS else ""
+
+
+def _chain_shown(command):
+    """A shell line's commands as a note shows them, `&&` between; '' when they cannot be shown
+    whole: too long, or a script given inline (`-c`, `-e`) or as a here-document.
+    >>> _chain_shown("cd web && npm test -- a.test.ts | tail"), _chain_shown("python - <<'PY'")
+    ('npm test -- a.test.ts', '')"""
+    segments = _command_segments(command)
+    probe = "<<" in command or any(  # `-c lint` runs a command; `-c "import x; ..."`, a script
+        len(w) > 2 and w[-2] in ("-c", "-e") and re.search(r"[^\w.:/@+-]", w[-1])
+        for w, _p in segments
+    )
+    words = [w for segment, _p in segments for w in ["&&"] + segment][1:]
+    return "" if probe else _command_shown(words)
 
 
 def _asks(words):
@@ -5352,15 +5372,19 @@ def _runs_note(note, run):
     return all(w in run for w in note if not _PLACEHOLDER_REGEX.match(w))
 
 
+def _names_run(named, command):
+    """Whether a note's command (`named`) names what `command` runs: its program and words lead
+    (`uv` and `pytest -x a.py` name `uv run mypy` and `pytest -q`, never `uvx` or `pytest-cov`)."""
+    key = _command_key(named.split()).split()
+    return bool(key) and _command_key(command.split()).split()[: len(key)] == key
+
+
 def _command_kind(key):
     """The kind of a command key (see _COMMAND_KINDS), or '' for one of no kind."""
     if key.split()[:1] and key.split()[0].lower() in _FILE_PROGRAMS:
         return ""
     key = " ".join(w for w in key.split() if not _is_path(w))  # `rm rollup.js` builds nothing
-    for kind, pattern in _COMMAND_KINDS:
-        if re.search(pattern, key, re.I):
-            return kind
-    return ""
+    return next((kind for kind, pattern in _COMMAND_KINDS if re.search(pattern, key, re.I)), "")
 
 
 def _failure_line(text):
@@ -5399,9 +5423,8 @@ class _Commands:
         for key in ("failing", "passed", "lines", "missing", "runs", "ok"):
             if not isinstance(state.get(key), dict):
                 state[key] = {}
-        self.state, self.calls, self.found = state, {}, []  # found: [(kind, text, ts)]
-        self.last_call = None
-        self.trying = None  # (program, command) that runs a missing program another way
+        self.state, self.calls, self.found, self.cwd = state, {}, [], cwd  # found: kind, text, ts
+        self.last_call = self.trying = None  # trying: (program, command) that runs a missing one
         # a warning quoting the working tree ("Git tree '/x' is dirty"): this checkout's state
         self.tree = re.compile(re.escape(cwd.rstrip("/\\")) + r"[/\\]?['\"]" if cwd else "(?!)")
 
@@ -5451,24 +5474,17 @@ class _Commands:
 
     def _result(self, call, ev):
         text = ev.text or ""
+        error = _failure_line(text)
+        if _NEVER_RAN_REGEX.search(error + text[:200]):
+            return  # what never ran proved nothing: the session's words keep that it was tried
         segments = _command_segments(call.text)
         keys = [_command_key(words) for words, _p in segments]
         kinds = [_command_kind(k) for k in keys]
-        self._environment(call, text, keys, kinds, ev.ok)
+        shown = _chain_shown(call.text)  # '': a probe (`python -c "..."`) no one runs again
+        self._environment(call, text, keys, kinds, shown, ev.ok)
         if not any(kinds):
             return
         key = " && ".join(keys)
-        shown = " && ".join(_command_shown(words) for words, _p in segments)
-        # `python -c "..."`, a here-document, a script the agent just wrote: a probe, not a
-        # command anyone runs again
-        probe = "<<" in call.text or any(
-            len(words) > 2 and words[-2] in ("-c", "-e") for words, _p in segments
-        )
-        error = _failure_line(text)
-        if re.search(
-            r"\bcd:|cd: no such|can't cd|failed in sandbox|sandbox error", error + text[:200]
-        ):
-            return  # the folder was wrong, the harness's sandbox stopped it: it never ran
         piped = any(p for _w, p in segments)
         failing, runs, good = self.state["failing"], self.state["runs"], self.state["ok"]
         runs[key] = runs.get(key, 0) + 1
@@ -5479,12 +5495,14 @@ class _Commands:
         for (words, _p), k, kind in zip(segments, keys, kinds):
             good[k] = True
             old = self.state["passed"].get(kind)
-            shown_one = _command_shown(words)
-            if kind and not probe and (kind != "run" or " " in shown_one) and not _asks(words):
-                if not old or old[1] >= _paths_in(words):
-                    self.state["passed"][kind] = [shown_one, _paths_in(words)]
+            shown_one = shown and _command_shown(words)  # ... nor one that runs on one machine
+            local = shown_one and _MACHINE_STATE_REGEX.search(_without_home(shown_one, self.cwd))
+            if kind and shown_one and not local and (kind != "run" or " " in shown_one):
+                paths = sum(map(_is_path, words[1:]))  # fewer: the broader command
+                if (not old or old[1] >= paths) and not _asks(words):
+                    self.state["passed"][kind] = [shown_one, paths]
         failure = failing.pop(key, None)
-        if failure and failure.get("edits") and not probe:
+        if failure and failure.get("edits") and shown:  # a probe is not shown
             self._fixed(shown, kinds, failure, ev.ts)
         built = {k.split()[0] for k, kind in zip(keys, kinds) if kind in ("build", "test", "run")}
         for other, failed in list(failing.items()):  # a chain whose failing parts now pass
@@ -5511,7 +5529,7 @@ class _Commands:
             kinds = [_command_kind(k) for k in parts]
             if not failure.get("said"):
                 failure["first"] = failure["first"].split("; then ")[0] + "; then " + said
-            elif self._fixed(shown, kinds, failure, ts, "failed with another error"):
+            elif shown and self._fixed(shown, kinds, failure, ts, "failed with another error"):
                 failure.update(first=said, said=[], edits=[])
         failure.update(runs=failure["runs"] + 1, last=said, shown=shown)
         failure["claimed"] = False  # a run after the agent said "fixed" tells the truth
@@ -5556,7 +5574,7 @@ class _Commands:
         self.found.append(("fixed", text, ts))
         return True
 
-    def _environment(self, call, text, keys, kinds, ok=None):
+    def _environment(self, call, text, keys, kinds, shown, ok=None):
         """What the environment said (a missing program, a refusal, a warning), counted across
         runs. A passing run that is no pipe found every program it ran."""
         text = _ANSI_REGEX.sub("", text[:20000])
@@ -5568,11 +5586,10 @@ class _Commands:
         runs = _runs_of(call.text) if missing else ()
         programs = [next((w for w in run if not re.match(r"\w+=", w)), "") for run in runs]
         if program in programs or missing and not any(re.search(r"[*?]", p) for p in programs):
-            self.state["missing"].setdefault(program, _clip(call.text, _COMMAND_CHARS))
+            self.state["missing"].setdefault(program, shown)
         elif self.trying:
             self._tried(text)
         key = " && ".join(keys)
-        shown = " && ".join(_command_shown(w) for w, _p in _command_segments(call.text))
         seen = self._refusals(text, shown, key, any(kinds))
         if not any(kinds):
             return
@@ -5595,18 +5612,16 @@ class _Commands:
         """Count each refusal printed; the _SAME_REFUSAL_RUNS-th time it is the environment's."""
         seen = set()
         for found in _REFUSED_REGEX.findall(text):
-            if not (known or re.search(r"(?i)\bhook\b", found)):
-                continue  # one file an ad-hoc command could not touch is no rule
             line = " ".join(found.split())
             norm = _same_line(line)
-            if norm in seen:
-                continue
+            if norm in seen or not (known or re.search(r"(?i)\bhook\b", found)):
+                continue  # one file an ad-hoc command could not touch is no rule
             seen.add(norm)
             entry = self.state["lines"].setdefault(
                 norm, [0, _clip(line, _ERROR_CHARS), shown, key, 0]
             )
             entry[0] += 1
-            if entry[0] == _SAME_REFUSAL_RUNS:
+            if entry[0] == _SAME_REFUSAL_RUNS and shown:
                 said = "`%s` was refused here: %s." % (shown, entry[1].rstrip("."))
                 self.found.append(("setup", said, ""))
         return seen
@@ -5631,7 +5646,8 @@ class _Commands:
                 and words[0] not in (program, "which", "type", "command", "echo", "whereis", "ls")
                 and re.search(r"(?<![\w/.-])%s(?![\w@=-])" % re.escape(program), command)
             ):
-                self.trying = (program, _clip(command, 200))
+                shown = _chain_shown(command)  # a way to tell, whole
+                self.trying = (program, shown) if shown else None
                 return
 
     def memories(self, final=False):
@@ -5641,12 +5657,10 @@ class _Commands:
         if final:
             runs = self.state["runs"]
             for count, line, shown, key, last in self.state["lines"].values():
-                if last and count >= _SAME_OUTPUT_RUNS and last == runs.get(key):
-                    found.append(
-                        ("setup", "`%s` warns on every run: %s." % (shown, line.rstrip(".")), "")
-                    )
-            for program, command in self.state["missing"].items():
-                shown = " && ".join(_command_shown(w) for w, _p in _command_segments(command))
+                if last and shown and count >= _SAME_OUTPUT_RUNS and last == runs.get(key):
+                    said = "`%s` warns on every run: %s." % (shown, line.rstrip("."))
+                    found.append(("setup", said, ""))
+            for program, shown in self.state["missing"].items():
                 said = "`%s` is not installed here: `%s` said `%s: command not found`."
                 found.append(("setup", said % (program, shown or program, program), ""))
             refused = {
@@ -5658,7 +5672,7 @@ class _Commands:
                     _same_line(failure["last"]) in refused
                 )
                 parts = {_command_kind(k) for k in failure.get("parts", [])} - {"", "run"}
-                if parts and not said and not failure.get("claimed"):
+                if parts and not said and not failure.get("claimed") and failure["shown"]:
                     why = failure["last"].rstrip(".")
                     said = "%s`%s`: %s." % (_STILL_FAILING, failure["shown"], why)
                     found.append(("open", said, failure.get("ts", "")))
@@ -5678,7 +5692,7 @@ class _Commands:
 
 def _passed_with(note, earlier, failed=()):
     """This session's note of the commands that passed, with the kinds only an earlier `note`
-    names (and that `failed` does not): one note, each kind as last run.
+    names (and no command of `failed` names): one note, each kind as last run.
     >>> _passed_with("Commands that passed here: test `pytest -q`.",
     ...              "Commands that passed here: lint `ruff check`; test `make test`.")
     'Commands that passed here: lint `ruff check`; test `pytest -q`.'"""
@@ -5686,7 +5700,7 @@ def _passed_with(note, earlier, failed=()):
         return note
     passed = dict(_PASSED_ENTRY_REGEX.findall(note))
     for kind, command in _PASSED_ENTRY_REGEX.findall(earlier):
-        if kind in _KIND_ORDER and not any("`%s`" % command in f for f in failed):
+        if kind in _KIND_ORDER and not any(_names_run(f, command) for f in failed):
             passed.setdefault(kind, command)
     return _passed_note(passed) if set(passed) & set(_KIND_ORDER) else note
 
@@ -5697,11 +5711,6 @@ def _passed_note(passed):
         _PASSED,
         "; ".join("%s `%s`" % (k, passed[k]) for k in _KIND_ORDER if k in passed),
     )
-
-
-def _paths_in(words):
-    """How many words of a command name files or folders (fewer: the broader command)."""
-    return sum(1 for w in words[1:] if _is_path(w))
 
 
 def _said_line(text):
@@ -9573,7 +9582,7 @@ class _Capture:
             if m.extra.get("slot") == "setup" and m.session != session
         ]
         if earlier:
-            failed = [x.text for x in memories if _UNDONE_REGEX.match(x.text)]
+            failed = [m.group(1) for m in (_UNDONE_REGEX.match(x.text) for x in memories) if m]
             last = max(earlier, key=lambda m: m.created).text
             for m in notes:
                 m.text = _passed_with(m.text, last, failed)
@@ -10253,12 +10262,6 @@ def _withheld(m):
     return unreviewed or bool(ex.get("conflict") or ex.get("superseded_by") or ex.get("disputed"))
 
 
-# where one machine keeps its own state: a home folder (stored as ~), a temp or scratch folder,
-# a session's id in a path, a PATH of its own: what holds there holds on no other clone
-_MACHINE_STATE_REGEX = _LazyRegex(
-    r"(?:^|[\s`'\"=(:,])(?:~[/\\]|/tmp/|/var/folders/|/private/|\$TMPDIR|%TEMP%)"
-    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-|\bPATH="
-)
 _PROSE_SHARE = 0.6  # a note's letters among its other signs: prose; fewer, pasted data
 _LOG_TIME_REGEX = _LazyRegex(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")  # a log line's own time
 # who wrote a memory to be read alone: a person (remember, import), an agent (MCP), the
@@ -10286,12 +10289,8 @@ def _stands(m, names=(), twin=None):
         return "", "a near-duplicate of %s, which is newer" % twin
     # what it tells to do: a command's note quotes the output that proved it, the rest is theirs
     told = " ".join(_CODE_SPAN_REGEX.findall(m.text)) if m.extra.get("by") == "tools" else m.text
-    lacks = _UNDONE_REGEX.match(m.text)  # _Commands' "`rg` is not installed here"
-    if (
-        _MACHINE_STATE_REGEX.search(told)
-        or _HOME_REGEX.search(told)
-        or (lacks and lacks.group().endswith(" is not installed here"))
-    ):
+    lacks = _UNDONE_REGEX.match(m.text)  # "`rg` is not installed here", "... on the PATH here"
+    if _MACHINE_STATE_REGEX.search(told) or _HOME_REGEX.search(told) or (lacks and lacks.group(2)):
         return "", "one machine's state, not the project's"
     text = re.sub(r"`[^`]*`", "", m.text)  # what it says around the code it quotes
     letters = len(re.findall(r"[^\W\d_]", text))
@@ -10346,11 +10345,10 @@ def _undone_since(m, ran):
     """Whether what _Commands said of a command (failing, refused, missing) is undone by a later
     session: it passed, or fails otherwise now. `ran`: the memories runs made."""
     said = _UNDONE_REGEX.match(m.text)
-    named = said and re.compile(r"`%s[` ]" % re.escape(said.group(1)))
     return bool(said) and any(
         r.created > m.created
         and (r.extra.get("slot") == "setup" or _UNDONE_REGEX.match(r.text))
-        and named.search(r.text)
+        and any(_names_run(said.group(1), c) for c in _CODE_SPAN_REGEX.findall(r.text))
         for r in ran
     )
 

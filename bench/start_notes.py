@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What every session starts with, on many projects: each note told at SessionStart, to read.
 
-usage: bench/start_notes.py [NOISE_DIR] [--jobs N]
+usage: bench/start_notes.py [NOISE_DIR] [--half 1|2] [--jobs N]
 
 NOISE_DIR (default ../shared/data/noise) holds real sessions of many projects and their
 prompts.jsonl (see ../shared/bench/noise_public.py). Each project's transcripts are captured,
@@ -9,6 +9,9 @@ in name order, into a fresh store of its own, as the Stop hook would; then the s
 `inject --explain` from a folder outside any git repository (no branch, no changed files: what
 every session of it starts with). Every note is printed, TOLD with the thing it names and what
 it says of it, HELD with why it does not stand on its own, to be read one by one.
+
+--half H  only one half of the projects (1: the 1st, 3rd, ... project in name order; 2: the
+          others): read one half while changing the code, and check on the other.
 
 Per store: `== NAME: told T (digests D), held H, N tokens`. Last line:
   start notes: S stores, told T (digests D), held H, most told in one store M, largest N tokens
@@ -66,13 +69,16 @@ def explain(name, paths, work):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("folder", nargs="?", default=NOISE)
+    ap.add_argument("--half", type=int, choices=(1, 2))
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args(argv)
     work = tempfile.mkdtemp(prefix="agentmem-start-")
     total = {"told": 0, "digests": 0, "held": 0, "most": 0, "tokens": 0}
     try:
         with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-            jobs = [pool.submit(explain, n, p, work) for n, p in projects(a.folder).items()]
+            chosen = list(projects(a.folder).items())
+            chosen = chosen[a.half - 1 :: 2] if a.half else chosen
+            jobs = [pool.submit(explain, n, p, work) for n, p in chosen]
             for job in jobs:
                 name, rows, tokens = job.result()
                 told = [r for r in rows if r["verdict"] == "told"]

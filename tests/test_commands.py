@@ -82,7 +82,7 @@ def test_each_error_a_command_got_past_is_told_with_its_own_cause_never_another_
 def test_a_lint_complaint_fixed_once_is_routine_and_an_unproven_fix_is_not_still_failing():
     assert learned(ran(("ruff check src/", "F401 `os` imported but unused", False), ("edit", "src/a.py"),
                        ("ruff check src/", "All checks passed!", True))) == \
-        [("fact", "Commands that passed here: lint `ruff check`.")]
+        [("fact", "Commands that passed here: lint `ruff check src/`.")]
     assert learned(ran(("pytest tests/test_hooks.py", "FAILED tests/test_hooks.py::test_retry", False),
                        ("say", "Fixed the flaky test by giving each worker its own tmp_path."))) == []
 
@@ -91,7 +91,7 @@ def test_what_still_fails_at_the_end_is_an_open_todo_and_only_then():
     steps = ran(("uv run mypy src/", 'src/config.py:6: error: Cannot find implementation or library '
                                      'stub for module named "tomli_w"  [import-not-found]', False))
     assert learned(steps, final=False) == []
-    assert learned(steps) == [("todo", "Still failing when the session ended: `uv run mypy`: src/config.py:6: "
+    assert learned(steps) == [("todo", "Still failing when the session ended: `uv run mypy src/`: src/config.py:6: "
                                        'error: Cannot find implementation or library stub for module named '
                                        '"tomli_w" [import-not-found].')]
     passed_later = steps + ran(("uv run mypy src/", "Success: no issues found", True))
@@ -121,7 +121,7 @@ def test_what_still_fails_is_told_by_its_error_never_by_a_warning_printed_on_the
 def test_the_environment_said_twice_or_on_every_run_is_a_fact_and_a_one_off_is_not():
     refused = "Bash operation blocked by hook:\n- [guard.py]: BLOCKED: rm outside the work tree"
     mems = learned(ran(("rm a.js", refused, False), ("rm -f a.js", refused, False)))
-    assert mems == [("fact", "`rm -f` was refused here: Bash operation blocked by hook: - [guard.py]: "
+    assert mems == [("fact", "`rm -f a.js` was refused here: Bash operation blocked by hook: - [guard.py]: "
                              "BLOCKED: rm outside the work tree.")]
     assert learned(ran(("rm a.js", refused, False))) == []
     warn = "(!) protoc version check: plugin v1.4.2 is older than protoc v1.5.0\n(✓) Complete"
@@ -193,3 +193,80 @@ def test_a_captured_session_tells_its_commands_at_the_next_start(tmp_path, store
     start = am("inject", "--format", "text", input=json.dumps({"hook_event_name": "SessionStart"})).stdout
     assert "## How to work here" in start and "a command that ran" in start
     assert "format `npm run check:format`; test `npm run test:unit`" in start
+
+
+def test_a_command_that_passed_is_told_whole_as_it_ran_only_what_differs_per_run_folded():
+    def told(command):
+        return learned(ran((command, "ok", True)))
+    # its files and its script are what it ran on: without them the note runs nothing
+    assert told("python3 -m py_compile src/ledger.py src/report.py") == [
+        ("fact", "Commands that passed here: run `python3 -m py_compile src/ledger.py src/report.py`.")]
+    assert told("timeout 20 bun run scripts/seed-db.ts --rows 50") == [
+        ("fact", "Commands that passed here: run `timeout 20 bun run scripts/seed-db.ts --rows 50`.")]
+    # a temp folder and an id are this run's own: folded, the rest kept
+    assert told("pytest tests/unit --basetemp=/tmp/pytest-of-kim/run-3 -k 'ledger and not slow'") == [
+        ("fact", "Commands that passed here: test `pytest tests/unit --basetemp=<tmp> -k 'ledger and not slow'`.")]
+    assert told("npm run test:e2e -- --trace-id 0b7e4c1a-93f2-4d8e-a6b5-2c9d1e8f7a30") == [
+        ("fact", "Commands that passed here: test `npm run test:e2e -- --trace-id <id>`.")]
+    # a script in someone's home folder runs on one machine only; one too long to show whole
+    # is not shown cut
+    assert told("uv run /home/kim/.config/hooks/notify.py --title build") == []
+    assert told("node scripts/render.js " + " ".join("pages/p%d.md" % n for n in range(30))) == []
+
+
+def test_a_command_the_sandbox_refused_never_ran_so_it_is_no_start_note_but_the_session_keeps_it(tmp_path, store):
+    import json
+    from conftest import am
+    from sessions import render_codex
+    denied = ("failed in sandbox MacosSeatbelt with execution error: sandbox denied exec error, exit code: 1, "
+              "stdout: , stderr: OSError: [Errno 1] Operation not permitted: '/home/dev/.cache/uv'")
+    steps = [("user", "Check that the importer still works."),
+             ("assistant", "Running the importer's tests."),
+             *[("tool", "shell", {"command": "PYTHONPATH=. pytest -q tests/test_importer.py"}, denied)] * 2,
+             ("assistant", "The sandbox keeps the cache folder closed; asking to run it outside."),
+             ("tool", "shell", {"command": "PYTHONPATH=. pytest -q tests/test_importer.py"}, "9 passed in 1.2s"),
+             ("assistant", "The importer's 9 tests pass.")]
+    lines = [json.loads(x) for x in render_codex(steps, "sess-sbx").splitlines()]
+    for x in lines:   # Codex gives the sandbox's verdict as the whole output, no exit code
+        if "failed in sandbox" in x["payload"].get("output", ""):
+            x["payload"]["output"] = denied
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    am("capture", "--transcript", str(path), check=0)
+    start = am("inject", "--format", "text", input=json.dumps({"hook_event_name": "SessionStart"})).stdout
+    assert "refused" not in start and "sandbox" not in start
+    assert "test `PYTHONPATH=. pytest -q tests/test_importer.py`" in start       # it passed, later
+    session = "".join(p.read_text(encoding="utf-8") for p in (store / "sessions").glob("*.md"))
+    assert "Running the importer's tests.\n\n(then ran `PYTHONPATH=. pytest -q tests/test_importer.py`)" in session
+
+
+def test_a_script_given_as_a_here_document_is_never_told_cut():
+    script = "python3 - <<'PY'\nfrom app import settings\nprint(settings.DATABASE_URL)\nPY"
+    refused = "Bash operation blocked by hook:\n- [guard.py]: BLOCKED: reading settings needs approval"
+    assert learned(ran((script, refused, False), (script, refused, False))) == []
+    missing = "bash: line 1: python3: command not found"
+    assert learned(ran((script, missing, False))) == [
+        ("fact", "`python3` is not installed here: `python3` said `python3: command not found`.")]
+
+
+def test_a_program_not_on_the_path_is_held_as_this_machine_s_state_like_one_not_installed(tmp_path, store):
+    import json
+    from conftest import am
+    from sessions import hook_json, render_claude
+    steps = [("user", "Lint and test the parser."),
+             ("tool", "Bash", {"command": "ruff check parser/"}, "bash: ruff: command not found", True),
+             ("tool", "Bash", {"command": "python3 -m ruff check parser/"}, "All checks passed!", False),
+             ("tool", "Bash", {"command": "shellcheck scripts/release.sh"}, "bash: shellcheck: command not found", True),
+             ("tool", "Bash", {"command": "python3 -m pytest tests/test_parser.py"}, "6 passed", False),
+             ("assistant", "Lint is clean and the parser tests pass.")]
+    path = tmp_path / "s.jsonl"
+    path.write_text(render_claude(steps, "sess-path"), encoding="utf-8")
+    am("capture", "--sync", input=hook_json("sess-path", path), check=0)
+    rows = json.loads(am("inject", "--explain", "--format", "json", input="{}").stdout)
+    said = {r["text"]: (r["verdict"], r["says"]) for r in rows}
+    held = ("held", "one machine's state, not the project's")
+    assert said["`ruff` is not on the PATH here; it runs as `python3 -m ruff check parser/`."] == held
+    assert said["`shellcheck` is not installed here: `shellcheck scripts/release.sh` said "
+                "`shellcheck: command not found`."] == held
+    assert said["Commands that passed here: lint `python3 -m ruff check parser/`; "
+                "test `python3 -m pytest tests/test_parser.py`."][0] == "told"

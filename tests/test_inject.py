@@ -491,13 +491,16 @@ def test_a_session_is_never_told_what_it_said_itself(store, tmp_path):
 
 def test_how_to_run_things_here_is_told_at_start(store):
     s = agentmem.open_store()
-    m = agentmem.Memory("`cargo` is not on the PATH here; it runs as `mise exec -- cargo`.",
-                        type="fact", confidence=0.8, extra={"by": "tools"})
-    s.add([s.prepare(m)], lambda _m: "sessions/2026-11-30-x.md")
+    m = agentmem.Memory("Commands that passed here: build `cargo build --locked`.",
+                        type="fact", confidence=0.8, extra={"by": "tools", "slot": "setup"})
+    path = agentmem.Memory("`cargo` is not on the PATH here; it runs as `mise exec -- cargo`.",
+                           type="fact", confidence=0.8, extra={"by": "tools"})
+    s.add([s.prepare(m), s.prepare(path)], lambda _m: "sessions/2026-11-30-x.md")
     s.remember("The staging database is restored every Sunday", type="fact")
     s.close()
     text = context()
-    assert "## How to work here\n- [" in text and "mise exec -- cargo" in text
+    assert "## How to work here\n- [" in text and "`cargo build --locked`" in text
+    assert "mise exec" not in text                                # this machine's PATH
     assert "staging database" not in text                         # a fact is told when asked
 
 
@@ -832,13 +835,13 @@ def test_what_a_later_session_got_passing_is_no_open_todo_and_no_missing_tool(st
     error = 'src/config.py:6: error: Cannot find implementation or library stub for module named "yaml"'
     missing = "bash: line 1: uv: command not found"
     sessions = [[("uv run mypy src/", missing, True)] * 2, [("uv run mypy src/", error, True)],
-                [("uv run mypy src/", "Success: no issues found", False)]]
+                [("uv run mypy --strict", "Success: no issues found", False)]]   # the same check
     for n, runs in enumerate(sessions):
         told = captured_on_day(tmp_path, n, [("user", "Make the type checker pass on the package.")]
                                + [("tool", "Bash", {"command": c}, out, bad) for c, out, bad in runs])
-        assert ("Still failing when the session ended: `uv run mypy`" in told) == (n == 1), told
+        assert ("Still failing when the session ended: `uv run mypy src/`" in told) == (n == 1), told
     assert "`uv` is not installed here" not in told                  # it ran, and passed, since
-    assert "Commands that passed here: typecheck `uv run mypy`" in told
+    assert "Commands that passed here: typecheck `uv run mypy --strict`" in told
 
 
 def test_a_command_still_failing_in_two_sessions_is_told_once_as_it_fails_now(store, tmp_path):
