@@ -2126,12 +2126,8 @@ def _person_text(text):
         ]
         text = own.rstrip(" !:") + ("; pasted: %s" % " — ".join(names[:2]) if names else "")
     text = text.strip()
-    if not text or _INJECTED_USER_REGEX.match(text):
-        return ""
-    # a built-in command's prompt
-    if len(text) > 1500 and re.match(r"^\s*You are (an?|the) ", text):
-        return ""
-    return text
+    builtin = len(text) > 1500 and re.match(r"^\s*You are (an?|the) ", text)  # a command's prompt
+    return "" if not text or builtin or _INJECTED_USER_REGEX.match(text) else text
 
 
 def _tool_files(name, args):
@@ -3758,6 +3754,13 @@ _ITEM_LABEL_REGEX = _LazyRegex(r"^[\w `'/.()-]{2,40}?\s[-–—:]\s")
 # "- `src/auth/session.ts`: switched ..."
 _PATH_LEAD_REGEX = _LazyRegex(r"^\W*`?[\w./-]+\.\w+`?\s*[:—–-]\s*")
 _CODE_FENCE_REGEX = _LazyRegex(r"```.*?(```|\Z)", re.S)
+_ITEM_REGEX = _LazyRegex(r"^\s*([-*•]|\d+[.)])\s+")  # a list's item
+# markdown's strong emphasis ("**Fix:**", "__not now__"), past code spans: a pair touching a word
+# outside ("snake__case", "src/**/x") or "__" around one word ("__init__.py") is code, not emphasis
+_EMPHASIS_REGEX = _LazyRegex(
+    r"(`[^`\n]*`)|(?<![\w*/])(?:\*\*(?=[^\s*])((?:(?!\*\*).)+?)(?<=[^\s*/])\*\*"
+    r"|__(?=[^\s_])((?:(?!__)\S)+\s(?:(?!__).)*?)(?<=[^\s_/])__)(?![\w*/])"
+)
 # a sentence ends at . ! ? before a capital, and at an ellipsis before any word ("ESM... we're on")
 _SENTENCE_SPLIT_REGEX = _LazyRegex(
     r"(?<=[.!?。！？])\s+(?=[\"'`(\[*]?[A-ZА-ЯЁ0-9])|(?:(?<=\.\.\.)|(?<=…))\s+(?=\w)"
@@ -3908,8 +3911,10 @@ def _first_rule(rules, text):
 
 
 def _split_sentences(text):
-    """[(sentence, heading)] of prose: code blocks dropped, bullets and emphasis stripped."""
-    text = _CODE_FENCE_REGEX.sub(" ", text)
+    """[(sentence, heading)] of prose: code blocks dropped, bullets and emphasis stripped.
+    >>> _split_sentences("- **Keep** `__all__`, __version__ and __init__.py; **kwargs, __a b__")
+    [('Keep `__all__`, __version__ and __init__.py; **kwargs, a b', '')]"""
+    text = _EMPHASIS_REGEX.sub(r"\1\2\3", _CODE_FENCE_REGEX.sub(" ", text))
     out, heading, label = [], "", 0
     for raw in text.split("\n"):
         line = raw.strip()
@@ -3919,13 +3924,12 @@ def _split_sentences(text):
             continue
         label += 1 if label else 0
         if line.startswith("#"):
-            heading, label = line.lstrip("#").replace("**", "").strip().rstrip(":").strip(), 0
+            heading, label = line.lstrip("#").strip().rstrip(":").strip(), 0
             continue
         if line.startswith(("|", ">")):  # tables, quotes, REPL lines
             continue
-        item = re.match(r"^([-*•]|\d+[.)])\s+", line)
+        item = _ITEM_REGEX.match(line)
         line = line[item.end() :] if item else line
-        line = line.replace("**", "").replace("__", "")
         if line.endswith(":"):  # a label introduces what follows
             parts = _SENTENCE_SPLIT_REGEX.split(line)
             out += [(s.strip(), heading) for s in parts[:-1] if s.strip()]
@@ -3944,10 +3948,8 @@ def _looks_like_noise(s):
     """Logs, code, stack traces, tables and fragments are not memories."""
     if _word_count(s) < 3 or len(s) < 12 and not _CJK_REGEX.search(s):
         return True
-    if re.match(r"^(at |File \"|Traceback|\$ |>>> |[{\[<]|\w+Error\b|E\s{2,})", s):
-        return True
-    letters = sum(c.isalpha() for c in s)
-    return letters < len(s) * 0.5
+    code = re.match(r"^(at |File \"|Traceback|\$ |>>> |[{\[<]|\w+Error\b|E\s{2,})", s)
+    return bool(code) or sum(c.isalpha() for c in s) < len(s) * 0.5
 
 
 def _mentioned_files(text):
@@ -4231,17 +4233,37 @@ _OUTPUT_LINE_REGEX = _LazyRegex(
 )
 
 
+# a line of code: indented, with = ; a bracket or an ending comma or colon, no sentence's end
+_CODE_LINE_REGEX = _LazyRegex(
+    r"^(?:\t| {4})(?:.*[=;(){}\[\]].*|.*[,:])(?<![.!?。！？])$|^[ \t]*[)\]}]|[(\[{]$"
+)
+
+
+def _without_pastes(text):
+    r"""A message of the person's without what they pasted: a paragraph holding a line a tool
+    printed, and each paragraph's run from its first line of code to its last (a traceback's
+    source, a call's arguments), in a paragraph with no list.
+    >>> _without_pastes("It fails:\n    run(\n        rules,\n        cwd=root,\n    )\nWhy?")
+    'It fails:\nWhy?'"""
+    out = []
+    for para in re.split(r"\n\s*\n", text):
+        lines = [] if _OUTPUT_LINE_REGEX.search(para) else para.split("\n")
+        code = [i for i, line in enumerate(lines) if _CODE_LINE_REGEX.search(line.rstrip())]
+        if code and not any(map(_ITEM_REGEX.match, lines)):  # a list's indented lines go on it
+            lines = lines[: code[0]] + lines[code[-1] + 1 :]
+        out.append("\n".join(lines))
+    return "\n\n".join(filter(None, out))
+
+
 def _typed_words(text):
     """What the person typed in a message: a template's "User Input" block, the lines before a
-    long paste, or the whole message; never a paragraph holding a line a tool printed.
+    long paste, or the whole message; never what they pasted in it (_without_pastes).
     >>> _typed_words("## User Input\\n\\n```text\\nPhase 2\\n```\\n\\nYou **MUST** read it.")
     'Phase 2'"""
     given = _USER_INPUT_REGEX.search(text)
     if given:
         return given.group(1).strip()
-    if _OUTPUT_LINE_REGEX.search(text):  # a paragraph with a line a tool printed was pasted
-        paragraphs = re.split(r"\n\s*\n", text)
-        text = "\n\n".join(p for p in paragraphs if not _OUTPUT_LINE_REGEX.search(p))
+    text = _without_pastes(text)
     if len(text) <= _TYPED_CHARS or len(_STRUCTURE_REGEX.findall(text)) < 8:
         return text
     first = _STRUCTURE_REGEX.search(text)
@@ -4254,11 +4276,13 @@ def _typed_words(text):
 _SPECIFIC_LEADS = frozenset("""
 the this that these those it its there here i you he she they we my your our his her their
 please can could would will let's lets now then so ok okay also and but if when why how what
-which who where only just still yes no not
+which who where only just still yes no not of
 """.split())
 # fmt: on
 _SPECIFIC_LEADS_CJK = "这這那此它你您我他她"  # this, that, it, you, I, he, she
 _RULE_SUBJECT_WORDS = 4  # "Branch names", "API responses in v2": a kind is named in a few words
+# ... or in twice as many after a word taking in all of the kind ("Every handler of the admin API")
+_KIND_LEADS = frozenset("all every each any все каждый каждая каждое любой".split())
 
 
 def _general_rule(s):
@@ -4274,7 +4298,8 @@ def _general_rule(s):
     if m:
         subject = s[: m.start()].split()
         lead = subject[0].lower().strip("*`\"'(") if subject else ""
-        if 1 <= len(subject) <= _RULE_SUBJECT_WORDS and lead not in _SPECIFIC_LEADS:
+        whole = lead in _KIND_LEADS and (subject + ["of"])[1].lower() not in _SPECIFIC_LEADS
+        if 1 <= len(subject) <= _RULE_SUBJECT_WORDS * (1 + whole) and lead not in _SPECIFIC_LEADS:
             return not re.search(r"\d", " ".join(subject))
     return bool(_says("ensure", s) and _says("quantifier", s))
 
@@ -4287,8 +4312,7 @@ def _classify_user_sentence(s):
     True"""
     if _says("injection", s):
         return None
-    body = _phrase("ack").sub("", s)
-    body = _unquoted(_phrase("filler").sub("", body))
+    body = _unquoted(_phrase("filler").sub("", _phrase("ack").sub("", s)))
     typed = _first_rule(_PERSON_RULES, body)
     if typed is None and _general_rule(body):
         typed = ("convention", "user-convention")
@@ -4325,8 +4349,7 @@ class _PersonTurn:
 
     def __init__(self, asked, answer):
         self.prev = None  # the candidate the last sentence made
-        self.asked = asked  # a question this message may answer, and the agent's answer to it
-        self.answer = answer
+        self.asked, self.answer = asked, answer  # a question it may answer, the agent's answer
         self.problems = []  # sentences that name a problem
 
 
@@ -4372,8 +4395,9 @@ class _Observer:
         self.turns = 0  # messages of the person so far
         self.committed = False  # a commit since the person last spoke
 
-    def add(self, kind, mtype, text, files=(), ts="", tags=(), own=None):
-        """Keep one candidate unless it is kept already or cannot stand (_unfit, on `own` words)."""
+    def add(self, kind, mtype, text, files=(), ts="", tags=(), own=None, mine=False):
+        """Keep one candidate unless it is kept already or cannot stand (_unfit, on `own` words);
+        `mine`: the person's words of this turn, which the agent may confirm (turn_user)."""
         text = _capitalized(_clip(_phrase("lead-in").sub("", text)))
         if _unfit(kind, mtype, text if own is None else own):
             return None
@@ -4406,6 +4430,7 @@ class _Observer:
         self.out.append(c)
         if by_agent:
             self.unsettled.append((c, self.said))
+        self.turn_user += [c] if mine else []
         return c
 
     def settle(self):
@@ -4556,9 +4581,7 @@ class _Observer:
                 said = [x for x, _h in sentences[max(0, i - _KEPT_SENTENCES) : i + 1]]
                 text = " ".join(said[:-1] + ([before] if before else []))
             if _word_count(text) >= 4:
-                c = self.add("user-kept", "convention", text, ts=ts)
-                if c:
-                    self.turn_user.append(c)
+                self.add("user-kept", "convention", text, ts=ts, mine=True)
                 return said
         return []
 
@@ -4605,9 +4628,8 @@ class _Observer:
             cls[0] if cls else "decision",
             " ".join(x for x in (turn.asked, turn.answer, s) if x),
             ts=ts,
+            mine=True,
         )
-        if c:
-            self.turn_user.append(c)
         turn.prev, turn.asked = c, ""
         return True
 
@@ -4620,16 +4642,12 @@ class _Observer:
 
     def _person_typed(self, turn, s, cls, ts):
         mtype, kind = cls
-        body = _phrase("label").sub("", _phrase("filler").sub("", s)).strip()
-        body = _capitalized(body)
+        body = _capitalized(_phrase("label").sub("", _phrase("filler").sub("", s)).strip())
         if self._pairs(turn.prev, mtype):
             turn.prev.text = _clip(turn.prev.text + " " + body)
             return
         tags = ["correction"] if kind == "user-correction" else ()
-        c = self.add(kind, mtype, body, ts=ts, tags=tags)
-        if c:
-            self.turn_user.append(c)
-        turn.prev = c
+        turn.prev = self.add(kind, mtype, body, ts=ts, tags=tags, mine=True)
 
     @staticmethod
     def _pairs(prev, mtype):
@@ -4676,9 +4694,7 @@ class _Observer:
         ]
         if rules and not _says("bare-approval", said):
             text = "%s (the agent agreed: %s)" % (said.rstrip(), " ".join(rules[:2]).rstrip("."))
-            c = self.add("user-correction", "convention", text, ts=ts, tags=["correction"])
-            if c:
-                self.turn_user.append(c)
+            self.add("user-correction", "convention", text, ts=ts, tags=["correction"], mine=True)
 
     def _agent_sentence(self, turn, s, heading, ts):
         """One sentence of the agent, in this order: a plan tells nothing yet;
@@ -5027,12 +5043,7 @@ def _telling(s):
     if _says("injection", s) or _looks_like_noise(s):
         return 0
     plain = _unquoted(s)
-    reason = (
-        _says("cause", plain)
-        or _says("fix", plain)
-        or _says("agent-reject", plain)
-        or _says("reason", plain)
-    )
+    reason = any(_says(c, plain) for c in ("cause", "fix", "agent-reject", "reason"))
     anchor = _named(s)
     if _says("narration", s) and not (reason and anchor):
         return 0  # "I'll help you create ...": what it does
@@ -5053,25 +5064,15 @@ def _told(s):
 
 def _prose_lines(text):
     """The sentences of a message as lines, a list's short items joined under their heading."""
-    out, run, run_heading = [], [], None
+    out = []  # a sentence, or [heading, item, ...] of a list's short items
     for said, heading in _split_sentences(_EMOJI_REGEX.sub("", text)):
         s = _phrase("ack").sub("", said).strip()
-        if not s:
-            continue
-        if _word_count(s) <= 6 and heading:  # "stdio", "`--log-level`: ..."
-            if run and heading != run_heading:
-                out.append("%s: %s." % (run_heading, "; ".join(run)))
-                run = []
-            run.append(s.rstrip("."))
-            run_heading = heading
-            continue
-        if run:
-            out.append("%s: %s." % (run_heading, "; ".join(run)))
-            run = []
-        out.append(s)
-    if run:
-        out.append("%s: %s." % (run_heading, "; ".join(run)))
-    return out
+        item = s and heading and _word_count(s) <= 6  # "stdio", "`--log-level`: ..."
+        if item and out and isinstance(out[-1], list) and out[-1][0] == heading:
+            out[-1].append(s.rstrip("."))
+        elif s:
+            out.append([heading, s.rstrip(".")] if item else s)
+    return [x if isinstance(x, str) else "%s: %s." % (x[0], "; ".join(x[1:])) for x in out]
 
 
 def _commit_message(command):
@@ -5087,20 +5088,16 @@ def _commit_message(command):
 
 def _todo_items(text):
     """[(status, item)] of a to-do list call as the parsers render it ('status: item' lines)."""
-    out = []
-    for line in (text or "").split("\n"):
-        status, _, item = line.partition(": ")
-        if status in ("pending", "in_progress", "completed") and item.strip():
-            out.append((status, item.strip()))
-    return out
+    lines = [line.partition(": ") for line in (text or "").split("\n")]
+    states = ("pending", "in_progress", "completed")
+    return [(st, i.strip()) for st, _, i in lines if st in states and i.strip()]
 
 
 def _request_line(text):
     """A request as the digest names it: its first sentences (_DIGEST_CHARS); '' for a bare "go"."""
     text = " ".join(_CODE_FENCE_REGEX.sub(" ", text or "").split())
-    if _word_count(text) < 3 or _says("bare-approval", text):
-        return ""
-    return _clip(text, _DIGEST_CHARS).rstrip(".")
+    short = _word_count(text) < 3 or _says("bare-approval", text)
+    return "" if short else _clip(text, _DIGEST_CHARS).rstrip(".")
 
 
 def _final_report(said):
@@ -5849,9 +5846,7 @@ class _Words:
         for _rank, _i, text, (who, ts, turn, asked) in sorted(kept, key=lambda m: -m[1]):
             for part in _paragraphs(text):
                 m = _observed(part, "episode", "episode", "words", created=ts)
-                m.extra.update(who=who, turn=int(turn))
-                if asked:
-                    m.extra["asked"] = asked
+                m.extra.update(who=who, turn=int(turn), **({"asked": asked} if asked else {}))
                 out.append(m)
         return out
 
@@ -5881,7 +5876,8 @@ class _Episode:
         self.words = _Words(context)  # who said what, in which turn
         self.todos = []
         self.commands = _Commands(context, cwd)  # what ran, what it proved
-        self.commits = []  # the messages of the commits the agent made
+        self.commits = []  # the messages of the commits the agent made, as the digest says them
+        self.worked = set()  # the turns in which it changed files or committed
         self.pending = []  # what a compaction summary says is pending
         self.left_at = ""  # when the to-do list or a summary last said what is left
 
@@ -5900,9 +5896,8 @@ class _Episode:
         for line in text.split("\n"):
             heading = _SUMMARY_HEADING_REGEX.match(line)
             if heading:
-                title = heading.group(1) or heading.group(2)
-                pending = title.strip().lower().startswith(_PENDING_TITLES)
-                section = [] if pending else None
+                title = (heading.group(1) or heading.group(2)).strip().lower()
+                section = [] if title.startswith(_PENDING_TITLES) else None
             elif section is not None:
                 found = section  # a heading with nothing under it is no section
                 section.append(line)
@@ -5911,14 +5906,14 @@ class _Episode:
             self.left_at = ts
 
     def _call(self, ev):
-        """What a tool call tells: the to-do list, a commit's message."""
+        """What a tool call tells: the to-do list, a commit's message, a turn's work."""
         name = ev.tool.lower()
+        msg = _commit_message(ev.text) if name in _SHELL_TOOLS else ""
         if name in ("todowrite", "update_plan"):
             self.todos, self.left_at = _todo_items(ev.text), ev.ts
-        elif name in _SHELL_TOOLS:
-            msg = _commit_message(ev.text)
-            if msg:
-                self.commits.append(msg)
+        self.commits += [_clip(msg.split(" - ")[0], _DIGEST_CHARS)] if msg else []
+        if msg or _edits_files(name):
+            self.worked.add(self.words.context.get("turn") or 0)
 
     def digest(self, context):
         """What the session asked, did and left, merged into `context["digest"]`: first and
@@ -5932,12 +5927,17 @@ class _Episode:
                 asked.append(line)
         d["asked"] = asked[:1] + asked[1:][-_DIGEST_LATER_REQUESTS:]
         if self.commits:
-            done = d.get("commits", []) + [
-                _clip(c.split(" - ")[0], _DIGEST_CHARS) for c in self.commits
-            ]
-            d["commits"] = _dedupe(done)[-_DIGEST_COMMITS:]
-        agent = [said for who, said, *_ in self.words.said if who == "agent" and said]
-        report = _final_report(agent[-1]) if agent else ""
+            d["commits"] = _dedupe(d.get("commits", []) + self.commits)[-_DIGEST_COMMITS:]
+        # the report of the last turn that did something (changed files, committed, or says it
+        # changed or fixed a thing); else the last word, unless an earlier chunk reported work:
+        # an answer or an aside after the work is not what was done
+        last = {t: m for who, m, _ts, _c, t, _a in self.words.said if who == "agent" and m}
+        said = ((t in self.worked, _final_report(last[t])) for t in sorted(last, reverse=True))
+        work = (r for did, r in said if r and (did or _reports_change(r) or _says("fix", r)))
+        report = next(work, "")
+        d["worked"] = bool(report or d.get("worked"))
+        if not d["worked"]:
+            report = _final_report(last[max(last)]) if last else ""
         if report:
             d["report"] = report
         if self.todos or self.pending:  # the to-do list's, else a summary's
@@ -5975,11 +5975,8 @@ def _session_summary(memories, context, info):
         return None
     lines = ["Session: %s." % context["title"].rstrip(".")] if context.get("title") else []
     if asked:
-        said = "; then: ".join(
-            [asked[0].rstrip(".;"), "; ".join(a.rstrip(".;") for a in asked[1:])]
-            if asked[1:]
-            else [asked[0].rstrip(".;")]
-        )
+        later = "; ".join(a.rstrip(".;") for a in asked[1:])
+        said = asked[0].rstrip(".;") + ("; then: " + later if later else "")
         lines.append("Asked: %s%s" % (said, "" if said.endswith(("?", "!", "…")) else "."))
     if d.get("commits"):
         lines.append("Committed: %s." % "; ".join(c.rstrip(".") for c in d["commits"]))

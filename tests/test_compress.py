@@ -534,6 +534,17 @@ def test_a_one_time_request_is_not_a_convention_and_a_standing_instruction_is():
         assert [m.type for m in compress_heuristic([ev("user", said)])] == ["convention"], said
 
 
+def test_a_rule_about_all_of_a_kind_is_a_convention_however_long_its_subject():
+    for said in ("All release notes and migration guides should name the version they describe "
+                 "(major, minor, patch).",
+                 "Every public function in the client SDK must have a docstring.",
+                 "Each new endpoint of the billing service must sit behind a feature flag."):
+        assert [m.type for m in compress_heuristic([ev("user", said)])] == ["convention"], said
+    for said in ("All of the failing checks should pass after this change.",
+                 "All these old scripts in the tools folder should go."):
+        assert compress_heuristic([ev("user", said)]) == [], said
+
+
 def test_a_prompt_template_around_the_person_s_words_is_not_theirs():
     template = ("## User Input\n\n```text\nPhase 2\n```\n\nYou **MUST** consider the user input.\n\n"
                 "## Outline\n\n" + "".join("%d. All paths must be absolute; always run step %d.\n" % (i, i)
@@ -559,6 +570,34 @@ def test_what_a_tool_printed_and_the_person_pasted_is_not_their_rule():
     said = "I get this:\n\nwarning: unused variable: `x`\n\nWe always prefix unused variables with _."
     assert [(m.type, m.text) for m in compress_heuristic([ev("user", said)])] == [
         ("convention", "We always prefix unused variables with _.")]
+
+
+def test_the_code_the_person_pastes_is_never_their_convention():
+    failure = ("The upload test is red since the rebase:\n\n"
+               "    def test_upload_rejects_big_files(bucket):\n"
+               "        result = subprocess.run(\n"
+               "            policy,\n"
+               "            cwd=bucket.root, env=bucket.env, text=True, input=big_file,\n"
+               "            capture_output=True, check=False, timeout=upload_timeout, encoding=\"utf-8\",\n"
+               "            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, close_fds=True, umask=0o22,\n"
+               "        )\n"
+               ">       assert result.returncode == 3\n"
+               "E       assert 0 == 3\n\n"
+               "tests/test_upload.py:57: AssertionError\n\n"
+               "Uploads must stay under five seconds in tests.")
+    code = ("this is how the client is built now:\n"
+            "    const client = new Store({\n"
+            "      rules: strictRules, retries: three_times, backoff: slow_backoff,\n"
+            "      region: process.env.REGION, cache: sharedCache, logger: console,\n"
+            "    })\n"
+            "and it never retries.")
+    mems = compress_heuristic([ev("user", failure), ev("user", code)])
+    assert [(m.type, m.text) for m in mems] == [
+        ("convention", "Uploads must stay under five seconds in tests.")]
+    rules = compress_heuristic([ev("user", "Rules for the API:\n- handlers must return JSON\n"
+                                           "    and log the request id\n- no handler may sleep")])
+    said = " ".join(m.text for m in rules)   # a list item's indented line goes on the item: not code
+    assert "request id" in said and "No handler may sleep" in said
 
 
 def test_the_person_s_objection_the_agent_conceded_is_a_correction():

@@ -539,6 +539,23 @@ def test_the_last_session_digest_says_what_was_asked_committed_reported_and_left
     assert left == "Left: Alert when a billing run is skipped."
 
 
+def test_the_digest_reports_the_work_done_not_the_closing_aside_after_it():
+    work = [Event("user", "The nightly export drops rows whose country is empty, fix that please."),
+            Event("call", "", tool="Edit", files=["export/rows.py"]),
+            Event("call", "git commit -m 'fix: keep rows without a country'", tool="Bash"),
+            Event("assistant", "Fixed the nightly export: rows with an empty country are now written "
+                               "with the code `ZZ` in `export/rows.py`, and the fix is committed.")]
+    aside = [Event("user", "Thanks. Remind me who the personas of the onboarding guide are?"),
+             Event("assistant", "The onboarding guide in `docs/onboarding.md` has three personas: Dana "
+                                "the admin, because she manages seats; Eli the analyst; Flo the guest.")]
+    for chunks in ([work + aside], [work, aside]):            # one capture, or one per turn
+        context = {}
+        for i, chunk in enumerate(chunks):
+            mems = agentmem._episode(chunk, final=i == len(chunks) - 1, context=context)
+        reported = agentmem._session_summary(mems, context, {}).split("\n")[2]
+        assert reported.startswith("Reported: Fixed the nightly export: rows with an empty country"), reported
+
+
 def test_an_agent_driven_session_s_digest_tells_four_sentences_of_its_report():
     context = {}
     report = ("Created the tile-cache server in `tile-cache/`. Read tools cover zoom levels, cache size "

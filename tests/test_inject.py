@@ -459,7 +459,8 @@ def test_session_start_tells_the_last_session_digest_not_its_counts(store, tmp_p
     last = text.split("## Last session\n")[1]
     assert "Asked: Ship the thumbnail service to Cloud Run" in last
     assert "then: Good. Stay on the smallest instance" in last
-    assert "Reported: The resize workers read jobs from the Pub/Sub subscription" in last
+    assert "Reported: The revision failed to become ready because the image had no libheif" in last
+    assert "Pub/Sub" not in last                 # what a later question was answered is no report
     assert "recorded" not in last                                 # no counts of what was kept
     assert "Stay on the smallest instance, no extra CPU" in text.split("## Last session")[0]
     assert len(text) <= agentmem._DEFAULT_BUDGET_TOKENS * agentmem._CHARS_PER_TOKEN

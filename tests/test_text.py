@@ -531,3 +531,35 @@ def test_a_hook_s_prompt_never_reaches_the_queue_in_clear(store, tmp_path):
     queued = agentmem._Capture(agentmem.open_store()).enqueue(agentmem._hook_fields(after))
     with open(queued, encoding="utf-8") as f:
         assert token not in f.read()
+
+
+def test_names_made_of_underscores_asterisks_and_globs_survive_every_stage(store, tmp_path):
+    from sessions import hook_json, render_claude
+    names = ("`__version__`", "src/kit/__init__.py", "src/kit/__main__.py", "__all__", "snake__case",
+             "*args", "**kwargs", "build/**/*.pyc", "**Fix:**")
+    steps = [("user", "From now on keep `__version__` in src/kit/__init__.py equal to the release tag."),
+             ("user", "We decided the entry point lives in src/kit/__main__.py and exports go in __all__."),
+             ("user", "Always name private helpers in snake__case; wrappers pass *args and **kwargs "
+                      "through, and never commit build/**/*.pyc files."),
+             ("tool", "Edit", {"file_path": "/home/dev/shop/src/kit/__main__.py"}, "ok"),
+             ("assistant", "**Fix:** moved the entry point into src/kit/__main__.py; __all__ now lists "
+                           "the public names and `__version__` reads the tag.")]
+    path = tmp_path / "t.jsonl"
+    path.write_text(render_claude(steps, "sess-names"))
+    am("capture", "--sync", input=hook_json("sess-names", path), check=0)
+    typed = [m for m in map(json.loads, am("export").stdout.splitlines()) if m["type"] != "episode"]
+    told = " ".join(m["text"] for m in typed if m["type"] in ("convention", "decision"))
+    [digest] = [m["text"] for m in typed if m["type"] == "summary"]
+    on_disk = "".join(f.read_text() for f in store.rglob("*.md"))
+    start = am("inject", "--format", "text", input="{}").stdout
+    recalled = " ".join(h["text"] for h in json.loads(am("recall", "kit entry point helpers version",
+                                                         "--json", "--limit", "9").stdout))
+    for name in names[:-1]:
+        for where, text in (("typed", told), ("disk", on_disk), ("start", start), ("recall", recalled)):
+            assert name in text, (where, name, text)
+    assert "Reported: Fix: moved the entry point into src/kit/__main__.py; __all__ now" in digest
+    [rule] = [m for m in typed if m["type"] == "convention" and "snake__case" in m["text"]]
+    app = agentmem._DashboardApp(str(store), ["http://127.0.0.1:1"])
+    _status, _h, page = app.respond("GET", "/m/" + rule["id"], {
+        "Host": "127.0.0.1:1", "Cookie": "agentmem=" + app.token})
+    assert "snake__case" in page.decode() and "build/**/*.pyc" in page.decode()
