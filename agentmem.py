@@ -8734,6 +8734,9 @@ _OUTCOMES = ("used", "ignored", "contradicted")
 _COMMON_MARK_SHARE = 0.02  # a mark in more of the store's memories than this is no evidence
 _USED_GAIN, _USED_CEILING = 0.02, 0.9  # a used note's confidence gain, never past the ceiling
 _TOLD_ID_REGEX = _LazyRegex(r"^- \[([0-9a-z]{8}) · ", re.M)
+_TOLD_LINE_REGEX = _LazyRegex(
+    r'^- \[([0-9a-z]{8}) · [^\]\n]*\] (.*?)(?: \(in reply to: ".*"\))?$', re.M
+)
 
 
 def _log_told(store, session, hook, context, prompt="", at=None, source=""):
@@ -8746,6 +8749,8 @@ def _log_told(store, session, hook, context, prompt="", at=None, source=""):
         line["source"] = source
     if prompt:  # its fingerprint finds the prompt in the transcript; the words stay out
         line["prompt"] = _prompt_key(prompt)
+        told = _TOLD_LINE_REGEX.findall(context)  # a passage of a long note: that passage only
+        line["passages"] = ["%s:%s" % (i, _prompt_key(text)) for i, text in told]
     _append_log(store, _TOLD_LOG, [line])
 
 
@@ -10965,13 +10970,13 @@ def _code_names(store):
 
 
 def _told_since_reset(store, session):
-    """Ids told to `session` since its context last began empty (its start, or one after a
-    compaction or a /clear): it holds them still."""
+    """What `session` was told since its context last began empty (its start, or one after a
+    compaction or a /clear), as it holds it still: a start's ids, a prompt's "id:passage"."""
     ids, plain = set(), re.fullmatch(r"[\w.:-]{1,200}", session or "")
     for x in _read_log(os.path.join(store.local, _TOLD_LOG), session if plain else ""):
         if session and x.get("session") == session[:200]:
             ids = set() if x.get("source") in ("compact", "clear") else ids
-            ids.update(i for i in x.get("ids") or () if isinstance(i, str))
+            ids.update(i for i in x.get("passages", x.get("ids")) or () if isinstance(i, str))
     return ids
 
 
@@ -10984,8 +10989,9 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
     bar = _gate(store)["bar"]  # the index brought up to date once: what follows reads it as is
     found, hits, weights = _prompt_found(store, prompt, session, floor=bar)
     held = _told_since_reset(store, session)
+    told = lambda m, p: m.id in held or "%s:%s" % (m.id, _prompt_key(p)) in held  # noqa: E731
     hits = [h for h in hits if h.memory.id not in held]
-    found = [x for x in found if x[0] > bar and x[1].id not in held][:_PROMPT_PASSAGES]
+    found = [x for x in found if x[0] > bar and not told(x[1], x[2])][:_PROMPT_PASSAGES]
     later = _taken_up(found, hits, weights)[: _PROMPT_PASSAGES - 1]  # in the weakest's place
     found = found[: _PROMPT_PASSAGES - len(later)] + later
     found.sort(key=lambda x: x[1].created)  # in the order said: the final word last

@@ -955,3 +955,15 @@ def test_a_session_is_not_told_twice_what_it_was_told_since_its_context_began(st
     compacted = json.dumps({"session_id": "s1", "hook_event_name": "SessionStart", "source": "compact"})
     context(stdin=compacted)                                                     # its context began again
     assert "15 s" in prompt(pager, session="s1") and "15 s" in prompt(pager, session="s2")
+
+
+def test_a_passage_told_in_a_prompt_leaves_the_rest_of_its_note_to_tell(store, tmp_path):
+    captured(tmp_path, [("user", "Look over the ledger jobs before the audit."),
+                        ("assistant", "The nightly exporter filters ledger rows on posted_at in UTC, so rows "
+                                      "stamped in local time fall outside its window. Separately, the vendor "
+                                      "importer gives up after three retries and writes nothing to the "
+                                      "dead-letter table when the feed is late.")], "sess-audit")
+    first = prompt("Why does the nightly exporter skip ledger rows?", session="s1")
+    assert "posted_at" in first
+    second = prompt("What does the vendor importer do when the feed is late?", session="s1")
+    assert "dead-letter" in second and "posted_at" not in second        # its other passage, not the same
