@@ -4486,9 +4486,14 @@ class _Observer:
         """The person picking one of the agent's options (a label, a yes): a decision."""
         choice = _CHOICE_REGEX.match(reply)
         option = choice and options.get((choice.group(1) or "").upper())  # "": recommended
-        if option:
-            asked = options.get("?", "")
-            text = "%s Chosen: %s" % (asked, option) if asked else option
+        if option:  # with the question, or with what it was chosen over when none was asked
+            others = "; ".join(o for k, o in options.items() if k not in ("", "?") and o != option)
+            asked = options.get("?")
+            text = (
+                "%s Chosen: %s" % (asked, option)
+                if asked
+                else "Chosen: %s, over: %s" % (option, others)
+            )
             self.add("user-decision", "decision", text, ts=ts)
 
     # -- the person: decisions, rules, rejections, todos, facts, and the problem ----------

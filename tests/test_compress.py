@@ -315,7 +315,10 @@ def test_the_option_the_person_picks_by_its_letter_is_their_decision():
     assert decided(ev("assistant", OPTIONS), ev("user", "Let's go with option C.")) == [
         "Should ideas stay editable after they are created? Chosen: No, ideas are immutable"]
     unasked = OPTIONS.replace("Should ideas stay editable after they are created?", "Two ways to go.")
-    assert decided(ev("assistant", unasked), ev("user", "C")) == ["No, ideas are immutable"]
+    # no question asked: what it was chosen over says what it is about
+    assert decided(ev("assistant", unasked), ev("user", "C")) == [
+        "Chosen: No, ideas are immutable, over: Yes, both title and notes, at any time; Notes only; the "
+        "title stays as it was created"]
 
 
 def test_a_choice_said_only_by_pointing_at_it_or_a_branch_to_work_on_is_no_decision():
