@@ -10220,17 +10220,12 @@ def _start_flags(store, m, root, flag_stale=True):
 def _capped(sections, cap=_START_NOTES):
     """`sections` with at most `cap` notes, each section's kept in its order: a note of each
     _KEPT_WHOLE section a round, then of each other section, then of the _GIVES_WAY ones."""
-    ranks = [(t not in _KEPT_WHOLE) + (t in _GIVES_WAY) for t, _l in sections]
-    kept = [0] * len(sections)
-    for rank in (0, 1, 2):
-        group = [i for i, r in enumerate(ranks) if r == rank]
-        while any(kept[i] < len(sections[i][1]) for i in group):
-            for i in group:
-                if sum(kept) < cap and kept[i] < len(sections[i][1]):
-                    kept[i] += 1
-            if sum(kept) >= cap:
-                break
-    return [(t, lines[:n]) for (t, lines), n in zip(sections, kept) if n]
+    rank = lambda t: (t not in _KEPT_WHOLE) + (t in _GIVES_WAY)  # noqa: E731
+    notes = sorted(
+        (rank(t), n, i) for i, (t, lines) in enumerate(sections) for n in range(len(lines))
+    )
+    kept = [i for _r, _n, i in notes[:cap]]
+    return [(t, lines[: kept.count(i)]) for i, (t, lines) in enumerate(sections) if i in kept]
 
 
 def _notes_block(sections, limit, preamble=_INJECT_PREAMBLE % "agentmem"):
