@@ -1424,9 +1424,8 @@ def _shingles(text):
 
 def _jaccard(a, b):
     """|a & b| / |a | b| of two sets (1.0 for two empty sets)."""
-    if not a and not b:
-        return 1.0
-    return len(a & b) / float(len(a | b))
+    both = len(a & b)  # and |a | b| is |a| + |b| - both, no union made
+    return both / float(len(a) + len(b) - both) if a or b else 1.0
 
 
 def _claim(text):
@@ -5324,7 +5323,8 @@ def _exact_words(text):
     ['--watch', 'e2e', 'parsefen', 'src/app', 'v2.9.1']"""
     out = set()
     for w in _MARK_WORD_REGEX.findall(text):
-        if len(w) < 3 or w.isdigit() or w[0].isdigit() and "." not in w:
+        plain = w.isalpha() and (w.islower() or w[1:].islower() or w.isupper())  # most words
+        if plain or len(w) < 3 or w.isdigit() or w[0].isdigit() and "." not in w:
             continue
         if w.startswith("-") or re.search(r"\d|\w[._/:]\w|[a-z][A-Z]", w):
             out.add(w.lower())
@@ -6021,9 +6021,7 @@ def _choose_backend():
             "AGENTMEM_BACKEND=fts5, but this Python's SQLite has no FTS5; "
             "use AGENTMEM_BACKEND=python"
         )
-    if want == "auto":
-        return "fts5" if _fts5_available() else "python"
-    return want
+    return ("fts5" if _fts5_available() else "python") if want == "auto" else want
 
 
 def _files_match(have, wanted):
@@ -7126,7 +7124,7 @@ class Store:
         self.local = os.path.join(root, _LOCAL_DIRNAME)
         self._index = None
         self._config = None
-        self._redact = None
+        self._redact, self._no_secret = None, set()  # its "redact" patterns; texts found clean
         self.skipped = []  # what looked like a memory file and was not read (see _md_files)
         self._hashes = None
         self._ancestry = None
@@ -7267,9 +7265,15 @@ class Store:
         return self._redact
 
     def clean(self, text, said=None):
-        """What may reach disk: no private span, no secret (`said`), no lone surrogate."""
+        """What may reach disk: no private span, no secret (`said`), no lone surrogate. A short
+        text that held none (a tag, a file, a source: they repeat) is searched only for `said`."""
         text = text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
-        return redact(_strip_private(text), self._redactors(), said).strip()
+        if text in self._no_secret:
+            return _mask_said(text, said or ()).strip()
+        out = redact(_strip_private(text), self._redactors(), said)
+        if out == text and len(text) <= 200 and len(self._no_secret) < 100000:
+            self._no_secret.add(text)
+        return out.strip()
 
     # -- the index ---------------------------------------------------------
 
@@ -7309,9 +7313,7 @@ class Store:
 
     def memories(self, types=None):
         """Every memory of the store (of `types`, when given), oldest first."""
-        if not self.exists():
-            return []
-        return self.index().all(types)
+        return self.index().all(types) if self.exists() else []
 
     def recall(
         self,
@@ -8300,10 +8302,8 @@ class _ImportRouter:
     CHUNK = 1000
 
     def __init__(self, store, name):
-        self.store, self.stem = (
-            store,
-            _slug(os.path.splitext(os.path.basename(name))[0] or "import"),
-        )
+        self.store = store
+        self.stem = _slug(os.path.splitext(os.path.basename(name))[0] or "import")
         existing = [p for p in store._md_files() if p.startswith("imports/%s-" % self.stem)]
         nums = [int(x) for p in existing for x in re.findall(r"-(\d+)\.md$", p)]
         self.chunk, self.count, self.sessions = max(nums or [0]) + 1, 0, {}
