@@ -10093,9 +10093,7 @@ def _preamble(store):
         return _INJECT_PREAMBLE % ("%s %s" % (py, os.path.relpath(me, root).replace(os.sep, "/")))
     import shutil
 
-    if shutil.which("agentmem"):
-        return _INJECT_PREAMBLE % "agentmem"
-    return _INJECT_PREAMBLE % ("%s %s" % (py, me))
+    return _INJECT_PREAMBLE % ("agentmem" if shutil.which("agentmem") else "%s %s" % (py, me))
 
 
 def _fence_for(texts):
@@ -10170,9 +10168,8 @@ def _related(store, cwd, query=""):
 
 def _start_flags(store, m, root, flag_stale=True):
     """What a note told at session start says before its text: stale, unmerged, unsure."""
-    if not flag_stale:
-        return _flags(m, unmerged="")
-    return _flags(m, store.stale(m, root), store.unmerged(m, root))
+    said = (store.stale(m, root), store.unmerged(m, root)) if flag_stale else ((), "")
+    return _flags(m, *said)
 
 
 def _notes_block(sections, limit, preamble=_INJECT_PREAMBLE % "agentmem"):
@@ -10257,13 +10254,15 @@ def _stands(m, names=(), twin=None):
     if letters < _PROSE_SHARE * len("".join(text.split())) or pasted:
         return "", "pasted data or a log line, not a sentence"
     span = _CODE_SPAN_REGEX.search(m.text)
-    marks = sorted(_exact_words(m.text), key=lambda k: (-len(k), k))
-    marks += [p for p in _FILE_MENTION_REGEX.findall(m.text) if p.lower() not in _NOT_PATHS]
-    marks += _ACRONYM_REGEX.findall(m.text)  # TDD, API, JWT: a practice, an interface, a format
-    words = [] if m.files or span or marks else re.findall(r"\w[\w.+-]*", m.text)  # else a tool
-    tools = [w for w in words if _tool_kinds(tokenize(w)[:1])]
-    thing = m.files[0] if m.files else span and "`%s`" % span.group(1) or (marks + tools + [""])[0]
-    said = thing and re.search(re.escape(thing), m.text, re.I)  # as written, not lower-cased
+    thing = m.files[0] if m.files else span and "`%s`" % span.group(1)
+    if not (m.files or span):  # else a mark, a path, an acronym (TDD, API, JWT), else a tool
+        marks = sorted(_exact_words(m.text), key=lambda k: (-len(k), k))
+        marks += [p for p in _FILE_MENTION_REGEX.findall(m.text) if p.lower() not in _NOT_PATHS]
+        marks += _ACRONYM_REGEX.findall(m.text)
+        words = [] if marks else re.findall(r"\w[\w.+-]*", m.text)
+        thing = (marks + [w for w in words if _tool_kinds(tokenize(w)[:1])] + [""])[0]
+    said = thing and (thing.lower() in m.text.lower() or not (thing + m.text).isascii())
+    said = said and re.search(re.escape(thing), m.text, re.I)  # as written, not lower-cased
     thing = said.group() if said else thing or _said_name(m.text, names)
     if not thing and m.extra.get("by") in _SAVED_BY:  # written to be read alone, on purpose
         thing = "its own words, saved on purpose"
@@ -10289,12 +10288,13 @@ def _standing(mems, names, alone, title, skip):
 
 def _newer_twins(mems):
     """{id: a newer note of its type saying nearly the same} (_REPEATED_JACCARD, numbers aside)."""
-    pairs = [(m, _shingles(re.sub(r"\d+", "0", m.text))) for m in mems]
-    out = {}
-    for m, a in pairs:
-        for k, b in pairs:
+    out, pairs = {}, {}  # a note's word pairs, made once a newer note of its type is met
+    for m in mems:
+        for k in mems:
             if k.type == m.type and (k.updated or k.created) > (m.updated or m.created):
-                if _jaccard(a, b) >= _REPEATED_JACCARD:
+                for x in (m, k):
+                    pairs[x] = pairs.get(x) or _shingles(re.sub(r"\d+", "0", x.text))
+                if _jaccard(pairs[m], pairs[k]) >= _REPEATED_JACCARD:
                     out[m.id] = k.id
                     break
     return out
