@@ -25,20 +25,32 @@ CLEAN_ENV = ("AGENTMEM_DIR", "AGENTMEM_BACKEND", "AGENTMEM_DISABLE", "AGENTMEM_D
              "GEMINI_PROJECT_DIR", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "XDG_CACHE_HOME")
 
 
+def pytest_collection_modifyitems(items):
+    """The slow tests first: with -n, the workers start them at once and fill the rest in."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def store_env(root):
+    """The environment a test runs in (see `store`), under `root`: {name: value, or None: unset};
+    `am(..., env=store_env(root))` builds a store once for many tests (scope="session")."""
+    home = root / "home"
+    home.mkdir(exist_ok=True)
+    env = dict.fromkeys(CLEAN_ENV)  # None: not set
+    env.update(HOME=str(home), USERPROFILE=str(home),  # Windows finds ~ in USERPROFILE
+               LOCALAPPDATA=str(home / "AppData" / "Local"), APPDATA=str(home / "AppData" / "Roaming"),
+               AGENTMEM_DIR=str(root / "store"))
+    return env
+
+
 @pytest.fixture(autouse=True)
 def store(tmp_path, monkeypatch):
     """An empty store folder (not created yet) that AGENTMEM_DIR points at."""
-    for key in CLEAN_ENV:
-        monkeypatch.delenv(key, raising=False)
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("USERPROFILE", str(home))  # Windows finds ~ here, not in HOME
-    monkeypatch.setenv("LOCALAPPDATA", str(home / "AppData" / "Local"))
-    monkeypatch.setenv("APPDATA", str(home / "AppData" / "Roaming"))
-    path = tmp_path / "store"
-    monkeypatch.setenv("AGENTMEM_DIR", str(path))
-    return path
+    for key, value in store_env(tmp_path).items():
+        if value is None:
+            monkeypatch.delenv(key, raising=False)
+        else:
+            monkeypatch.setenv(key, value)
+    return tmp_path / "store"
 
 
 # The command line as the hooks run it: agentmem imported as a module, its bytecode cached in
