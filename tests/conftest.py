@@ -54,11 +54,14 @@ def store(tmp_path, monkeypatch):
 
 
 # The command line as the hooks run it: agentmem imported as a module, its bytecode cached in
-# one folder for the whole run (a script is compiled again on every call: twice the time)
+# one folder for the whole run (a script is compiled again on every call: twice the time). The
+# folder is set once the interpreter has started, as the hooks set it: `-X pycache_prefix`
+# sends the modules of the start there too, compiled anew by every call when
+# PYTHONDONTWRITEBYTECODE is set (site-packages' .pth files import many).
 PYCACHE = os.path.join(tempfile.gettempdir(), "agentmem-test-pycache-%s" % getpass.getuser())
-AM_ARGV = [sys.executable, "-X", "pycache_prefix=" + PYCACHE, "-c",
-           "import sys;sys.dont_write_bytecode=False;sys.path.insert(0,%r);import agentmem;"
-           "sys.exit(agentmem.main())" % ROOT]
+AM_ARGV = [sys.executable, "-c",
+           "import sys;sys.dont_write_bytecode=False;sys.pycache_prefix=%r;sys.path.insert(0,%r);"
+           "import agentmem;sys.exit(agentmem.main())" % (PYCACHE, ROOT)]
 
 
 def am(*args, input=None, env=None, cwd=None, timeout=60, check=None):
