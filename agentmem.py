@@ -1424,9 +1424,8 @@ def _shingles(text):
 
 def _jaccard(a, b):
     """|a & b| / |a | b| of two sets (1.0 for two empty sets)."""
-    if not a and not b:
-        return 1.0
-    return len(a & b) / float(len(a | b))
+    both = len(a & b)  # and |a | b| is |a| + |b| - both, no union made
+    return both / float(len(a) + len(b) - both) if a or b else 1.0
 
 
 def _claim(text):
@@ -5343,7 +5342,8 @@ def _exact_words(text):
     ['--watch', 'e2e', 'parsefen', 'src/app', 'v2.9.1']"""
     out = set()
     for w in _MARK_WORD_REGEX.findall(text):
-        if len(w) < 3 or w.isdigit() or w[0].isdigit() and "." not in w:
+        plain = w.isalpha() and (w.islower() or w[1:].islower() or w.isupper())  # most words
+        if plain or len(w) < 3 or w.isdigit() or w[0].isdigit() and "." not in w:
             continue
         if w.startswith("-") or re.search(r"\d|\w[._/:]\w|[a-z][A-Z]", w):
             out.add(w.lower())
@@ -6029,9 +6029,7 @@ def _choose_backend():
             "AGENTMEM_BACKEND=fts5, but this Python's SQLite has no FTS5; "
             "use AGENTMEM_BACKEND=python"
         )
-    if want == "auto":
-        return "fts5" if _fts5_available() else "python"
-    return want
+    return ("fts5" if _fts5_available() else "python") if want == "auto" else want
 
 
 def _files_match(have, wanted):
@@ -7148,7 +7146,7 @@ class Store:
         self.local = os.path.join(root, _LOCAL_DIRNAME)
         self._index = None
         self._config = None
-        self._redact = None
+        self._redact, self._no_secret = None, set()  # its "redact" patterns; texts found clean
         self.skipped = []  # what looked like a memory file and was not read (see _md_files)
         self._hashes = None
         self._ancestry = None
@@ -7289,9 +7287,15 @@ class Store:
         return self._redact
 
     def clean(self, text, said=None):
-        """What may reach disk: no private span, no secret (`said`), no lone surrogate."""
+        """What may reach disk: no private span, no secret (`said`), no lone surrogate. A short
+        text that held none (a tag, a file, a source: they repeat) is searched only for `said`."""
         text = text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
-        return redact(_strip_private(text), self._redactors(), said).strip()
+        if text in self._no_secret:
+            return _mask_said(text, said or ()).strip()
+        out = redact(_strip_private(text), self._redactors(), said)
+        if out == text and len(text) <= 200 and len(self._no_secret) < 100000:
+            self._no_secret.add(text)
+        return out.strip()
 
     # -- the index ---------------------------------------------------------
 
@@ -7331,9 +7335,7 @@ class Store:
 
     def memories(self, types=None):
         """Every memory of the store (of `types`, when given), oldest first."""
-        if not self.exists():
-            return []
-        return self.index().all(types)
+        return self.index().all(types) if self.exists() else []
 
     def recall(
         self,
@@ -10135,9 +10137,7 @@ def _preamble(store):
         return _INJECT_PREAMBLE % ("%s %s" % (py, os.path.relpath(me, root).replace(os.sep, "/")))
     import shutil
 
-    if shutil.which("agentmem"):
-        return _INJECT_PREAMBLE % "agentmem"
-    return _INJECT_PREAMBLE % ("%s %s" % (py, me))
+    return _INJECT_PREAMBLE % ("agentmem" if shutil.which("agentmem") else "%s %s" % (py, me))
 
 
 def _fence_for(texts):
@@ -10212,9 +10212,8 @@ def _related(store, cwd, query=""):
 
 def _start_flags(store, m, root, flag_stale=True):
     """What a note told at session start says before its text: stale, unmerged, unsure."""
-    if not flag_stale:
-        return _flags(m, unmerged="")
-    return _flags(m, store.stale(m, root), store.unmerged(m, root))
+    said = (store.stale(m, root), store.unmerged(m, root)) if flag_stale else ((), "")
+    return _flags(m, *said)
 
 
 def _capped(sections, cap=_START_NOTES):
@@ -10300,13 +10299,15 @@ def _stands(m, names=(), twin=None):
     if letters < _PROSE_SHARE * len("".join(text.split())) or pasted:
         return "", "pasted data or a log line, not a sentence"
     span = _CODE_SPAN_REGEX.search(m.text)
-    marks = sorted(_exact_words(m.text), key=lambda k: (-len(k), k))
-    marks += [p for p in _FILE_MENTION_REGEX.findall(m.text) if p.lower() not in _NOT_PATHS]
-    marks += _ACRONYM_REGEX.findall(m.text)  # TDD, API, JWT: a practice, an interface, a format
-    words = [] if m.files or span or marks else re.findall(r"\w[\w.+-]*", m.text)  # else a tool
-    tools = [w for w in words if _tool_kinds(tokenize(w)[:1])]
-    thing = m.files[0] if m.files else span and "`%s`" % span.group(1) or (marks + tools + [""])[0]
-    said = thing and re.search(re.escape(thing), m.text, re.I)  # as written, not lower-cased
+    thing = m.files[0] if m.files else span and "`%s`" % span.group(1)
+    if not (m.files or span):  # else a mark, a path, an acronym (TDD, API, JWT), else a tool
+        marks = sorted(_exact_words(m.text), key=lambda k: (-len(k), k))
+        marks += [p for p in _FILE_MENTION_REGEX.findall(m.text) if p.lower() not in _NOT_PATHS]
+        marks += _ACRONYM_REGEX.findall(m.text)
+        words = [] if marks else re.findall(r"\w[\w.+-]*", m.text)
+        thing = (marks + [w for w in words if _tool_kinds(tokenize(w)[:1])] + [""])[0]
+    said = thing and (thing.lower() in m.text.lower() or not (thing + m.text).isascii())
+    said = said and re.search(re.escape(thing), m.text, re.I)  # as written, not lower-cased
     thing = said.group() if said else thing or _said_name(m.text, names)
     if not thing and m.extra.get("by") in _SAVED_BY:  # written to be read alone, on purpose
         thing = "its own words, saved on purpose"
@@ -10332,12 +10333,13 @@ def _standing(mems, names, alone, title, skip):
 
 def _newer_twins(mems):
     """{id: a newer note of its type saying nearly the same} (_REPEATED_JACCARD, numbers aside)."""
-    pairs = [(m, _shingles(re.sub(r"\d+", "0", m.text))) for m in mems]
-    out = {}
-    for m, a in pairs:
-        for k, b in pairs:
+    out, pairs = {}, {}  # a note's word pairs, made once a newer note of its type is met
+    for m in mems:
+        for k in mems:
             if k.type == m.type and (k.updated or k.created) > (m.updated or m.created):
-                if _jaccard(a, b) >= _REPEATED_JACCARD:
+                for x in (m, k):
+                    pairs[x] = pairs.get(x) or _shingles(re.sub(r"\d+", "0", x.text))
+                if _jaccard(pairs[m], pairs[k]) >= _REPEATED_JACCARD:
                     out[m.id] = k.id
                     break
     return out

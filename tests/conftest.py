@@ -25,28 +25,43 @@ CLEAN_ENV = ("AGENTMEM_DIR", "AGENTMEM_BACKEND", "AGENTMEM_DISABLE", "AGENTMEM_D
              "GEMINI_PROJECT_DIR", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "XDG_CACHE_HOME")
 
 
+def pytest_collection_modifyitems(items):
+    """The slow tests first: with -n, the workers start them at once and fill the rest in."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def store_env(root):
+    """The environment a test runs in (see `store`), under `root`: {name: value, or None: unset};
+    `am(..., env=store_env(root))` builds a store once for many tests (scope="session")."""
+    home = root / "home"
+    home.mkdir(exist_ok=True)
+    env = dict.fromkeys(CLEAN_ENV)  # None: not set
+    env.update(HOME=str(home), USERPROFILE=str(home),  # Windows finds ~ in USERPROFILE
+               LOCALAPPDATA=str(home / "AppData" / "Local"), APPDATA=str(home / "AppData" / "Roaming"),
+               AGENTMEM_DIR=str(root / "store"))
+    return env
+
+
 @pytest.fixture(autouse=True)
 def store(tmp_path, monkeypatch):
     """An empty store folder (not created yet) that AGENTMEM_DIR points at."""
-    for key in CLEAN_ENV:
-        monkeypatch.delenv(key, raising=False)
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("USERPROFILE", str(home))  # Windows finds ~ here, not in HOME
-    monkeypatch.setenv("LOCALAPPDATA", str(home / "AppData" / "Local"))
-    monkeypatch.setenv("APPDATA", str(home / "AppData" / "Roaming"))
-    path = tmp_path / "store"
-    monkeypatch.setenv("AGENTMEM_DIR", str(path))
-    return path
+    for key, value in store_env(tmp_path).items():
+        if value is None:
+            monkeypatch.delenv(key, raising=False)
+        else:
+            monkeypatch.setenv(key, value)
+    return tmp_path / "store"
 
 
 # The command line as the hooks run it: agentmem imported as a module, its bytecode cached in
-# one folder for the whole run (a script is compiled again on every call: twice the time)
+# one folder for the whole run (a script is compiled again on every call: twice the time). The
+# folder is set once the interpreter has started, as the hooks set it: `-X pycache_prefix`
+# sends the modules of the start there too, compiled anew by every call when
+# PYTHONDONTWRITEBYTECODE is set (site-packages' .pth files import many).
 PYCACHE = os.path.join(tempfile.gettempdir(), "agentmem-test-pycache-%s" % getpass.getuser())
-AM_ARGV = [sys.executable, "-X", "pycache_prefix=" + PYCACHE, "-c",
-           "import sys;sys.dont_write_bytecode=False;sys.path.insert(0,%r);import agentmem;"
-           "sys.exit(agentmem.main())" % ROOT]
+AM_ARGV = [sys.executable, "-c",
+           "import sys;sys.dont_write_bytecode=False;sys.pycache_prefix=%r;sys.path.insert(0,%r);"
+           "import agentmem;sys.exit(agentmem.main())" % (PYCACHE, ROOT)]
 
 
 def am(*args, input=None, env=None, cwd=None, timeout=60, check=None):

@@ -200,9 +200,10 @@ def test_the_index_ranks_and_knows_nothing_of_the_store():
 def test_a_hook_s_process_ends_once_its_whole_output_is_out_and_a_library_call_returns(store, monkeypatch, capsys):
     """A hook's process leaves without the interpreter's teardown; what it printed is flushed
     first (stdout is a pipe: block-buffered), and main() called as a library never exits."""
+    s = agentmem.open_store()  # the notes, saved as `remember` saves them (no process each)
     for i in range(40):
-        am("remember", "Deploys go through the blue-green script number %d, never by hand" % i,
-           "--type", "convention", check=0)
+        s.remember("Deploys go through the blue-green script number %d, never by hand" % i, "convention")
+    s.close()
     start = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "cwd": str(store)})
     p = am("inject", input=start, check=0)
     told = json.loads(p.stdout)["hookSpecificOutput"]["additionalContext"]   # all of it, or no JSON

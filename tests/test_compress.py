@@ -1,11 +1,12 @@
 """Compress stage: an observer keeps decisions, rules, fixes, dead ends and todos, never narration."""
 import json
+import shutil
 
 import pytest
 
 import agentmem
 from agentmem import Event, compress_heuristic
-from conftest import am, am_json
+from conftest import am, am_json, store_env
 from sessions import CHECKS, NEVER_DECIDED, SECRETS, STEPS_EN, STEPS_RU, hook_json, render_claude
 from sessions import words as session_words
 
@@ -13,14 +14,23 @@ NARRATION = ("i'll", "i will", "let me", "i read", "i ran", "sorry", "ok.", "oka
              "sure", "good.", "great.", "now i", "i'm going")
 
 
-@pytest.fixture
-def captured(store, tmp_path):
+@pytest.fixture(scope="session")
+def captured_once(tmp_path_factory):
+    """A store of an English and a Russian session, captured once; each test gets a copy."""
+    root = tmp_path_factory.mktemp("captured")
+    env = store_env(root)
     for name, steps in (("en", STEPS_EN), ("ru", STEPS_RU)):
-        path = tmp_path / ("%s.jsonl" % name)
+        path = root / ("%s.jsonl" % name)
         path.write_text(render_claude(steps, "sess-" + name), encoding="utf-8")
-        p = am("capture", "--sync", input=hook_json("sess-" + name, path))
+        p = am("capture", "--sync", input=hook_json("sess-" + name, path), env=env)
         assert p.returncode == 0 and p.stdout == "", p.stderr
-    return [json.loads(x) for x in am("export").stdout.splitlines()]
+    return root / "store", am("export", env=env).stdout
+
+
+@pytest.fixture
+def captured(captured_once, store):
+    shutil.copytree(captured_once[0], store)
+    return [json.loads(x) for x in captured_once[1].splitlines()]
 
 
 @pytest.mark.parametrize("query", sorted(CHECKS))

@@ -259,6 +259,7 @@ def test_an_empty_store_says_how_to_fill_it(store, served):
     assert status == 200 and "Nothing stored yet" in body and "agentmem install" in body
 
 
+@pytest.mark.slow
 def test_a_real_browser_searches_opens_confirms_and_edits(tmp_path, store):
     binary = chromium()
     if not binary:

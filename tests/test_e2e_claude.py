@@ -17,7 +17,7 @@ import pytest
 from conftest import AGENTMEM, LocalServer, am, e2e_install, e2e_project, wait_for_session_files
 
 CLAUDE = os.environ.get("AGENTMEM_CLAUDE_BIN") or shutil.which("claude")
-pytestmark = pytest.mark.skipif(not CLAUDE, reason="no Claude Code CLI (set AGENTMEM_CLAUDE_BIN)")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not CLAUDE, reason="no Claude Code CLI (set AGENTMEM_CLAUDE_BIN)")]
 
 
 class FakeAnthropic(LocalServer):

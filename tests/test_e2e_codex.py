@@ -22,7 +22,7 @@ import pytest
 from conftest import LocalServer, am, e2e_install, e2e_project, e2e_script, wait_for_session_files
 
 CODEX = os.environ.get("AGENTMEM_CODEX_BIN") or shutil.which("codex")
-pytestmark = pytest.mark.skipif(not CODEX, reason="no Codex CLI (set AGENTMEM_CODEX_BIN)")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not CODEX, reason="no Codex CLI (set AGENTMEM_CODEX_BIN)")]
 
 COMPACTION_SUMMARY = ("## Progress\nThe flaky test_checkout_total came from the JWT expiry; its "
                       "lifetime is now 1 hour.\n\n## Next steps\n- Add a retry to the webhook sender")

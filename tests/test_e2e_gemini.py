@@ -21,7 +21,7 @@ import pytest
 from conftest import LocalServer, am, e2e_install, e2e_project, e2e_script, wait_for_session_files
 
 GEMINI = os.environ.get("AGENTMEM_GEMINI_BIN") or shutil.which("gemini")
-pytestmark = pytest.mark.skipif(not GEMINI, reason="no Gemini CLI (set AGENTMEM_GEMINI_BIN)")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not GEMINI, reason="no Gemini CLI (set AGENTMEM_GEMINI_BIN)")]
 MODEL = "gemini-2.5-pro"     # named, so the CLI does not first ask a router model
 
 class FakeGemini(LocalServer):

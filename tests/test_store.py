@@ -304,7 +304,6 @@ def test_a_copy_is_found_among_any_number_of_look_alikes(store):
     assert len(list(s.memories())) == 300
 
 
-@pytest.mark.slow
 def import_killed_then_resumed(path, store):
     """Seconds to import a file killed (-9) once it has begun writing, then run again; the
     second run's JSON reply."""
@@ -322,6 +321,7 @@ def import_killed_then_resumed(path, store):
     return time.time() - started, json.loads(p.stdout)
 
 
+@pytest.mark.slow
 def test_an_import_killed_part_way_then_run_again_stores_each_memory_once(store, tmp_path):
     n = 15000
     lines = [json.dumps({"text": "The cache of tenant %d expires after %d minutes because of the "
@@ -350,8 +350,10 @@ def two_clones(tmp_path, monkeypatch, texts):
     monkeypatch.delenv("AGENTMEM_DIR")
     git(tmp_path, "init", "-q", "--bare", "origin.git")
     git(tmp_path, "clone", "-q", "origin.git", "a")
+    s = agentmem.open_store(cwd=str(tmp_path / "a"))  # as `agentmem remember` run in clone a
     for text, mtype in texts:
-        am("remember", text, "--type", mtype, cwd=tmp_path / "a", check=0)
+        s.remember(text, mtype)
+    s.close()
     git(tmp_path / "a", "add", "-A")
     git(tmp_path / "a", "commit", "-qm", "memories")
     git(tmp_path / "a", "push", "-q", "origin", "HEAD")

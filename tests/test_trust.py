@@ -3,12 +3,13 @@ changes, are confirmed or forgotten by the person, and a newer decision replaces
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
 import pytest
 
-from conftest import AGENTMEM, am
+from conftest import AGENTMEM, am, store_env
 from sessions import hook_json, render_claude
 
 
@@ -17,10 +18,12 @@ def git(repo, *args):
                    check=True, capture_output=True)
 
 
-def captured_project(tmp_path, monkeypatch):
-    """A git repository with src/a.py and a captured session that fixed a bug in it."""
-    monkeypatch.delenv("AGENTMEM_DIR")
-    repo = tmp_path / "repo"
+@pytest.fixture(scope="session")
+def captured_once(tmp_path_factory):
+    """A git repository with src/a.py and a captured session that fixed a bug in it, made once."""
+    root = tmp_path_factory.mktemp("captured")
+    env = dict(store_env(root), AGENTMEM_DIR=None)  # the store is the repository's own
+    repo = root / "repo"
     (repo / "src").mkdir(parents=True)
     (repo / "src" / "a.py").write_text("def total(xs):\n    return sum(xs)\n")
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
@@ -30,10 +33,29 @@ def captured_project(tmp_path, monkeypatch):
              ("tool", "Edit", {"file_path": str(repo / "src" / "a.py")}, "ok"),
              ("assistant", "The rounding bug was caused by summing floats; fixed by summing Decimal "
                            "values in src/a.py.")]
-    path = tmp_path / "t.jsonl"
+    path = root / "t.jsonl"
     path.write_text(render_claude(steps, "sess-a", cwd=str(repo)))
-    am("capture", "--sync", input=hook_json("sess-a", path, cwd=str(repo)), cwd=repo, check=0)
+    am("capture", "--sync", input=hook_json("sess-a", path, cwd=str(repo)), cwd=repo, env=env, check=0)
     return repo
+
+
+def copied(template, tmp_path, monkeypatch):
+    """A copy of a repository made once (scope="session") for this test to change."""
+    monkeypatch.delenv("AGENTMEM_DIR", raising=False)
+    shutil.copytree(template, tmp_path / "repo", symlinks=True)
+    return tmp_path / "repo"
+
+
+def made_once(tmp_path_factory, template, name):
+    """(a copy of `template` to build on once, the environment to build it in)."""
+    root = tmp_path_factory.mktemp(name)
+    shutil.copytree(template, root / "repo", symlinks=True)
+    return root / "repo", dict(store_env(root), AGENTMEM_DIR=None)
+
+
+@pytest.fixture
+def repo(captured_once, tmp_path, monkeypatch):
+    return copied(captured_once, tmp_path, monkeypatch)
 
 
 def recall(repo, query):
@@ -42,8 +64,7 @@ def recall(repo, query):
     return bug
 
 
-def test_a_memory_goes_stale_when_its_file_changes_or_moves_and_confirm_makes_it_fresh(tmp_path, monkeypatch):
-    repo = captured_project(tmp_path, monkeypatch)
+def test_a_memory_goes_stale_when_its_file_changes_or_moves_and_confirm_makes_it_fresh(repo, tmp_path, monkeypatch):
     bug = recall(repo, "rounding invoice totals")
     assert bug["stale"] is False and bug["files"] == ["src/a.py"] and bug["commit"] and bug["session"] == "sess-a"
     shown = am("show", bug["id"], cwd=repo, check=0).stdout
@@ -69,8 +90,7 @@ def test_a_memory_goes_stale_when_its_file_changes_or_moves_and_confirm_makes_it
     assert "stale" in am("inject", "--format", "text", "--query", "rounding invoice", cwd=repo).stdout
 
 
-def test_the_staleness_check_reads_a_file_again_only_when_it_changed(tmp_path, monkeypatch):
-    repo = captured_project(tmp_path, monkeypatch)
+def test_the_staleness_check_reads_a_file_again_only_when_it_changed(repo, tmp_path, monkeypatch):
     recall(repo, "rounding invoice totals")
     cache = repo / ".agentmem" / "local" / "file-hashes-2.json"
     known = json.loads(cache.read_text())
@@ -83,14 +103,13 @@ def test_the_staleness_check_reads_a_file_again_only_when_it_changed(tmp_path, m
     assert recall(repo, "rounding invoice totals")["stale"] is False
 
 
-def capture(repo, tmp_path, session, steps):
+def capture(repo, tmp_path, session, steps, env=None):
     path = tmp_path / (session + ".jsonl")
     path.write_text(render_claude(steps, session, cwd=str(repo)).replace('"gitBranch": "main", ', ""))
-    am("capture", "--sync", input=hook_json(session, path, cwd=str(repo)), cwd=repo, check=0)
+    am("capture", "--sync", input=hook_json(session, path, cwd=str(repo)), cwd=repo, env=env, check=0)
 
 
-def test_a_later_decision_replaces_the_earlier_one_on_the_same_subject(tmp_path, monkeypatch):
-    repo = captured_project(tmp_path, monkeypatch)
+def test_a_later_decision_replaces_the_earlier_one_on_the_same_subject(repo, tmp_path, monkeypatch):
     capture(repo, tmp_path, "sess-x", [
         ("user", "Let's go with Redis Streams for the webhook delivery queue, Kafka is overkill for our volume."),
         ("assistant", "Understood: Redis Streams for the webhook delivery queue.")])
@@ -107,9 +126,7 @@ def test_a_later_decision_replaces_the_earlier_one_on_the_same_subject(tmp_path,
     assert "SUPERSEDED by %s" % new["id"] in am("recall", "Redis Streams webhook queue", cwd=repo).stdout
 
 
-def test_the_person_turning_away_from_a_decision_later_replaces_it_in_their_own_words(tmp_path,
-                                                                                     monkeypatch):
-    repo = captured_project(tmp_path, monkeypatch)
+def test_the_person_turning_away_from_a_decision_later_replaces_it_in_their_own_words(repo, tmp_path, monkeypatch):
 
     def session_on(day, name, steps):  # each a day later than the one before
         path = tmp_path / (name + ".jsonl")
@@ -132,6 +149,22 @@ def test_the_person_turning_away_from_a_decision_later_replaces_it_in_their_own_
     assert "Drop RQ and Redis" in am("show", old["superseded_by"], cwd=repo).stdout
 
 
+def cache_session(repo, folder, day, name, said, env=None):
+    """A session on 2026-11-DAY where the person says `said` of the session cache, and it is done."""
+    path = folder / (name + ".jsonl")
+    steps = [("user", said), ("assistant", "Done: the session cache is set up that way in cache/store.py.")]
+    path.write_text(render_claude(steps, name, cwd=str(repo)).replace("2026-11-20T", "2026-11-%dT" % day))
+    am("capture", "--sync", input=hook_json(name, path, cwd=str(repo)), cwd=repo, env=env, check=0)
+
+
+@pytest.fixture(scope="session")
+def redis_chosen_once(captured_once, tmp_path_factory):
+    """`captured_once`, then a session choosing Redis for the session cache (on the 21st)."""
+    repo, env = made_once(tmp_path_factory, captured_once, "redis")
+    cache_session(repo, repo.parent, 21, "sess-a", "Let's use Redis for the session cache.", env)
+    return repo
+
+
 @pytest.mark.parametrize("later,replaced", [
     ("Use Memcached instead of Redis for the session cache.", True),
     ("On second thought, use an in-memory LRU for the session cache.", True),
@@ -141,22 +174,16 @@ def test_the_person_turning_away_from_a_decision_later_replaces_it_in_their_own_
     ("Never mind, keep it.", False),                                           # names nothing
     ("We moved the session cache off Redis to an in-memory LRU last week.", True),
 ])
-def test_the_person_changing_their_mind_in_a_later_session_replaces_their_decision(
-        tmp_path, monkeypatch, later, replaced):
-    repo = captured_project(tmp_path, monkeypatch)
-    for day, name, said in ((21, "sess-a", "Let's use Redis for the session cache."), (22, "sess-b", later)):
-        path = tmp_path / (name + ".jsonl")
-        steps = [("user", said), ("assistant", "Done: the session cache is set up that way in cache/store.py.")]
-        path.write_text(render_claude(steps, name, cwd=str(repo)).replace("2026-11-20T", "2026-11-%dT" % day))
-        am("capture", "--sync", input=hook_json(name, path, cwd=str(repo)), cwd=repo, check=0)
+def test_the_person_changing_their_mind_in_a_later_session_replaces_their_decision(redis_chosen_once, tmp_path, monkeypatch, later, replaced):
+    repo = copied(redis_chosen_once, tmp_path, monkeypatch)
+    cache_session(repo, tmp_path, 22, "sess-b", later)
     told = am("inject", "--format", "text", cwd=repo).stdout
     assert ("Let's use Redis for the session cache" not in told) == replaced, told
     [old] = [h for h in json.loads(am("list", "--json", cwd=repo).stdout) if h["type"] == "decision"]
     assert bool(old.get("superseded_by")) == replaced
 
 
-def test_two_decisions_on_different_subjects_both_stand(tmp_path, monkeypatch):
-    repo = captured_project(tmp_path, monkeypatch)
+def test_two_decisions_on_different_subjects_both_stand(repo, tmp_path, monkeypatch):
     am("remember", "We use Postgres 16 for the orders service", "--type", "decision", cwd=repo, check=0)
     am("remember", "Frontend builds use Vite instead of webpack", "--type", "decision", cwd=repo, check=0)
     hits = json.loads(am("list", "--json", cwd=repo).stdout)
@@ -168,17 +195,20 @@ CORRECTIONS = ["No, don't use print() for debugging output, use the structured l
                "Again: no print() for debugging, go through the structured logger."]
 
 
-def corrected_three_times(repo, tmp_path):
+@pytest.fixture(scope="session")
+def corrected_once(captured_once, tmp_path_factory):
+    """`captured_once`, then three sessions where the person corrects one habit."""
+    repo, env = made_once(tmp_path_factory, captured_once, "corrected")
     for i, text in enumerate(CORRECTIONS):
-        capture(repo, tmp_path, "sess-c%d" % i, [
+        capture(repo, repo.parent, "sess-c%d" % i, [
             ("user", "Add a debug line when the retry loop gives up."),
             ("assistant", "Added print('giving up') in retry.py."), ("user", text),
-            ("assistant", "Understood, switched to logger.debug.")])
+            ("assistant", "Understood, switched to logger.debug.")], env)
+    return repo
 
 
-def test_three_corrections_of_one_habit_propose_a_rule_that_leads_inject_once_promoted(tmp_path, monkeypatch):
-    repo = captured_project(tmp_path, monkeypatch)
-    corrected_three_times(repo, tmp_path)
+def test_three_corrections_of_one_habit_propose_a_rule_that_leads_inject_once_promoted(corrected_once, tmp_path, monkeypatch):
+    repo = copied(corrected_once, tmp_path, monkeypatch)
     rules = json.loads(am("rules", "--json", cwd=repo, check=0).stdout)
     assert rules["active"] == [] and len(rules["proposed"]) == 1
     [proposal] = rules["proposed"]
@@ -197,9 +227,8 @@ def test_three_corrections_of_one_habit_propose_a_rule_that_leads_inject_once_pr
     assert json.loads(am("rules", "--json", cwd=repo).stdout)["proposed"] == []
 
 
-def test_a_dropped_proposal_is_not_proposed_again_and_auto_rules_promotes(tmp_path, monkeypatch):
-    repo = captured_project(tmp_path, monkeypatch)
-    corrected_three_times(repo, tmp_path)
+def test_a_dropped_proposal_is_not_proposed_again_and_auto_rules_promotes(corrected_once, tmp_path, monkeypatch):
+    repo = copied(corrected_once, tmp_path, monkeypatch)
     [proposal] = json.loads(am("rules", "--json", cwd=repo).stdout)["proposed"]
     am("rules", "drop", proposal["id"], cwd=repo, check=0)
     assert json.loads(am("rules", "--json", cwd=repo).stdout)["proposed"] == []
@@ -297,8 +326,7 @@ def test_gc_archives_what_nobody_used_and_purges_only_when_asked(store, tmp_path
     assert "m5.large" not in left and "Never deploy on Fridays" in left and "Ask Dana" in left
 
 
-def test_review_walks_through_what_needs_a_person(tmp_path, monkeypatch):
-    repo = captured_project(tmp_path, monkeypatch)
+def test_review_walks_through_what_needs_a_person(repo, tmp_path, monkeypatch):
     am("remember", "Maybe the cache TTL is 60 seconds", "--type", "fact", "--confidence", "0.4", cwd=repo, check=0)
     am("remember", "Handlers stay under 40 lines", "--type", "convention", cwd=repo, check=0)
     (repo / "src" / "a.py").write_text("changed\n")
@@ -312,8 +340,7 @@ def test_review_walks_through_what_needs_a_person(tmp_path, monkeypatch):
     assert "stale" not in [q["reason"] for q in after] and "cache TTL" not in json.dumps(after)
 
 
-def test_a_memory_from_a_branch_not_merged_here_is_marked_until_it_is_merged(tmp_path, monkeypatch):
-    repo = captured_project(tmp_path, monkeypatch)
+def test_a_memory_from_a_branch_not_merged_here_is_marked_until_it_is_merged(repo, tmp_path, monkeypatch):
     git(repo, "checkout", "-q", "-b", "feature/queue")
     (repo / "src" / "queue.py").write_text("QUEUE = 'nats'\n")
     git(repo, "add", "src")
@@ -337,8 +364,7 @@ def test_a_memory_from_a_branch_not_merged_here_is_marked_until_it_is_merged(tmp
     assert "unmerged" not in hit()
 
 
-def test_a_memory_saved_by_hand_or_by_the_agent_goes_stale_too(tmp_path, monkeypatch):
-    repo = captured_project(tmp_path, monkeypatch)
+def test_a_memory_saved_by_hand_or_by_the_agent_goes_stale_too(repo, tmp_path, monkeypatch):
     am("remember", "Totals are summed as Decimal in src/a.py", "--files", "src/a.py", "--type",
        "convention", cwd=repo, check=0)
     mcp = subprocess.run([sys.executable, AGENTMEM, "mcp"], cwd=str(repo), text=True, capture_output=True,
