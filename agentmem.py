@@ -5240,7 +5240,8 @@ def _command_segments(command, pipes=False):
     >>> _command_segments("cd app && time npm run build 2>&1 | tail -5; echo 'a; b'")
     [(['npm', 'run', 'build'], True)]"""
     out, cur, piped, skip = [], [], False, False
-    for w in _shell_words(command) + [";"]:
+    words = _shell_words(command) + [";"]
+    for w, then in zip(words, words[1:] + [";"]):
         if w in ("&&", "||", ";", "&") or w == "|" and pipes:
             cur = _read_through(cur)
             if cur and cur[0] not in _NOT_COMMANDS and not all(re.match(r"^\w+=", w) for w in cur):
@@ -5252,8 +5253,8 @@ def _command_segments(command, pipes=False):
             continue
         elif re.match(r"^[<>&]+$", w):
             skip = "next"  # a redirection and its target
-        elif skip == "next" or (re.match(r"^\d$", w) and cur):
-            skip = False
+        elif skip == "next" or re.match(r"^\d$", w) and re.match(r"^[<>&]+$", then):
+            skip = False  # a redirection's target, or the stream it takes (2>&1)
         else:
             cur.append(w)
     return [(words, p) for words, p in out if words]
@@ -5389,6 +5390,20 @@ def _command_kind(key):
     return next((kind for kind, pattern in _COMMAND_KINDS if re.search(pattern, key, re.I)), "")
 
 
+def _adds_packages(words):
+    """Whether a command installs what it names (packages, or for the whole machine: -g): a
+    change made once, not how to set up a clone (`npm install`, `pip install -r reqs.txt`).
+    >>> [_adds_packages(c.split()) for c in ("npm i @scope/ui", "pip install -e .", "npm ci")]
+    [True, False, False]"""
+    verb = next((i for i, w in enumerate(words) if w in ("install", "add", "i", "get")), len(words))
+    rest, value = words[verb + 1 :], False  # a flag's value: -r reqs.txt, -e .
+    for w in rest:
+        if w in ("-g", "--global", "--user") or not (value or w.startswith(("-", ".", "/", "~"))):
+            return True
+        value = w in ("-r", "-e", "-c", "--requirement", "--editable", "--constraint")
+    return False
+
+
 def _failure_line(text):
     """The output line saying why a command failed (a traceback's last, a first error), or ''."""
     text = _ANSI_REGEX.sub("", text or "")
@@ -5481,7 +5496,9 @@ class _Commands:
             return  # what never ran proved nothing: the session's words keep that it was tried
         segments = _command_segments(call.text)
         keys = [_command_key(words) for words, _p in segments]
-        kinds = [_command_kind(k) for k in keys]
+        kinds = [
+            "" if _adds_packages(w) else _command_kind(k) for (w, _p), k in zip(segments, keys)
+        ]
         shown = _chain_shown(call.text)  # '': a probe (`python -c "..."`) no one runs again
         self._environment(call, text, keys, kinds, shown, ev.ok)
         if not any(kinds):

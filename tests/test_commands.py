@@ -203,6 +203,16 @@ def test_a_command_that_passed_is_told_whole_as_it_ran_only_what_differs_per_run
         ("fact", "Commands that passed here: run `python3 -m py_compile src/ledger.py src/report.py`.")]
     assert told("timeout 20 bun run scripts/seed-db.ts --rows 50") == [
         ("fact", "Commands that passed here: run `timeout 20 bun run scripts/seed-db.ts --rows 50`.")]
+    # installing what the project declares is how a clone is set up; adding a package, or one
+    # for the whole machine, is a change made once
+    assert told("pip install -r requirements-dev.txt") == [
+        ("fact", "Commands that passed here: install `pip install -r requirements-dev.txt`.")]
+    for once in ("npm i @acme/charts date-fns --save", "pip install rich -q", "npm -g install serve",
+                 "brew install ripgrep"):
+        assert told(once) == [], once
+    # a value of one digit is the command's, not a stream a redirection takes (2>&1)
+    assert told("cargo run -p crawler -- crawl --depth 1 --pages 6 2>&1 | tail -20") == [
+        ("fact", "Commands that passed here: run `cargo run -p crawler -- crawl --depth 1 --pages 6`.")]
     # a temp folder and an id are this run's own: folded, the rest kept
     assert told("pytest tests/unit --basetemp=/tmp/pytest-of-kim/run-3 -k 'ledger and not slow'") == [
         ("fact", "Commands that passed here: test `pytest tests/unit --basetemp=<tmp> -k 'ledger and not slow'`.")]
