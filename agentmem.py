@@ -10991,9 +10991,9 @@ def _code_names(store):
 def _told_since_reset(store, session):
     """What `session` was told since its context last began empty (its start, or one after a
     compaction or a /clear), as it holds it still: a start's ids, a prompt's "id:passage"."""
-    ids, plain = set(), re.fullmatch(r"[\w.:-]{1,200}", session or "")
+    ids, plain = set(), re.fullmatch(r"[\w.:-]{1,200}", session)
     for x in _read_log(os.path.join(store.local, _TOLD_LOG), session if plain else ""):
-        if session and x.get("session") == session[:200]:
+        if x.get("session") == session[:200]:
             ids = set() if x.get("source") in ("compact", "clear") else ids
             ids.update(i for i in x.get("passages", x.get("ids")) or () if isinstance(i, str))
     return ids
@@ -11007,7 +11007,7 @@ def _prompt_context(store, prompt, budget=_PROMPT_BUDGET_TOKENS, session=""):
         return ""
     bar = _gate(store)["bar"]  # the index brought up to date once: what follows reads it as is
     found, hits, weights = _prompt_found(store, prompt, session, floor=bar)
-    held = _told_since_reset(store, session)
+    held = _told_since_reset(store, session) if session else set()
     told = lambda m, p: m.id in held or "%s:%s" % (m.id, _prompt_key(p)) in held  # noqa: E731
     hits = [h for h in hits if h.memory.id not in held]
     found = [x for x in found if x[0] > bar and not told(x[1], x[2])][:_PROMPT_PASSAGES]
