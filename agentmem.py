@@ -825,10 +825,6 @@ class _HashCache:
         self.path, self.dirty = path, False
         self.known = _local_json(path) or {}
 
-    def hash(self, path, root=None):
-        """_file_hash(path, root), read from the file only when it changed."""
-        return self.hashes(path, root)[0]
-
     def hashes(self, path, root=None):
         """_file_hashes(path, root), read from the file only when it changed."""
         if root is not None and not _file_hash_allowed(path, root):
@@ -2496,11 +2492,8 @@ def _parse_codex(lines, info):
     out, start = {"items": [], "fallback": [], "calls": {}, "cells": {}}, ""
     for d in lines:
         try:
-            kind, p, ts = (
-                _str_field(d, "type"),
-                _dict_field(d, "payload"),
-                _str_field(d, "timestamp"),
-            )
+            kind, ts = _str_field(d, "type"), _str_field(d, "timestamp")
+            p = _dict_field(d, "payload")
             if not kind and "instructions" in d:  # the 2025 layout: the session's first line,
                 kind, p, start = "session_meta", d, ts  # then bare items with no time of their own
             elif kind and "payload" not in d:
@@ -2793,6 +2786,13 @@ def _sane(events, info):
 ########################################################################
 
 
+# a memory's fields, in the order of its JSON form (to_dict)
+# fmt: off
+_META_KEYS = ("id", "type", "text", "confidence", "created", "updated", "files", "tags", "source",
+              "sources", "session", "seen")
+# fmt: on
+
+
 class Memory:
     """One memory: `text` for a person; `sources` every source it was seen from, `seen` how often;
     `extra` other fields (commit, branch, hashes), round-tripped; `path`, `line`: where it lives."""
@@ -2857,20 +2857,9 @@ class Memory:
 
     def to_dict(self):
         """The memory as JSON-ready data (the shape of --json, export and MCP)."""
-        d = {
-            "id": self.id,
-            "type": self.type,
-            "text": self.text,
-            "confidence": self.confidence,
-            "created": self.created,
-            "updated": self.updated or self.created,
-            "files": self.files,
-            "tags": self.tags,
-            "source": self.source,
-            "sources": self.sources or ([self.source] if self.source else []),
-            "session": self.session,
-            "seen": self.seen,
-        }
+        d = {k: getattr(self, k) for k in _META_KEYS}
+        d["updated"] = self.updated or self.created
+        d["sources"] = self.sources or ([self.source] if self.source else [])
         for k, v in self.extra.items():
             d.setdefault(k, v)
         return d
@@ -2879,10 +2868,6 @@ class Memory:
 # what a session or import file says once for all its memories; `stored` is when they entered
 # this store (a session captured months after it ran is new here: gc counts from it)
 _SHARED_KEYS = ("session", "source", "branch", "commit", "stored")
-# fmt: off
-_META_KEYS = ("id", "type", "text", "confidence", "created", "updated", "files", "tags", "source",
-              "sources", "session", "seen")
-# fmt: on
 # where a memory was found: never part of its metadata
 _PLACE_KEYS = ("path", "line", "end", "score")
 
@@ -2930,28 +2915,19 @@ def _memory_from_dict(d, strict=False):
             seen = max(1, int(seen)) if not strict else 1
         except (TypeError, ValueError):
             seen = 1
-
-    def place(key):
+    fields = {k: str(d.get(k) or "") for k in ("id", "updated", "source", "session")}
+    fields.update((k, _strings(d.get(k), k, strict)) for k in ("tags", "files", "sources"))
+    for key in ("path", "line", "end"):  # where it was found
         value = d.get(key, 0 if key != "path" else "")
-        return value if isinstance(value, (int, str)) and not isinstance(value, bool) else 0
-
+        fields[key] = value if isinstance(value, (int, str)) and not isinstance(value, bool) else 0
     return Memory(
         str(text or ""),
         type=str(d.get("type") or _DEFAULT_TYPE),
-        id=str(d.get("id") or ""),
-        tags=_strings(d.get("tags"), "tags", strict),
-        files=_strings(d.get("files"), "files", strict),
         confidence=float(conf),
         created=created,
-        updated=str(d.get("updated") or ""),
-        source=str(d.get("source") or ""),
-        sources=_strings(d.get("sources"), "sources", strict),
-        session=str(d.get("session") or ""),
         seen=seen,
         extra={k: v for k, v in d.items() if k not in _META_KEYS and k not in _PLACE_KEYS},
-        path=place("path"),
-        line=place("line"),
-        end=place("end"),
+        **fields,
     )
 
 
@@ -3025,11 +3001,9 @@ def _file_shared(text):
                 d = json.loads(mm.group(1))
             except (ValueError, RecursionError):
                 return {}
-            return (
-                {k: v for k, v in d.items() if k in _SHARED_KEYS and isinstance(v, str) and v}
-                if isinstance(d, dict)
-                else {}
-            )
+            if not isinstance(d, dict):
+                return {}
+            return {k: v for k, v in d.items() if k in _SHARED_KEYS and isinstance(v, str) and v}
     return {}
 
 
@@ -3094,17 +3068,14 @@ def _block_meta(line):
     raw = whole.group(1) if whole else line
     try:
         meta = json.loads(raw)
-        if not isinstance(meta, dict):
-            return {}, bool(whole)
-        if "\\u" in raw and re.search(r"\\u[dD][89a-fA-F]", raw):  # \ud800 escapes
-            meta = json.loads(_json_text(meta).encode("utf-8", "replace").decode("utf-8"))
-        return meta, bool(whole)
+        if isinstance(meta, dict) and "\\u" in raw and re.search(r"\\u[dD][89a-fA-F]", raw):
+            meta = json.loads(_json_text(meta).encode("utf-8", "replace").decode("utf-8"))  # \ud800
     except (ValueError, RecursionError):
         meta = {}
         for key, val in _LOOSE_FIELD_REGEX.findall(raw[:100000]):
             with contextlib.suppress(ValueError, RecursionError):
                 meta[key] = json.loads(val)
-        return meta, bool(whole)
+    return (meta if isinstance(meta, dict) else {}), bool(whole)
 
 
 def _parse_memories(text, path=""):
@@ -4008,9 +3979,8 @@ def _relative_file(path, cwd):
     p = _normalize_file(path)
     if cwd:
         root = _normalize_file(cwd).rstrip("/") + "/"
-        if p.startswith(root):
-            p = p[len(root) :]
-        elif re.match(r"[A-Za-z]:/", root) and p.lower().startswith(root.lower()):
+        windows = re.match(r"[A-Za-z]:/", root)  # any case names the same folder
+        if p.startswith(root) or windows and p.lower().startswith(root.lower()):
             p = p[len(root) :]
     return p
 
@@ -6324,11 +6294,8 @@ class _Index:
 
     def holds(self, rel):
         """Whether the index holds file `rel` as it is on disk now (its stat)."""
-        row = (
-            self.connect()
-            .execute("SELECT mtime_ns, size, ino FROM files WHERE path=?", (rel,))
-            .fetchone()
-        )
+        sql = "SELECT mtime_ns, size, ino FROM files WHERE path=?"
+        row = self.connect().execute(sql, (rel,)).fetchone()
         return row is not None and tuple(row) == self.files().get(rel)
 
     def patch(self, rel, mems):
@@ -6632,14 +6599,15 @@ class _Index:
                         d = tfs[doc] = {}
                         info[doc] = (owner, dl)
                     d[word] = f
+        allowed = None
         if filt is not None and level != "ses":
-            allowed = self._allowed(filt)
-            return [
-                (doc, info[doc][0], tf, info[doc][1])
-                for doc, tf in tfs.items()
-                if info[doc][0] in allowed
-            ]
-        return [(doc, info[doc][0], tf, info[doc][1]) for doc, tf in tfs.items()]
+            sql = "SELECT m.rowid FROM memories m WHERE " + filt[0]
+            allowed = {r[0] for r in self.db.execute(sql, filt[1])}
+        return [
+            (doc, info[doc][0], tf, info[doc][1])
+            for doc, tf in tfs.items()
+            if allowed is None or info[doc][0] in allowed
+        ]
 
     def _fts5_candidates(self, level, terms, filt, forms=(), pool=_FTS5_POOL):
         """[(doc, owner, weighted tf, length)] of the `pool` docs FTS5 ranks best for the terms,
@@ -6671,12 +6639,6 @@ class _Index:
             (doc, owner) + _field_counts(toks[doc], _LEVEL_WEIGHTS[level], needles)
             for doc, owner in hits
         ]
-
-    def _allowed(self, filt):
-        return {
-            r[0]
-            for r in self.db.execute("SELECT m.rowid FROM memories m WHERE " + filt[0], filt[1])
-        }
 
     def _fuzzy(self, unknown):
         """{unknown term: [close known terms]}: typos by difflib among terms of the same first
@@ -6769,12 +6731,8 @@ class _Index:
 
     def _filter(self, types, files, min_confidence, archived=False):
         clauses, params = [], []
-        if (
-            not archived
-            and self.db.execute(  # no clause, no join, when none is archived
-                "SELECT 1 FROM memories WHERE archived = 1 LIMIT 1"
-            ).fetchone()
-        ):
+        any_archived = "SELECT 1 FROM memories WHERE archived = 1 LIMIT 1"
+        if not archived and self.db.execute(any_archived).fetchone():  # else no clause, no join
             clauses.append("m.archived = 0")
         if types:
             clauses.append("m.type IN (%s)" % ",".join("?" * len(types)))
@@ -6952,12 +6910,9 @@ class _Index:
         by_type = dict(
             db.execute("SELECT type, COUNT(*) FROM memories GROUP BY type ORDER BY 2 DESC")
         )
+        files = (self.path, self.path + "-wal")
         try:
-            size = sum(
-                os.path.getsize(self.path + s)
-                for s in ("", "-wal")
-                if os.path.exists(self.path + s)
-            )
+            size = sum(os.path.getsize(p) for p in files if os.path.exists(p))
         except OSError:
             size = 0
         return {
@@ -7761,9 +7716,8 @@ class Store:
         if not (said or m.type in ("decision", "convention")) or not _query_terms(m.text):
             return None
         types = ["decision", "convention"] if said else [m.type]
-        for h in self._weighed(
-            idx.search(m.text, limit=15, types=types, used=self._used_times()), 5
-        ):
+        hits = idx.search(m.text, limit=15, types=types, used=self._used_times())
+        for h in self._weighed(hits, 5):
             o = h.memory
             if (
                 o.id == m.id
@@ -7951,9 +7905,8 @@ class Store:
                 if "correction" in link.tags:
                     corrections += link.seen
                 link = mems.get(str(link.extra.get("supersedes") or ""))
-            absolute = str(m.extra.get("by", "")).startswith(
-                ("person", "user-")
-            ) and _ALWAYS_NEVER_REGEX.search(m.text)
+            by_person = str(m.extra.get("by", "")).startswith(("person", "user-"))
+            absolute = by_person and _ALWAYS_NEVER_REGEX.search(m.text)
             if corrections >= _PROMOTE_SEEN or absolute or m.extra.get("asked_rule"):
                 m.extra["corrections"] = corrections
                 proposed.append(m)
@@ -8165,9 +8118,8 @@ def _near_duplicate(m, sig, cand, csig=None, shingled=None):
     for text in (m.text, cand.text):
         if text not in shingled:
             shingled[text] = _shingles(text)
-    return _jaccard(shingled[m.text], shingled[cand.text]) > _DUPLICATE_JACCARD and _claim(
-        cand.text
-    ) == _claim(m.text)
+    same = _jaccard(shingled[m.text], shingled[cand.text]) > _DUPLICATE_JACCARD
+    return same and _claim(cand.text) == _claim(m.text)
 
 
 def _distinct(hits, limit):
@@ -8297,13 +8249,10 @@ def _scan_file(root, rel, kind):
         body = title + (" (%s)" % status if status else "") + ": " + decision
         chunks = [("", body, "decision")]
     else:
-        name = os.path.basename(rel)
+        name, as_type = os.path.basename(rel), "fact" if kind == "fact" else "convention"
         chunks = [
-            (h, (h + ": " if h else "") + b, "fact" if kind == "fact" else "convention")
-            for h, b in sections
-            if len(b) >= 20
+            (h or name, (h + ": " if h else "") + b, as_type) for h, b in sections if len(b) >= 20
         ]
-        chunks = [(h or name, t, k) for h, t, k in chunks]
     out, ids = [], set()
     for heading, section, mtype in chunks:
         body = " ".join(section.split()) if len(section) > _SCAN_MAX_CHARS else section.strip()
@@ -8317,9 +8266,7 @@ def _scan_file(root, rel, kind):
         m.extra.update(by="scan", scanned=rel, section=heading)
         if digest:
             m.extra["hashes"] = {rel: digest}
-        if mtype == "decision" and re.search(
-            r"(?i)\b(superseded|deprecated|rejected)\b", body.split(":")[0]
-        ):
+        if mtype == "decision" and _RETIRED_REGEX.search(body.split(":")[0]):
             m.extra["superseded_by"] = "its decision record"
         out.append(m)
     return out
@@ -8662,9 +8609,6 @@ class _LLMUsage:
         with contextlib.suppress(OSError):
             _atomic_write(self.path, json.dumps(self.data, indent=1))
 
-    def over_budget(self, cfg, estimate):
-        return self.data.get("tokens", 0) + estimate > cfg["budget"]
-
     def summary(self):
         """Today's use, for `stats`."""
         d = self.data
@@ -8689,7 +8633,7 @@ def _compress_llm(store, cfg, events, log=None):
     try:
         for raw in _transcript_for_llm(events):
             chunk = store.clean(raw)  # no secret leaves the machine either
-            if usage.over_budget(cfg, len(chunk) // 4 + 2048):
+            if usage.data.get("tokens", 0) + len(chunk) // 4 + 2048 > cfg["budget"]:
                 if not usage.data.get("budget_notice") and log:
                     log(
                         "LLM daily token budget (%d) reached: the heuristic compressor alone runs "
@@ -8947,10 +8891,8 @@ def _judge_session(store, sessions, events, state):
             _count(m, was[0], outcome, why)
             judged[ident], changed[ident] = [outcome, why], m
             counts[outcome] = counts.get(outcome, 0) + 1
-            line = dict(at=_now_iso(), session=session, id=ident, type=m.type)
-            lines.append(
-                dict(line, hook=tell.get("hook"), outcome=outcome, evidence=store.clean(why))
-            )
+            said = dict(hook=tell.get("hook"), outcome=outcome, evidence=store.clean(why))
+            lines.append(dict(at=_now_iso(), session=session, id=ident, type=m.type, **said))
     if changed:
         store.update_metadata(*changed.values())
         _append_log(store, _EVIDENCE_LOG, lines)
@@ -9258,13 +9200,8 @@ class _Capture:
         import subprocess
 
         args = _python_argv("--store", self.store.root, "process", "--quiet")
-        kw = {
-            "stdin": subprocess.DEVNULL,
-            "stdout": subprocess.DEVNULL,
-            "stderr": subprocess.DEVNULL,
-            "close_fds": True,
-            "cwd": self.store.root,
-        }
+        null = subprocess.DEVNULL
+        kw = dict(stdin=null, stdout=null, stderr=null, close_fds=True, cwd=self.store.root)
         if _windows():
             # CREATE_NO_WINDOW | CREATE_NEW_PROCESS_GROUP: a hidden console that the git it
             # starts shares (DETACHED_PROCESS would leave none, and each git would open one)
@@ -9313,12 +9250,8 @@ class _Capture:
                 if job is None:
                     found.append((os.path.basename(path), "unreadable job file"))
                 elif job.get("error") or folder != self.queue:
-                    found.append(
-                        (
-                            str(job.get("transcript") or job.get("session") or "?"),
-                            str(job.get("error") or "failed"),
-                        )
-                    )
+                    what = str(job.get("transcript") or job.get("session") or "?")
+                    found.append((what, str(job.get("error") or "failed")))
             out.append(found)
         return out[0], out[1]
 
@@ -11478,7 +11411,7 @@ def _file_states(store, m, root):
             names = ", ".join(c.split(": ", 1)[1] for c in changed)
             out.append((f, "changed: %s" % names if changed else "unchanged"))
         else:
-            same = store._hash_cache().hash(full, root) == hashes[f]
+            same = store._hash_cache().hashes(full, root)[0] == hashes[f]
             out.append((f, "unchanged" if same else "changed"))
     return out
 
