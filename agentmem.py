@@ -4903,12 +4903,8 @@ def _settings(text):
     >>> _settings("## Configuration\\n```bash\\nREDIS_HOST=localhost\\nREDIS_PORT=6379\\n"
     ...           "export CACHE_TTL_SECONDS=60\\n```")[0][1]
     [('REDIS_HOST', 'localhost'), ('REDIS_PORT', '6379'), ('CACHE_TTL_SECONDS', '60')]"""
-    out = []
-    for heading, body in _markdown_sections(text):
-        pairs = _SETTING_REGEX.findall(body)
-        if len(pairs) >= _SETTINGS_MIN:
-            out.append((heading, pairs))
-    return out
+    found = ((heading, _SETTING_REGEX.findall(body)) for heading, body in _markdown_sections(text))
+    return [(heading, pairs) for heading, pairs in found if len(pairs) >= _SETTINGS_MIN]
 
 
 class _Records:
@@ -5679,10 +5675,8 @@ def _passed_with(note, earlier, failed=()):
 
 def _passed_note(passed):
     """The note of the commands that passed ({kind: command}), in _KIND_ORDER."""
-    return "%s%s." % (
-        _PASSED,
-        "; ".join("%s `%s`" % (k, passed[k]) for k in _KIND_ORDER if k in passed),
-    )
+    said = "; ".join("%s `%s`" % (k, passed[k]) for k in _KIND_ORDER if k in passed)
+    return "%s%s." % (_PASSED, said)
 
 
 def _said_line(text):
