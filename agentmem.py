@@ -11328,12 +11328,10 @@ def _svg_bars(rows, width=520, over=None, of=""):
             f'<rect class="{cls}" x="{left}" y="{y}" width="{w}" height="{bar}"/>'
             f'<text x="{left + room + 6}" y="{y + 15}">{said}</text>'
         )
+    height = len(rows) * (bar + gap)
     if over is not None:
         x = left + int(room * over / top)
-        parts.append(
-            '<rect class="over" x="%d" y="0" width="2" height="%d"/>' % (x, len(rows) * (bar + gap))
-        )
-    height = len(rows) * (bar + gap)
+        parts.append('<rect class="over" x="%d" y="0" width="2" height="%d"/>' % (x, height))
     return (
         '<svg role="img" width="%d" height="%d" viewBox="0 0 %d %d" preserveAspectRatio="xMinYMin '
         'meet">%s</svg>' % (width, height, width, height, "".join(parts))
@@ -11435,16 +11433,15 @@ def _session_list(store):
         except (OSError, AgentmemError):
             shared = {}
         source = shared.get("source", "")
+        day = _now_iso(last)[:10] if last else ""
+        if re.match(r"sessions/\d{4}-\d\d-\d\d-", path):  # the day in its name
+            day = path[9:19]
         out.append(
             {
                 "session": session,
                 "path": path,
                 "count": count,
-                "day": path[9:19]
-                if re.match(r"sessions/\d{4}-\d\d-\d\d-", path)
-                else _now_iso(last)[:10]
-                if last
-                else "",
+                "day": day,
                 "agent": source.split(":", 1)[0] if ":" in source else (source or "-"),
                 "branch": shared.get("branch", ""),
                 "title": titles.get(session) or session,
@@ -11591,13 +11588,7 @@ def _search_hits(store, root, params):
             return False
         return all(test(params[k]) for k, test in checks if params.get(k))
 
-    out = []
-    for m, score in pairs:
-        if keep(m):
-            out.append((m, score))
-            if len(out) >= _DASHBOARD_LIST:
-                break
-    return out
+    return list(itertools.islice(((m, x) for m, x in pairs if keep(m)), _DASHBOARD_LIST))
 
 
 def _page_search(store, root, params):
@@ -11860,6 +11851,7 @@ class _DashboardApp:
         "promote": "promoted",
         "relate": "related",
     }
+    HTML = [("Content-Type", "text/html; charset=utf-8")]  # what a page is sent as
     NAV = (
         ("/", "Overview"),
         ("/search", "Search"),
@@ -11893,17 +11885,9 @@ class _DashboardApp:
             )
         if by_query and method == "GET":  # keep the key in a cookie, not in the address bar
             params.pop("token")
-            return (
-                303,
-                [
-                    ("Location", self._own_page(url.path, params) or "/"),
-                    (
-                        "Set-Cookie",
-                        "%s=%s; Path=/; HttpOnly; SameSite=Strict" % (self.cookie, self.token),
-                    ),
-                ],
-                b"",
-            )
+            cookie = "%s=%s; Path=/; HttpOnly; SameSite=Strict" % (self.cookie, self.token)
+            where = self._own_page(url.path, params) or "/"
+            return 303, [("Location", where), ("Set-Cookie", cookie)], b""
         if method == "GET":
             return self._get(url.path, params)
         if method == "POST":
@@ -11936,15 +11920,11 @@ class _DashboardApp:
                 finally:
                     store.close()
                 if title is None:  # a part of a page, for the search box
-                    return 200, [("Content-Type", "text/html; charset=utf-8")], body.encode()
+                    return 200, self.HTML, body.encode()
                 done = _DASHBOARD_DONE.get(params.get("done", ""))
                 if done:
                     body = '<p class="done">%s</p>%s' % (_esc(done), body)
-                return (
-                    200,
-                    [("Content-Type", "text/html; charset=utf-8")],
-                    self._page(title, body, path).encode("utf-8"),
-                )
+                return 200, self.HTML, self._page(title, body, path).encode("utf-8")
         return self._refuse(404, "No such page.")
 
     def _post(self, path, headers, body):
@@ -12009,7 +11989,7 @@ class _DashboardApp:
     def _refuse(self, status, why):
         # a visitor may not have the key: the store's path and the pages stay unnamed
         page = self._page("error", '<p class="error">%s</p>' % _esc(why), "", known=status != 403)
-        return status, [("Content-Type", "text/html; charset=utf-8")], page.encode("utf-8")
+        return status, self.HTML, page.encode("utf-8")
 
 
 def _same_secret(given, secret):
@@ -12081,12 +12061,9 @@ def _dashboard_server(store_root, host="127.0.0.1", port=_DASHBOARD_PORT, allow_
     try:
         import socket
 
-        server_class = type(
-            "Server",
-            (http.server.ThreadingHTTPServer,),
-            {"address_family": socket.AF_INET6 if ":" in host else socket.AF_INET},
-        )
-        server = server_class((host, port), Handler)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        cls = type("Server", (http.server.ThreadingHTTPServer,), {"address_family": family})
+        server = cls((host, port), Handler)
     except OSError as e:
         raise AgentmemError(
             "cannot listen on %s:%d (%s): another program has it; try agentmem serve --port %d"
@@ -12196,9 +12173,7 @@ def _hook_target(command):
             return os.path.join(json.loads(m.group(1)), "agentmem.py")
         except ValueError:
             return ""
-    m = re.search(
-        r"(?:path\.insert\(0,|;f=)r'+([^']+)'", command
-    )  # Windows: r'...' ('' in PowerShell)
+    m = re.search(r"(?:path\.insert\(0,|;f=)r'+([^']+)'", command)  # Windows: r'...' ('' in PS)
     if m:
         folder = m.group(1)
         return (folder[:-1] if folder.endswith("\\.") else folder.rstrip("\\")) + "\\agentmem.py"
@@ -12538,11 +12513,7 @@ def _apply_install(changes):
 def _installed_state(agent, project):
     """[(scope, problem or '')] of where agentmem is wired into an agent."""
     out = []
-    places = [
-        ("project", False, True),
-        ("project, this machine", False, False),
-        ("user", True, True),
-    ]
+    places = ("project", False, True), ("project, this machine", False, False), ("user", True, True)
     for scope, global_, team in places:
         files = _agent_files(agent, project, global_, team)
         if not team and files == _agent_files(agent, project, global_, True):
@@ -12777,12 +12748,10 @@ def _describe(m, score=None, stale=(), full=False):
         (m.extra.get("unmerged"), "from branch %s, not merged here" % m.extra.get("unmerged")),
     ]
     head += "".join(" · " + said for shown, said in marks if shown)
-    text = (
-        m.text
-        if full or len(m.text) <= _SHOWN_CHARS
-        else m.text[:_SHOWN_CHARS].rstrip()
-        + "… (%d characters more: agentmem show %s)" % (len(m.text) - _SHOWN_CHARS, m.id)
-    )
+    text = m.text
+    if not full and len(m.text) > _SHOWN_CHARS:
+        more = "… (%d characters more: agentmem show %s)" % (len(m.text) - _SHOWN_CHARS, m.id)
+        text = m.text[:_SHOWN_CHARS].rstrip() + more
     lines = [head] + ["    " + ln for ln in text.split("\n")[: None if full else 12]]
     extra = [k + ": " + ", ".join(v) for k, v in (("files", m.files), ("tags", m.tags)) if v]
     return "\n".join(lines + (["    (" + "; ".join(extra) + ")"] if extra else []))
@@ -12794,9 +12763,7 @@ def _cmd_remember(args):
     tags, files, sure = _split_csv(args.tags), args.files or [], args.confidence
     m, status = store.remember(text, args.type, tags, files, sure, source=args.source)
     if args.json:
-        d = m.to_dict()
-        d["status"] = status
-        _json_out(d)
+        _json_out(dict(m.to_dict(), status=status))
     elif status == "added":
         _out("saved %s %s in %s" % (m.type, m.id, os.path.join(store.root, m.path)))
     elif status == "merged":
@@ -12905,10 +12872,8 @@ def _said_of_one(args, m, done):
     if args.json:
         _json_out(m.to_dict())
     else:
-        _out(
-            "%s %s (%s, confidence %.2f): %s"
-            % (done, m.id, m.type, m.confidence, _short(m.text, 70))
-        )
+        said = (done, m.id, m.type, m.confidence, _short(m.text, 70))
+        _out("%s %s (%s, confidence %.2f): %s" % said)
     return 0
 
 
@@ -13009,8 +12974,7 @@ def _cmd_import(args):
 
 
 def _cmd_export(args):
-    store = _store(args)
-    for line in store.export_jsonl():
+    for line in _store(args).export_jsonl():
         _out(line)
     return 0
 
@@ -13096,10 +13060,8 @@ def _explain_start(store, cwd, budget, args):
         return _json_out(rows)
     for r in rows:
         head = "names %s: %s" % (r["names"], r["says"]) if r["names"] else r["says"]
-        _out(
-            "%-4s [%s · %s] %s: %s" % (r["verdict"].upper(), r["id"], r["type"], r["section"], head)
-        )
-        _out("     %s" % r["text"])
+        said = (r["verdict"].upper(), r["id"], r["type"], r["section"], head, r["text"])
+        _out("%-4s [%s · %s] %s: %s\n     %s" % said)
     if not rows:
         _out("nothing to tell at a session's start in %s" % store.root)
     return 0
@@ -13270,9 +13232,8 @@ def _capture_hook(args):
     """Queue the session's transcript and start the worker (or, with --sync, compress it now)."""
     fields = _hook_fields(_read_hook_input())
     store = open_store(getattr(args, "store", None), cwd=fields["cwd"])
-    if _capture_excluded(store, fields["cwd"]) or not (
-        fields["transcript"] or fields["last_message"]
-    ):
+    said = fields["transcript"] or fields["last_message"]
+    if _capture_excluded(store, fields["cwd"]) or not said:
         return
     cap = _Capture(store)
     if not cap.grew_enough(fields):
@@ -13293,11 +13254,9 @@ def _cmd_mcp(args):
 
 
 def _project(args):
-    return (
-        os.path.abspath(args.project)
-        if args.project
-        else (_find_project_root(os.getcwd()) or os.getcwd())
-    )
+    if args.project:
+        return os.path.abspath(args.project)
+    return _find_project_root(os.getcwd()) or os.getcwd()
 
 
 def _cmd_install(args, remove=False):
@@ -13368,10 +13327,8 @@ def _cmd_doctor(args):
         _json_out([{"level": lv, "check": what, "fix": fix} for lv, what, fix in checks])
     else:
         for level, what, fix in checks:
-            _out(
-                "%-5s %s%s"
-                % (level, what, ("\n      fix: " + fix) if fix and level != "ok" else "")
-            )
+            how = "\n      fix: " + fix if fix and level != "ok" else ""
+            _out("%-5s %s%s" % (level, what, how))
     return 1 if any(lv == "error" for lv, _w, _f in checks) else 0
 
 
@@ -13526,11 +13483,8 @@ def _cmd_demo(args):
         for m in store.memories():
             _out("   %-9s %s" % (m.type, _short(m.text, 96)))
         for query in ("why did the webhook fire twice", "money amounts float", "idempotency table"):
-            _out(
-                "\n2. Recall, typos and all welcome:\n\n   $ agentmem recall '%s'" % query
-                if query.startswith("why")
-                else "\n   $ agentmem recall '%s'" % query
-            )
+            lead = "\n2. Recall, typos and all welcome:\n" if query.startswith("why") else ""
+            _out(lead + "\n   $ agentmem recall '%s'" % query)
             for i, h in enumerate(store.recall(query, limit=2), 1):
                 _out("   " + ("%d. " % i + _describe(h.memory, h.score)).replace("\n", "\n   "))
         _out(
