@@ -825,10 +825,6 @@ class _HashCache:
         self.path, self.dirty = path, False
         self.known = _local_json(path) or {}
 
-    def hash(self, path, root=None):
-        """_file_hash(path, root), read from the file only when it changed."""
-        return self.hashes(path, root)[0]
-
     def hashes(self, path, root=None):
         """_file_hashes(path, root), read from the file only when it changed."""
         if root is not None and not _file_hash_allowed(path, root):
@@ -2496,11 +2492,8 @@ def _parse_codex(lines, info):
     out, start = {"items": [], "fallback": [], "calls": {}, "cells": {}}, ""
     for d in lines:
         try:
-            kind, p, ts = (
-                _str_field(d, "type"),
-                _dict_field(d, "payload"),
-                _str_field(d, "timestamp"),
-            )
+            kind, ts = _str_field(d, "type"), _str_field(d, "timestamp")
+            p = _dict_field(d, "payload")
             if not kind and "instructions" in d:  # the 2025 layout: the session's first line,
                 kind, p, start = "session_meta", d, ts  # then bare items with no time of their own
             elif kind and "payload" not in d:
@@ -2793,6 +2786,13 @@ def _sane(events, info):
 ########################################################################
 
 
+# a memory's fields, in the order of its JSON form (to_dict)
+# fmt: off
+_META_KEYS = ("id", "type", "text", "confidence", "created", "updated", "files", "tags", "source",
+              "sources", "session", "seen")
+# fmt: on
+
+
 class Memory:
     """One memory: `text` for a person; `sources` every source it was seen from, `seen` how often;
     `extra` other fields (commit, branch, hashes), round-tripped; `path`, `line`: where it lives."""
@@ -2857,20 +2857,9 @@ class Memory:
 
     def to_dict(self):
         """The memory as JSON-ready data (the shape of --json, export and MCP)."""
-        d = {
-            "id": self.id,
-            "type": self.type,
-            "text": self.text,
-            "confidence": self.confidence,
-            "created": self.created,
-            "updated": self.updated or self.created,
-            "files": self.files,
-            "tags": self.tags,
-            "source": self.source,
-            "sources": self.sources or ([self.source] if self.source else []),
-            "session": self.session,
-            "seen": self.seen,
-        }
+        d = {k: getattr(self, k) for k in _META_KEYS}
+        d["updated"] = self.updated or self.created
+        d["sources"] = self.sources or ([self.source] if self.source else [])
         for k, v in self.extra.items():
             d.setdefault(k, v)
         return d
@@ -2879,10 +2868,6 @@ class Memory:
 # what a session or import file says once for all its memories; `stored` is when they entered
 # this store (a session captured months after it ran is new here: gc counts from it)
 _SHARED_KEYS = ("session", "source", "branch", "commit", "stored")
-# fmt: off
-_META_KEYS = ("id", "type", "text", "confidence", "created", "updated", "files", "tags", "source",
-              "sources", "session", "seen")
-# fmt: on
 # where a memory was found: never part of its metadata
 _PLACE_KEYS = ("path", "line", "end", "score")
 
@@ -2930,28 +2915,19 @@ def _memory_from_dict(d, strict=False):
             seen = max(1, int(seen)) if not strict else 1
         except (TypeError, ValueError):
             seen = 1
-
-    def place(key):
+    fields = {k: str(d.get(k) or "") for k in ("id", "updated", "source", "session")}
+    fields.update((k, _strings(d.get(k), k, strict)) for k in ("tags", "files", "sources"))
+    for key in ("path", "line", "end"):  # where it was found
         value = d.get(key, 0 if key != "path" else "")
-        return value if isinstance(value, (int, str)) and not isinstance(value, bool) else 0
-
+        fields[key] = value if isinstance(value, (int, str)) and not isinstance(value, bool) else 0
     return Memory(
         str(text or ""),
         type=str(d.get("type") or _DEFAULT_TYPE),
-        id=str(d.get("id") or ""),
-        tags=_strings(d.get("tags"), "tags", strict),
-        files=_strings(d.get("files"), "files", strict),
         confidence=float(conf),
         created=created,
-        updated=str(d.get("updated") or ""),
-        source=str(d.get("source") or ""),
-        sources=_strings(d.get("sources"), "sources", strict),
-        session=str(d.get("session") or ""),
         seen=seen,
         extra={k: v for k, v in d.items() if k not in _META_KEYS and k not in _PLACE_KEYS},
-        path=place("path"),
-        line=place("line"),
-        end=place("end"),
+        **fields,
     )
 
 
@@ -3025,11 +3001,9 @@ def _file_shared(text):
                 d = json.loads(mm.group(1))
             except (ValueError, RecursionError):
                 return {}
-            return (
-                {k: v for k, v in d.items() if k in _SHARED_KEYS and isinstance(v, str) and v}
-                if isinstance(d, dict)
-                else {}
-            )
+            if not isinstance(d, dict):
+                return {}
+            return {k: v for k, v in d.items() if k in _SHARED_KEYS and isinstance(v, str) and v}
     return {}
 
 
@@ -3094,17 +3068,14 @@ def _block_meta(line):
     raw = whole.group(1) if whole else line
     try:
         meta = json.loads(raw)
-        if not isinstance(meta, dict):
-            return {}, bool(whole)
-        if "\\u" in raw and re.search(r"\\u[dD][89a-fA-F]", raw):  # \ud800 escapes
-            meta = json.loads(_json_text(meta).encode("utf-8", "replace").decode("utf-8"))
-        return meta, bool(whole)
+        if isinstance(meta, dict) and "\\u" in raw and re.search(r"\\u[dD][89a-fA-F]", raw):
+            meta = json.loads(_json_text(meta).encode("utf-8", "replace").decode("utf-8"))  # \ud800
     except (ValueError, RecursionError):
         meta = {}
         for key, val in _LOOSE_FIELD_REGEX.findall(raw[:100000]):
             with contextlib.suppress(ValueError, RecursionError):
                 meta[key] = json.loads(val)
-        return meta, bool(whole)
+    return (meta if isinstance(meta, dict) else {}), bool(whole)
 
 
 def _parse_memories(text, path=""):
@@ -4008,9 +3979,8 @@ def _relative_file(path, cwd):
     p = _normalize_file(path)
     if cwd:
         root = _normalize_file(cwd).rstrip("/") + "/"
-        if p.startswith(root):
-            p = p[len(root) :]
-        elif re.match(r"[A-Za-z]:/", root) and p.lower().startswith(root.lower()):
+        windows = re.match(r"[A-Za-z]:/", root)  # any case names the same folder
+        if p.startswith(root) or windows and p.lower().startswith(root.lower()):
             p = p[len(root) :]
     return p
 
@@ -4933,12 +4903,8 @@ def _settings(text):
     >>> _settings("## Configuration\\n```bash\\nREDIS_HOST=localhost\\nREDIS_PORT=6379\\n"
     ...           "export CACHE_TTL_SECONDS=60\\n```")[0][1]
     [('REDIS_HOST', 'localhost'), ('REDIS_PORT', '6379'), ('CACHE_TTL_SECONDS', '60')]"""
-    out = []
-    for heading, body in _markdown_sections(text):
-        pairs = _SETTING_REGEX.findall(body)
-        if len(pairs) >= _SETTINGS_MIN:
-            out.append((heading, pairs))
-    return out
+    found = ((heading, _SETTING_REGEX.findall(body)) for heading, body in _markdown_sections(text))
+    return [(heading, pairs) for heading, pairs in found if len(pairs) >= _SETTINGS_MIN]
 
 
 class _Records:
@@ -5726,10 +5692,8 @@ def _passed_with(note, earlier, failed=()):
 
 def _passed_note(passed):
     """The note of the commands that passed ({kind: command}), in _KIND_ORDER."""
-    return "%s%s." % (
-        _PASSED,
-        "; ".join("%s `%s`" % (k, passed[k]) for k in _KIND_ORDER if k in passed),
-    )
+    said = "; ".join("%s `%s`" % (k, passed[k]) for k in _KIND_ORDER if k in passed)
+    return "%s%s." % (_PASSED, said)
 
 
 def _said_line(text):
@@ -6341,11 +6305,8 @@ class _Index:
 
     def holds(self, rel):
         """Whether the index holds file `rel` as it is on disk now (its stat)."""
-        row = (
-            self.connect()
-            .execute("SELECT mtime_ns, size, ino FROM files WHERE path=?", (rel,))
-            .fetchone()
-        )
+        sql = "SELECT mtime_ns, size, ino FROM files WHERE path=?"
+        row = self.connect().execute(sql, (rel,)).fetchone()
         return row is not None and tuple(row) == self.files().get(rel)
 
     def patch(self, rel, mems):
@@ -6649,14 +6610,15 @@ class _Index:
                         d = tfs[doc] = {}
                         info[doc] = (owner, dl)
                     d[word] = f
+        allowed = None
         if filt is not None and level != "ses":
-            allowed = self._allowed(filt)
-            return [
-                (doc, info[doc][0], tf, info[doc][1])
-                for doc, tf in tfs.items()
-                if info[doc][0] in allowed
-            ]
-        return [(doc, info[doc][0], tf, info[doc][1]) for doc, tf in tfs.items()]
+            sql = "SELECT m.rowid FROM memories m WHERE " + filt[0]
+            allowed = {r[0] for r in self.db.execute(sql, filt[1])}
+        return [
+            (doc, info[doc][0], tf, info[doc][1])
+            for doc, tf in tfs.items()
+            if allowed is None or info[doc][0] in allowed
+        ]
 
     def _fts5_candidates(self, level, terms, filt, forms=(), pool=_FTS5_POOL):
         """[(doc, owner, weighted tf, length)] of the `pool` docs FTS5 ranks best for the terms,
@@ -6688,12 +6650,6 @@ class _Index:
             (doc, owner) + _field_counts(toks[doc], _LEVEL_WEIGHTS[level], needles)
             for doc, owner in hits
         ]
-
-    def _allowed(self, filt):
-        return {
-            r[0]
-            for r in self.db.execute("SELECT m.rowid FROM memories m WHERE " + filt[0], filt[1])
-        }
 
     def _fuzzy(self, unknown):
         """{unknown term: [close known terms]}: typos by difflib among terms of the same first
@@ -6786,12 +6742,8 @@ class _Index:
 
     def _filter(self, types, files, min_confidence, archived=False):
         clauses, params = [], []
-        if (
-            not archived
-            and self.db.execute(  # no clause, no join, when none is archived
-                "SELECT 1 FROM memories WHERE archived = 1 LIMIT 1"
-            ).fetchone()
-        ):
+        any_archived = "SELECT 1 FROM memories WHERE archived = 1 LIMIT 1"
+        if not archived and self.db.execute(any_archived).fetchone():  # else no clause, no join
             clauses.append("m.archived = 0")
         if types:
             clauses.append("m.type IN (%s)" % ",".join("?" * len(types)))
@@ -6969,12 +6921,9 @@ class _Index:
         by_type = dict(
             db.execute("SELECT type, COUNT(*) FROM memories GROUP BY type ORDER BY 2 DESC")
         )
+        files = (self.path, self.path + "-wal")
         try:
-            size = sum(
-                os.path.getsize(self.path + s)
-                for s in ("", "-wal")
-                if os.path.exists(self.path + s)
-            )
+            size = sum(os.path.getsize(p) for p in files if os.path.exists(p))
         except OSError:
             size = 0
         return {
@@ -7778,9 +7727,8 @@ class Store:
         if not (said or m.type in ("decision", "convention")) or not _query_terms(m.text):
             return None
         types = ["decision", "convention"] if said else [m.type]
-        for h in self._weighed(
-            idx.search(m.text, limit=15, types=types, used=self._used_times()), 5
-        ):
+        hits = idx.search(m.text, limit=15, types=types, used=self._used_times())
+        for h in self._weighed(hits, 5):
             o = h.memory
             if (
                 o.id == m.id
@@ -7968,9 +7916,8 @@ class Store:
                 if "correction" in link.tags:
                     corrections += link.seen
                 link = mems.get(str(link.extra.get("supersedes") or ""))
-            absolute = str(m.extra.get("by", "")).startswith(
-                ("person", "user-")
-            ) and _ALWAYS_NEVER_REGEX.search(m.text)
+            by_person = str(m.extra.get("by", "")).startswith(("person", "user-"))
+            absolute = by_person and _ALWAYS_NEVER_REGEX.search(m.text)
             if corrections >= _PROMOTE_SEEN or absolute or m.extra.get("asked_rule"):
                 m.extra["corrections"] = corrections
                 proposed.append(m)
@@ -8182,9 +8129,8 @@ def _near_duplicate(m, sig, cand, csig=None, shingled=None):
     for text in (m.text, cand.text):
         if text not in shingled:
             shingled[text] = _shingles(text)
-    return _jaccard(shingled[m.text], shingled[cand.text]) > _DUPLICATE_JACCARD and _claim(
-        cand.text
-    ) == _claim(m.text)
+    same = _jaccard(shingled[m.text], shingled[cand.text]) > _DUPLICATE_JACCARD
+    return same and _claim(cand.text) == _claim(m.text)
 
 
 def _distinct(hits, limit):
@@ -8314,13 +8260,10 @@ def _scan_file(root, rel, kind):
         body = title + (" (%s)" % status if status else "") + ": " + decision
         chunks = [("", body, "decision")]
     else:
-        name = os.path.basename(rel)
+        name, as_type = os.path.basename(rel), "fact" if kind == "fact" else "convention"
         chunks = [
-            (h, (h + ": " if h else "") + b, "fact" if kind == "fact" else "convention")
-            for h, b in sections
-            if len(b) >= 20
+            (h or name, (h + ": " if h else "") + b, as_type) for h, b in sections if len(b) >= 20
         ]
-        chunks = [(h or name, t, k) for h, t, k in chunks]
     out, ids = [], set()
     for heading, section, mtype in chunks:
         body = " ".join(section.split()) if len(section) > _SCAN_MAX_CHARS else section.strip()
@@ -8334,9 +8277,7 @@ def _scan_file(root, rel, kind):
         m.extra.update(by="scan", scanned=rel, section=heading)
         if digest:
             m.extra["hashes"] = {rel: digest}
-        if mtype == "decision" and re.search(
-            r"(?i)\b(superseded|deprecated|rejected)\b", body.split(":")[0]
-        ):
+        if mtype == "decision" and _RETIRED_REGEX.search(body.split(":")[0]):
             m.extra["superseded_by"] = "its decision record"
         out.append(m)
     return out
@@ -8679,9 +8620,6 @@ class _LLMUsage:
         with contextlib.suppress(OSError):
             _atomic_write(self.path, json.dumps(self.data, indent=1))
 
-    def over_budget(self, cfg, estimate):
-        return self.data.get("tokens", 0) + estimate > cfg["budget"]
-
     def summary(self):
         """Today's use, for `stats`."""
         d = self.data
@@ -8706,7 +8644,7 @@ def _compress_llm(store, cfg, events, log=None):
     try:
         for raw in _transcript_for_llm(events):
             chunk = store.clean(raw)  # no secret leaves the machine either
-            if usage.over_budget(cfg, len(chunk) // 4 + 2048):
+            if usage.data.get("tokens", 0) + len(chunk) // 4 + 2048 > cfg["budget"]:
                 if not usage.data.get("budget_notice") and log:
                     log(
                         "LLM daily token budget (%d) reached: the heuristic compressor alone runs "
@@ -8964,10 +8902,8 @@ def _judge_session(store, sessions, events, state):
             _count(m, was[0], outcome, why)
             judged[ident], changed[ident] = [outcome, why], m
             counts[outcome] = counts.get(outcome, 0) + 1
-            line = dict(at=_now_iso(), session=session, id=ident, type=m.type)
-            lines.append(
-                dict(line, hook=tell.get("hook"), outcome=outcome, evidence=store.clean(why))
-            )
+            said = dict(hook=tell.get("hook"), outcome=outcome, evidence=store.clean(why))
+            lines.append(dict(at=_now_iso(), session=session, id=ident, type=m.type, **said))
     if changed:
         store.update_metadata(*changed.values())
         _append_log(store, _EVIDENCE_LOG, lines)
@@ -9275,13 +9211,8 @@ class _Capture:
         import subprocess
 
         args = _python_argv("--store", self.store.root, "process", "--quiet")
-        kw = {
-            "stdin": subprocess.DEVNULL,
-            "stdout": subprocess.DEVNULL,
-            "stderr": subprocess.DEVNULL,
-            "close_fds": True,
-            "cwd": self.store.root,
-        }
+        null = subprocess.DEVNULL
+        kw = dict(stdin=null, stdout=null, stderr=null, close_fds=True, cwd=self.store.root)
         if _windows():
             # CREATE_NO_WINDOW | CREATE_NEW_PROCESS_GROUP: a hidden console that the git it
             # starts shares (DETACHED_PROCESS would leave none, and each git would open one)
@@ -9330,12 +9261,8 @@ class _Capture:
                 if job is None:
                     found.append((os.path.basename(path), "unreadable job file"))
                 elif job.get("error") or folder != self.queue:
-                    found.append(
-                        (
-                            str(job.get("transcript") or job.get("session") or "?"),
-                            str(job.get("error") or "failed"),
-                        )
-                    )
+                    what = str(job.get("transcript") or job.get("session") or "?")
+                    found.append((what, str(job.get("error") or "failed")))
             out.append(found)
         return out[0], out[1]
 
@@ -11418,12 +11345,10 @@ def _svg_bars(rows, width=520, over=None, of=""):
             f'<rect class="{cls}" x="{left}" y="{y}" width="{w}" height="{bar}"/>'
             f'<text x="{left + room + 6}" y="{y + 15}">{said}</text>'
         )
+    height = len(rows) * (bar + gap)
     if over is not None:
         x = left + int(room * over / top)
-        parts.append(
-            '<rect class="over" x="%d" y="0" width="2" height="%d"/>' % (x, len(rows) * (bar + gap))
-        )
-    height = len(rows) * (bar + gap)
+        parts.append('<rect class="over" x="%d" y="0" width="2" height="%d"/>' % (x, height))
     return (
         '<svg role="img" width="%d" height="%d" viewBox="0 0 %d %d" preserveAspectRatio="xMinYMin '
         'meet">%s</svg>' % (width, height, width, height, "".join(parts))
@@ -11495,7 +11420,7 @@ def _file_states(store, m, root):
             names = ", ".join(c.split(": ", 1)[1] for c in changed)
             out.append((f, "changed: %s" % names if changed else "unchanged"))
         else:
-            same = store._hash_cache().hash(full, root) == hashes[f]
+            same = store._hash_cache().hashes(full, root)[0] == hashes[f]
             out.append((f, "unchanged" if same else "changed"))
     return out
 
@@ -11525,16 +11450,15 @@ def _session_list(store):
         except (OSError, AgentmemError):
             shared = {}
         source = shared.get("source", "")
+        day = _now_iso(last)[:10] if last else ""
+        if re.match(r"sessions/\d{4}-\d\d-\d\d-", path):  # the day in its name
+            day = path[9:19]
         out.append(
             {
                 "session": session,
                 "path": path,
                 "count": count,
-                "day": path[9:19]
-                if re.match(r"sessions/\d{4}-\d\d-\d\d-", path)
-                else _now_iso(last)[:10]
-                if last
-                else "",
+                "day": day,
                 "agent": source.split(":", 1)[0] if ":" in source else (source or "-"),
                 "branch": shared.get("branch", ""),
                 "title": titles.get(session) or session,
@@ -11681,13 +11605,7 @@ def _search_hits(store, root, params):
             return False
         return all(test(params[k]) for k, test in checks if params.get(k))
 
-    out = []
-    for m, score in pairs:
-        if keep(m):
-            out.append((m, score))
-            if len(out) >= _DASHBOARD_LIST:
-                break
-    return out
+    return list(itertools.islice(((m, x) for m, x in pairs if keep(m)), _DASHBOARD_LIST))
 
 
 def _page_search(store, root, params):
@@ -11950,6 +11868,7 @@ class _DashboardApp:
         "promote": "promoted",
         "relate": "related",
     }
+    HTML = [("Content-Type", "text/html; charset=utf-8")]  # what a page is sent as
     NAV = (
         ("/", "Overview"),
         ("/search", "Search"),
@@ -11983,17 +11902,9 @@ class _DashboardApp:
             )
         if by_query and method == "GET":  # keep the key in a cookie, not in the address bar
             params.pop("token")
-            return (
-                303,
-                [
-                    ("Location", self._own_page(url.path, params) or "/"),
-                    (
-                        "Set-Cookie",
-                        "%s=%s; Path=/; HttpOnly; SameSite=Strict" % (self.cookie, self.token),
-                    ),
-                ],
-                b"",
-            )
+            cookie = "%s=%s; Path=/; HttpOnly; SameSite=Strict" % (self.cookie, self.token)
+            where = self._own_page(url.path, params) or "/"
+            return 303, [("Location", where), ("Set-Cookie", cookie)], b""
         if method == "GET":
             return self._get(url.path, params)
         if method == "POST":
@@ -12026,15 +11937,11 @@ class _DashboardApp:
                 finally:
                     store.close()
                 if title is None:  # a part of a page, for the search box
-                    return 200, [("Content-Type", "text/html; charset=utf-8")], body.encode()
+                    return 200, self.HTML, body.encode()
                 done = _DASHBOARD_DONE.get(params.get("done", ""))
                 if done:
                     body = '<p class="done">%s</p>%s' % (_esc(done), body)
-                return (
-                    200,
-                    [("Content-Type", "text/html; charset=utf-8")],
-                    self._page(title, body, path).encode("utf-8"),
-                )
+                return 200, self.HTML, self._page(title, body, path).encode("utf-8")
         return self._refuse(404, "No such page.")
 
     def _post(self, path, headers, body):
@@ -12099,7 +12006,7 @@ class _DashboardApp:
     def _refuse(self, status, why):
         # a visitor may not have the key: the store's path and the pages stay unnamed
         page = self._page("error", '<p class="error">%s</p>' % _esc(why), "", known=status != 403)
-        return status, [("Content-Type", "text/html; charset=utf-8")], page.encode("utf-8")
+        return status, self.HTML, page.encode("utf-8")
 
 
 def _same_secret(given, secret):
@@ -12171,12 +12078,9 @@ def _dashboard_server(store_root, host="127.0.0.1", port=_DASHBOARD_PORT, allow_
     try:
         import socket
 
-        server_class = type(
-            "Server",
-            (http.server.ThreadingHTTPServer,),
-            {"address_family": socket.AF_INET6 if ":" in host else socket.AF_INET},
-        )
-        server = server_class((host, port), Handler)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        cls = type("Server", (http.server.ThreadingHTTPServer,), {"address_family": family})
+        server = cls((host, port), Handler)
     except OSError as e:
         raise AgentmemError(
             "cannot listen on %s:%d (%s): another program has it; try agentmem serve --port %d"
@@ -12286,9 +12190,7 @@ def _hook_target(command):
             return os.path.join(json.loads(m.group(1)), "agentmem.py")
         except ValueError:
             return ""
-    m = re.search(
-        r"(?:path\.insert\(0,|;f=)r'+([^']+)'", command
-    )  # Windows: r'...' ('' in PowerShell)
+    m = re.search(r"(?:path\.insert\(0,|;f=)r'+([^']+)'", command)  # Windows: r'...' ('' in PS)
     if m:
         folder = m.group(1)
         return (folder[:-1] if folder.endswith("\\.") else folder.rstrip("\\")) + "\\agentmem.py"
@@ -12628,11 +12530,7 @@ def _apply_install(changes):
 def _installed_state(agent, project):
     """[(scope, problem or '')] of where agentmem is wired into an agent."""
     out = []
-    places = [
-        ("project", False, True),
-        ("project, this machine", False, False),
-        ("user", True, True),
-    ]
+    places = ("project", False, True), ("project, this machine", False, False), ("user", True, True)
     for scope, global_, team in places:
         files = _agent_files(agent, project, global_, team)
         if not team and files == _agent_files(agent, project, global_, True):
@@ -12867,12 +12765,10 @@ def _describe(m, score=None, stale=(), full=False):
         (m.extra.get("unmerged"), "from branch %s, not merged here" % m.extra.get("unmerged")),
     ]
     head += "".join(" · " + said for shown, said in marks if shown)
-    text = (
-        m.text
-        if full or len(m.text) <= _SHOWN_CHARS
-        else m.text[:_SHOWN_CHARS].rstrip()
-        + "… (%d characters more: agentmem show %s)" % (len(m.text) - _SHOWN_CHARS, m.id)
-    )
+    text = m.text
+    if not full and len(m.text) > _SHOWN_CHARS:
+        more = "… (%d characters more: agentmem show %s)" % (len(m.text) - _SHOWN_CHARS, m.id)
+        text = m.text[:_SHOWN_CHARS].rstrip() + more
     lines = [head] + ["    " + ln for ln in text.split("\n")[: None if full else 12]]
     extra = [k + ": " + ", ".join(v) for k, v in (("files", m.files), ("tags", m.tags)) if v]
     return "\n".join(lines + (["    (" + "; ".join(extra) + ")"] if extra else []))
@@ -12884,9 +12780,7 @@ def _cmd_remember(args):
     tags, files, sure = _split_csv(args.tags), args.files or [], args.confidence
     m, status = store.remember(text, args.type, tags, files, sure, source=args.source)
     if args.json:
-        d = m.to_dict()
-        d["status"] = status
-        _json_out(d)
+        _json_out(dict(m.to_dict(), status=status))
     elif status == "added":
         _out("saved %s %s in %s" % (m.type, m.id, os.path.join(store.root, m.path)))
     elif status == "merged":
@@ -12995,10 +12889,8 @@ def _said_of_one(args, m, done):
     if args.json:
         _json_out(m.to_dict())
     else:
-        _out(
-            "%s %s (%s, confidence %.2f): %s"
-            % (done, m.id, m.type, m.confidence, _short(m.text, 70))
-        )
+        said = (done, m.id, m.type, m.confidence, _short(m.text, 70))
+        _out("%s %s (%s, confidence %.2f): %s" % said)
     return 0
 
 
@@ -13099,8 +12991,7 @@ def _cmd_import(args):
 
 
 def _cmd_export(args):
-    store = _store(args)
-    for line in store.export_jsonl():
+    for line in _store(args).export_jsonl():
         _out(line)
     return 0
 
@@ -13186,10 +13077,8 @@ def _explain_start(store, cwd, budget, args):
         return _json_out(rows)
     for r in rows:
         head = "names %s: %s" % (r["names"], r["says"]) if r["names"] else r["says"]
-        _out(
-            "%-4s [%s · %s] %s: %s" % (r["verdict"].upper(), r["id"], r["type"], r["section"], head)
-        )
-        _out("     %s" % r["text"])
+        said = (r["verdict"].upper(), r["id"], r["type"], r["section"], head, r["text"])
+        _out("%-4s [%s · %s] %s: %s\n     %s" % said)
     if not rows:
         _out("nothing to tell at a session's start in %s" % store.root)
     return 0
@@ -13360,9 +13249,8 @@ def _capture_hook(args):
     """Queue the session's transcript and start the worker (or, with --sync, compress it now)."""
     fields = _hook_fields(_read_hook_input())
     store = open_store(getattr(args, "store", None), cwd=fields["cwd"])
-    if _capture_excluded(store, fields["cwd"]) or not (
-        fields["transcript"] or fields["last_message"]
-    ):
+    said = fields["transcript"] or fields["last_message"]
+    if _capture_excluded(store, fields["cwd"]) or not said:
         return
     cap = _Capture(store)
     if not cap.grew_enough(fields):
@@ -13383,11 +13271,9 @@ def _cmd_mcp(args):
 
 
 def _project(args):
-    return (
-        os.path.abspath(args.project)
-        if args.project
-        else (_find_project_root(os.getcwd()) or os.getcwd())
-    )
+    if args.project:
+        return os.path.abspath(args.project)
+    return _find_project_root(os.getcwd()) or os.getcwd()
 
 
 def _cmd_install(args, remove=False):
@@ -13458,10 +13344,8 @@ def _cmd_doctor(args):
         _json_out([{"level": lv, "check": what, "fix": fix} for lv, what, fix in checks])
     else:
         for level, what, fix in checks:
-            _out(
-                "%-5s %s%s"
-                % (level, what, ("\n      fix: " + fix) if fix and level != "ok" else "")
-            )
+            how = "\n      fix: " + fix if fix and level != "ok" else ""
+            _out("%-5s %s%s" % (level, what, how))
     return 1 if any(lv == "error" for lv, _w, _f in checks) else 0
 
 
@@ -13616,11 +13500,8 @@ def _cmd_demo(args):
         for m in store.memories():
             _out("   %-9s %s" % (m.type, _short(m.text, 96)))
         for query in ("why did the webhook fire twice", "money amounts float", "idempotency table"):
-            _out(
-                "\n2. Recall, typos and all welcome:\n\n   $ agentmem recall '%s'" % query
-                if query.startswith("why")
-                else "\n   $ agentmem recall '%s'" % query
-            )
+            lead = "\n2. Recall, typos and all welcome:\n" if query.startswith("why") else ""
+            _out(lead + "\n   $ agentmem recall '%s'" % query)
             for i, h in enumerate(store.recall(query, limit=2), 1):
                 _out("   " + ("%d. " % i + _describe(h.memory, h.score)).replace("\n", "\n   "))
         _out(
