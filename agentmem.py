@@ -1500,8 +1500,8 @@ _SECRET_NAMES = (
     "clave chave schlüssel clé jeton segreto sekret geheimnis"
 )
 _SECRET_KINDS = (
-    r"(?:secret|access|api|private|signing|master|admin|write|service|deploy|client|encryption)"
-    r"\s+key|secret|token|password|passphrase"
+    r"(?:secret|access|api|private|signing|master|admin|write|service|deploy|client|encryption"
+    r"|auth|hmac|license|shared|webhook)\s+key|secret|token|password|passphrase|psk"
 )
 
 
@@ -1733,7 +1733,7 @@ _SECRET_PATTERNS = (
     (("key", "token", "secret", "pass", "pwd", "credential", "auth"),
      r"""(?i)(\b(?:[A-Za-z_][A-Za-z0-9_.\-]*?)?(?:api[_\- ]?key|access[_\- ]?key|secret[_\- ]?key"""
      r"""|private[_\- ]?key|_key|_token|_secret|secret|password|passwd|_pwd|_pass|token|apikey"""
-     r"""|credentials?|auth)["']?(?:[^\S\n]*[=:][^\S\n]*|\s+(?:is|was|to|are)\s+))(?!\[REDACTED)"""
+     r"""|credentials?|auth)["']?(?:[^\S\n]*[=:][^\S\n]*|\s+(?:is|was|to|are)(?:\s+now)?\s+))(?!\[REDACTED)"""
      r"""("[^"\n]{3,}"|'[^'\n]{3,}'|`[^`\n]{3,}`|[^\s"'`,;)}\]]{4,})""",
      lambda m: m.group(1) + ("[REDACTED]" if _looks_secret(
          m.group(2), prose=_PROSE_TIE_REGEX.search(m.group(1))) else m.group(2))),
@@ -1873,7 +1873,7 @@ def _mask_said(text, said):
 # An exchange (the person's message, then the agent's) that names a secret (_SECRET_KINDS, a
 # credential, a connection string, _PASSWORD_NAMES, _SECRET_NAMES) makes the agent's bare value one
 _NAMED_KIND_REGEX = _LazyRegex(
-    r"(?i)(?<![a-z])(?:%s|credential|connection\s+string|%s|%s)s?(?![a-z])"
+    r"(?i)(?<![a-z])(?:%s|credential|creds|connection\s+string|%s|%s)s?(?![a-z])"
     % (_SECRET_KINDS, _names_regex(_PASSWORD_NAMES), _names_regex(_SECRET_NAMES))
 )
 # ... but no look-alike a word before it names (a commit of 40 hex digits: in all its message)
@@ -1901,7 +1901,7 @@ def _note_bare(text, said):
 def _bare_secret(v):
     """Whether a bare word is a secret where its exchange names one: random hex (no UUID or digest),
     a random value (_strong_secret: two rare signs, or not a name of words and two runs of digits
-    at most), or a password: letters, digits and a rare sign, or Words-Joined-By-Dashes-42."""
+    at most), or a password: digits and a rare sign or both cases (Rk7mP2xW), or Words-Joined-42."""
     if _RANDOM_HEX_REGEX.fullmatch(v):
         return "-" not in v and len(v) not in (64, 128) and _random_hex(v)
     letters, rare = sum(c.isalpha() for c in v), len(re.findall(r"[!#$%&*+=?@^~(){}<>]", v))
@@ -1913,7 +1913,8 @@ def _bare_secret(v):
         return True
     joined = r"(?=.*[A-Z][a-z])(?:[A-Za-z\d]*[a-z][A-Za-z\d]*[-_]){2,}\w+"  # Words-Joined-42
     shaped = re.fullmatch(r"[\w!#$%&*+=?@^~\-]{1,64}", v) and not re.search(r"[@#=+~^]v?\d+$", v)
-    return bool(shaped and _strong_secret(v, password=True) and (rare or re.fullmatch(joined, v)))
+    mixed = rare or not words and re.search("[A-Z]", v) and re.search("[a-z]", v)  # Rk7mP2xW
+    return bool(shaped and _strong_secret(v, password=True) and (mixed or re.fullmatch(joined, v)))
 
 
 _PATTERN_MAX_CHARS = 500  # a redact pattern of config.json at most

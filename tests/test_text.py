@@ -365,9 +365,13 @@ NAMED_THEN_SAID = {
               "Staging settings now load w7&Kp2!zQ9#mR4$vT1^xN8*bL5=eY3+h on boot."),
     "words": ("Set up the reporting database password for the nightly job.",
               "The nightly job signs in with Gr4nite-Lantern-Orchid-61 from now on."),
+    "short": ("Add basic auth creds for the docs preview.",              # no sign, no word in it
+              "Preview basic auth: user `docs`, pass `Vq4nT8sLm`."),
+    "shared": ("Reset the office VPN's pre-shared key.",
+               "The office VPN now uses 0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a."),
 }
 VALUES = {"hex": "c41e9b07d2a85f36e10b4d7a9c2f6e58", "signs": "w7&Kp2!zQ9#mR4$vT1^xN8*bL5=eY3+h",
-          "words": "Gr4nite-Lantern-Orchid-61"}
+          "words": "Gr4nite-Lantern-Orchid-61", "short": "Vq4nT8sLm", "shared": "0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a"}
 
 
 def on_disk(store):
@@ -447,6 +451,7 @@ def test_look_alikes_stay_in_an_exchange_that_names_a_secret(store, tmp_path):
     ("pg_dump --password 'Pg pass 42' shop", "Pg pass 42"),
     ("secret_key_base: 8f7e6d5c4b3a29180f7e6d5c4b3a29180f7e6d5c4b3a2918", "8f7e6d5c4b3a"),
     ("Log in to the staging admin with password Summer2024! for now", "Summer2024"),
+    ("The wiki's admin password is now 'copper kettle 71'.", "copper kettle"),
     ("Set the password to Kx7#mQ2p in the router", "Kx7#mQ2p"),
     ("Use Kx7#mQ2p9 as the router's admin password", "Kx7#mQ2p9"),
     ("hunter2x9 is my password, don't tell anyone", "hunter2x9"),
