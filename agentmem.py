@@ -5333,13 +5333,15 @@ def _runs_of(text):
 
 
 def _runs_note(note, run):
-    """Whether a run's words are a note's command: same program, every word of the note in it.
-    >>> note, runs = "python3 -m pytest t/", ("python3 -m pytest t/ -x", "python3 -m mypy t/")
+    """Whether a run's words are a note's command: same program, every word of the note in it
+    (a folder, or a file in it).
+    >>> note, runs = "python3 -m pytest t/", ("python3 -m pytest t/a.py -x", "python3 -m mypy t/")
     >>> [_runs_note(note.split(), run.split()) for run in runs]
     [True, False]"""
-    if _command_key(run) != _command_key(note):
-        return False
-    return all(w in run for w in note if not _PLACEHOLDER_REGEX.match(w))
+    inside = lambda w: w[-1:] == "/" and any(r.startswith(w) for r in run)  # noqa: E731
+    return _command_key(run) == _command_key(note) and all(
+        w in run or inside(w) for w in note if not _PLACEHOLDER_REGEX.match(w)
+    )
 
 
 def _names_run(named, command):

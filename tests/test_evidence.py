@@ -214,6 +214,8 @@ SHELL_FORMS = [
     ("grep -rn TODO src", "ls src | grep -rn TODO src", True),       # after a pipe
     ("npm test -- <file>", "npm test -- src/cart.test.ts", True),    # a placeholder
     ("python3 -m pytest tests/", "python3 -m mypy tests/", False),   # another module, same flag
+    ("uv run ruff check src/app/", "uv run ruff check src/app/views.py", True),  # a file of its folder
+    ("uv run ruff check src/app/", "uv run ruff check src/application.py", False),
     ("npm run e2e:ci", "npm run e2e", False),
     ("cargo test --workspace", "echo cargo test --workspace", False),
 ]
