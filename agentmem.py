@@ -2145,8 +2145,9 @@ def _tool_files(name, args):
     return files
 
 
-def _call_text(name, args):
-    """What a tool call says: a to-do list, a plan, a commit, or its short arguments."""
+def _call_text(name, args, root=None, cwd=None):
+    """What a tool call says: a to-do list, a plan, a commit, or its short arguments; a command
+    run in a folder below the session's `root` (the call's `cwd`) after `cd` into it."""
     written = _written_markdown(name, args)
     if written:
         return written
@@ -2164,6 +2165,11 @@ def _call_text(name, args):
         if isinstance(command, list) and len(command) == 3 and str(command[1]) in ("-c", "-lc"):
             command = command[2]  # ["bash", "-lc", "the command"]
         command = " ".join(map(str, command)) if isinstance(command, list) else command
+        cwd = args.get("workdir") if cwd is None else cwd  # Codex's; Claude's, the record's
+        top = (root or "").rstrip("/") + "/"
+        below = cwd.rstrip("/")[len(top) :] if isinstance(cwd, str) and top != "/" else ""
+        if isinstance(command, str) and below and cwd.startswith(top):
+            command = "cd %s && %s" % (json.dumps(below) if " " in below else below, command)
         if isinstance(command, str):  # the whole command: the commands section reads it
             return command[:_CALL_TEXT_CHARS]
     return _short_args(args)
@@ -2325,10 +2331,9 @@ def _claude_assistant(d, ts, out):
         elif kind == "tool_use":
             name, ref = _str_field(b, "name"), _str_field(b, "id")
             out["tools"][ref] = name
-            args = _call_args(b.get("input"))
-            out["events"].append(
-                Event("call", _call_text(name, args), ts, name, _tool_files(name, args), ref=ref)
-            )
+            args, cwd = _call_args(b.get("input")), _str_field(d, "cwd")
+            text = _call_text(name, args, out["info"].get("cwd"), cwd)
+            out["events"].append(Event("call", text, ts, name, _tool_files(name, args), ref=ref))
 
 
 # line type -> what reads it; progress, snapshots, attachments, system lines tell nothing
@@ -2358,7 +2363,7 @@ def _claude_words(d):
 def _parse_claude(lines, info):
     """Events of a Claude Code transcript, each line read by its handler in _CLAUDE_RECORDS."""
     out = {"events": [], "tools": {}, "seen": set(), "titles": [], "queue": [], "dropped": set()}
-    uuids = set()
+    uuids, out["info"] = set(), info
     for d in lines:
         try:
             kind = _str_field(d, "type")
@@ -2410,18 +2415,19 @@ def _codex_call(p, ts, info, out):
             args = json.loads(args)
     args = _call_args(args)
     script = _EXEC_CMD_REGEX.search(args) if name == "exec" and isinstance(args, str) else None
-    if script:  # code mode: a script around one shell command
+    if script:  # code mode: a script around one shell command (and the folder it runs in)
         with contextlib.suppress(ValueError):
-            name, args = "exec_command", {"cmd": json.loads(script.group(1))}
+            where = re.search(r'"workdir"\s*:\s*("(?:[^"\\]|\\.)*")', args)
+            where = json.loads(where.group(1)) if where else None
+            name, args = "exec_command", {"cmd": json.loads(script.group(1)), "workdir": where}
     ref = _str_field(p, "call_id")
     cell = args.get("cell_id") if name == "wait" and isinstance(args, dict) else None
     if cell is not None and str(cell) in out["cells"]:  # the output of a command still running
         out["calls"][ref] = out["cells"].pop(str(cell))
         return
     out["calls"][ref] = (name, ref)
-    out["items"].append(
-        Event("call", _call_text(name, args), ts, name, _tool_files(name, args), ref=ref)
-    )
+    text = _call_text(name, args, info.get("cwd"))
+    out["items"].append(Event("call", text, ts, name, _tool_files(name, args), ref=ref))
 
 
 def _codex_output(p, ts, info, out):
@@ -5106,10 +5112,11 @@ _COMMAND_KINDS = (
                   r"|type-check)\b|check:types|types:check"),
     ("test", r"\b(?:pytest|jest|vitest|mocha|rspec|phpunit|unittest|tox|nox|ctest|bats)\b"
              r"|\btests?(?::[\w:-]+)?\b"),
-    ("build", r"\b(?:build|compile|make|webpack|rollup|esbuild|gradle|mvn|bazel|cmake)\b"),
+    ("build", r"\b(?:build|compile|make(?! (?:run|start|serve|dev)\b)|webpack|rollup|esbuild|gradle"
+              r"|mvn|bazel|cmake)\b"),
     ("generate", r"\b(?:generate|codegen|migrate)\b"),
-    ("run", r"\b(?:start|dev|serve|cargo run|go run|uv run|poetry run|python3?|node|deno|bun"
-            r"|docker compose up|docker run)\b"),
+    ("run", r"\b(?:start|dev|serve|make run|cargo run|go run|uv run|poetry run|python3?|node"
+            r"|deno|bun|docker compose up|docker run)\b"),
 )
 # fmt: on
 # toolchains whose `run` or `test` builds the code first: a pass means it compiles
@@ -5225,6 +5232,24 @@ def _command_segments(command, pipes=False):
         else:
             cur.append(w)
     return [(words, p) for words, p in out if words]
+
+
+def _folder_of(command, root):
+    """Where a shell line's command runs, by its `cd`s: '' the session's folder (`root`), a
+    folder below it, None elsewhere (`cd /tmp`, `cd ~`, `cd ..`, a variable).
+    >>> _folder_of("cd web && npm ci", "/p"), _folder_of("cd /p/api/ && make", "/p")
+    ('web', 'api')"""
+    at, words, ends = "", ["&&"] + _shell_words(command) + ["&&"], ("&&", ";", "||", "&")
+    for before, w, target in zip(words, words[1:], words[2:]):
+        if w == "cd" and before in ends:
+            if target.startswith("/") and not os.path.isabs(root or ""):
+                continue  # the session's folder unknown: where it is, unknown too
+            path = os.path.relpath(target, root) if target[:1] == "/" else os.path.join(at, target)
+            path = os.path.normpath(path)
+            if path.startswith(("/", "~", "$", "-", "..")) or target in ends:
+                return None
+            at = "" if path == "." else path
+    return at
 
 
 def _read_through(words):
@@ -5469,6 +5494,9 @@ class _Commands:
             "" if _adds_packages(w) else _command_kind(k) for (w, _p), k in zip(segments, keys)
         ]
         shown = _chain_shown(call.text)  # '': a probe (`python -c "..."`) no one runs again
+        folder = _folder_of(call.text, self.cwd)  # run in a folder of the project: from there
+        into = "cd %s && " % _shell_line([folder]) if folder else ""
+        shown = shown and into + shown
         self._environment(call, text, keys, kinds, shown, ev.ok)
         if not any(kinds):
             return
@@ -5483,8 +5511,9 @@ class _Commands:
         for (words, _p), k, kind in zip(segments, keys, kinds):
             good[k] = True
             old = self.state["passed"].get(kind)
-            shown_one = shown and _command_shown(words)  # ... nor one that runs on one machine
-            local = shown_one and _MACHINE_STATE_REGEX.search(_without_home(shown_one, self.cwd))
+            shown_one = shown and into + _command_shown(words)  # ... nor one run on one machine
+            local = _MACHINE_STATE_REGEX.search(_without_home(shown_one, self.cwd))
+            local = local or folder is None
             if kind and shown_one and not local and (kind != "run" or " " in shown_one):
                 paths = sum(map(_is_path, words[1:]))  # fewer: the broader command
                 if (not old or old[1] >= paths) and not _asks(words):
@@ -5609,7 +5638,8 @@ class _Commands:
                 norm, [0, _clip(line, _ERROR_CHARS), shown, key, 0]
             )
             entry[0] += 1
-            if entry[0] == _SAME_REFUSAL_RUNS and shown:
+            mine = _MACHINE_STATE_REGEX.search(_without_home(line, self.cwd))  # ~/.claude/hooks
+            if entry[0] == _SAME_REFUSAL_RUNS and shown and not mine:
                 said = "`%s` was refused here: %s." % (shown, entry[1].rstrip("."))
                 self.found.append(("setup", said, ""))
         return seen
@@ -5866,7 +5896,7 @@ class _Episode:
         self.todos = []
         self.commands = _Commands(context, cwd)  # what ran, what it proved
         self.commits = []  # the messages of the commits the agent made, as the digest says them
-        self.worked = set()  # the turns in which it changed files or committed
+        self.worked = {}  # turn -> the files it changed and the commits it made in that turn
         self.pending = []  # what a compaction summary says is pending
         self.left_at = ""  # when the to-do list or a summary last said what is left
 
@@ -5902,7 +5932,8 @@ class _Episode:
             self.todos, self.left_at = _todo_items(ev.text), ev.ts
         self.commits += [_clip(msg.split(" - ")[0], _DIGEST_CHARS)] if msg else []
         if msg or _edits_files(name):
-            self.worked.add(self.words.context.get("turn") or 0)
+            turn = self.words.context.get("turn") or 0
+            self.worked[turn] = self.worked.get(turn, 0) + 1
 
     def digest(self, context):
         """What the session asked, did and left, merged into `context["digest"]`: first and
@@ -5917,13 +5948,13 @@ class _Episode:
         d["asked"] = asked[:1] + asked[1:][-_DIGEST_LATER_REQUESTS:]
         if self.commits:
             d["commits"] = _dedupe(d.get("commits", []) + self.commits)[-_DIGEST_COMMITS:]
-        # the report of the last turn that did something (changed files, committed, or says it
-        # changed or fixed a thing); else the last word, unless an earlier chunk reported work:
-        # an answer or an aside after the work is not what was done
+        # the report of the turn that did the most (changed files, committed; the later of two
+        # alike), else of the last that says it changed or fixed a thing; else the last word,
+        # unless an earlier chunk reported work: an aside after the work is not what was done
         last = {t: m for who, m, _ts, _c, t, _a in self.words.said if who == "agent" and m}
-        said = ((t in self.worked, _final_report(last[t])) for t in sorted(last, reverse=True))
-        work = (r for did, r in said if r and (did or _reports_change(r) or _says("fix", r)))
-        report = next(work, "")
+        said = [(self.worked.get(t, 0), t, _final_report(last[t])) for t in last]
+        work = [x for x in said if x[2] and (x[0] or _reports_change(x[2]) or _says("fix", x[2]))]
+        report = max(work)[2] if work else ""
         d["worked"] = bool(report or d.get("worked"))
         if not d["worked"]:
             report = _final_report(last[max(last)]) if last else ""

@@ -34,7 +34,7 @@ def test_the_command_of_each_kind_that_passed_is_how_to_work_here():
                        ("git status", "clean", True),
                        ("node --version", "v24.1.0", True),
                        ("python -c 'import app; print(app.VERSION)'", "1.2", True)))
-    assert mems == [("fact", "Commands that passed here: lint `npm run lint:check`; "
+    assert mems == [("fact", "Commands that passed here: lint `cd web && npm run lint:check`; "
                              "test `npm run test:unit`.")]   # the broader form; no git, version or probe
 
 
@@ -124,6 +124,11 @@ def test_the_environment_said_twice_or_on_every_run_is_a_fact_and_a_one_off_is_n
     assert mems == [("fact", "`rm -f a.js` was refused here: Bash operation blocked by hook: - [guard.py]: "
                              "BLOCKED: rm outside the work tree.")]
     assert learned(ran(("rm a.js", refused, False))) == []
+    # ... but a refusal by what one machine keeps in its home folder (a hook of the person's own
+    # ~/.claude, a toolchain's ~/.rustup) is that machine's, not the project's
+    for mine in ("Bash operation blocked by hook:\n- [uv run ~/.claude/hooks/guard.py]: BLOCKED: rm",
+                 "error: could not create temp file ~/.rustup/tmp/x1_file: Operation not permitted"):
+        assert learned(ran(("rm a.js", mine, False), ("rm -f a.js", mine, False))) == [], mine
     warn = "(!) protoc version check: plugin v1.4.2 is older than protoc v1.5.0\n(✓) Complete"
     every = ran(*[("buf generate", warn, True)] * 3)
     assert ("fact", "`buf generate` warns on every run: (!) protoc version check: plugin v1.4.2 is "
@@ -280,3 +285,40 @@ def test_a_program_not_on_the_path_is_held_as_this_machine_s_state_like_one_not_
                 "`shellcheck: command not found`."] == held
     assert said["Commands that passed here: lint `python3 -m ruff check parser/`; "
                 "test `python3 -m pytest tests/test_parser.py`."][0] == "told"
+
+
+def test_a_command_run_in_a_folder_of_the_project_is_told_from_that_folder_in_every_agent(tmp_path):
+    import json
+    from sessions import render_claude, render_codex
+    root = "/home/dev/shop"
+    # Claude: the shell's folder is each record's cwd (a `cd` persists), or a `cd` in the line
+    steps = [("user", "Get the web app building."),
+             ("tool", "Bash", {"command": "npm install"}, "added 310 packages", False),
+             ("tool", "Bash", {"command": "cd /home/dev/shop/api && make run-server"}, "listening on :8080", False),
+             ("tool", "Bash", {"command": "cd /tmp/scratch && make"}, "ok", False)]
+    lines = [json.loads(x) for x in render_claude(steps, "s-dir", cwd=root).splitlines()]
+    for x in lines[2:4]:  # the first command's call and result ran in web/
+        x["cwd"] = root + "/web"
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join(map(json.dumps, lines)) + "\n")
+    events, info = agentmem.read_transcript(str(path))[:2]
+    ledger = agentmem._Commands({}, cwd=info["cwd"])
+    for ev in events:
+        ledger.event(ev)
+    assert [m.text for m in ledger.memories(True)] == [
+        "Commands that passed here: install `cd web && npm install`; run `cd api && make run-server`."]
+    # Codex: the folder a command is given (`workdir`), in code mode too
+    script = 'const r = await tools.exec_command({"cmd":"cargo test","workdir":"%s/engine"});' % root
+    path = tmp_path / "x.jsonl"
+    rows = [json.loads(x) for x in render_codex([("user", "Run the engine's tests.")], "s-x", cwd=root).splitlines()]
+    rows.append({"timestamp": "2026-11-20T09:01:00Z", "type": "response_item", "payload": {
+        "type": "custom_tool_call", "call_id": "c9", "name": "exec", "input": script}})
+    rows.append({"timestamp": "2026-11-20T09:01:00Z", "type": "response_item", "payload": {
+        "type": "function_call_output", "call_id": "c9",
+        "output": json.dumps({"output": "test result: ok. 12 passed", "metadata": {"exit_code": 0}})}})
+    path.write_text("\n".join(map(json.dumps, rows)) + "\n")
+    events, info = agentmem.read_transcript(str(path))[:2]
+    ledger = agentmem._Commands({}, cwd=info["cwd"])
+    for ev in events:
+        ledger.event(ev)
+    assert [m.text for m in ledger.memories(True)] == ["Commands that passed here: test `cd engine && cargo test`."]
