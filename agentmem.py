@@ -12965,14 +12965,15 @@ def _cmd_import(args):
         except OSError as e:
             raise AgentmemError("cannot read %s: %s" % (args.file, e.strerror or e)) from None
         name = args.file
-    counts, errors = store.import_jsonl(lines, name=name)
+    with _PausedGC():  # the new bar too: its many short-lived lists need no cyclic collection
+        counts, errors = store.import_jsonl(lines, name=name)
+        if counts["added"]:
+            _gate(store, refresh=True)  # the import pays for the store's new bar, not a prompt
     if errors and not counts["added"] + counts["merged"] + counts["unchanged"]:
         raise AgentmemError(
             "%s is not JSONL (one JSON object a line): none of its %d lines could be read, the "
             "first: line %d: %s" % (name, len(errors), errors[0][0], errors[0][1])
         )
-    if counts["added"]:
-        _gate(store, refresh=True)  # the import pays for the store's new bar, not a prompt
     same = {}
     for n, msg in errors:
         same.setdefault(msg, []).append(n)
