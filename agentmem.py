@@ -10902,9 +10902,9 @@ def _code_names(store):
         "SELECT path, data FROM memories WHERE path IN (%s)", list(set(files) - set(found))
     )
     for p, data in rows:
-        m = _memory_from_index(data)
-        programs = [c.split()[0] for c in _CODE_SPAN_REGEX.findall(m.text) if c.split()]
-        for bit in list(m.files) + programs + list(_exact_words(m.text)):
+        d = json.loads(data)  # its text and files: no Memory made
+        programs = [c.split()[0] for c in _CODE_SPAN_REGEX.findall(d["text"]) if c.split()]
+        for bit in d["files"] + programs + list(_exact_words(d["text"])):
             if bit[:1] != "-":  # a flag's word is any word: `--style`
                 found.setdefault(p, set()).update(tokenize(bit)[:1])  # whole: never its "rate"
     with contextlib.suppress(OSError):
