@@ -10894,10 +10894,9 @@ def _code_names(store):
     kept a file in local/names.json, found again only for the files that changed."""
     idx, path = store.index(refresh=False), os.path.join(store.local, "names.json")
     files = {p: [t, n] for p, t, n in idx.db.execute("SELECT path, mtime_ns, size FROM files")}
-    kept, found = _local_json(path) or {}, {}
-    for p, at in files.items():
-        if isinstance(kept.get(p), list) and kept[p][:1] == [at]:
-            found[p] = set(kept[p][1:])
+    kept = _local_json(path) or {}
+    fresh = [p for p, at in files.items() if isinstance(kept.get(p), list) and kept[p][:1] == [at]]
+    found = {p: set(kept[p][1:]) for p in fresh}  # the names of the files that did not change
     rows = idx._rows_in(
         "SELECT path, data FROM memories WHERE path IN (%s)", list(set(files) - set(found))
     )
