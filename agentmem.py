@@ -10928,17 +10928,16 @@ def _code_names(store):
     kept a file in local/names.json, found again only for the files that changed."""
     idx, path = store.index(refresh=False), os.path.join(store.local, "names.json")
     files = {p: [t, n] for p, t, n in idx.db.execute("SELECT path, mtime_ns, size FROM files")}
-    kept, found = _local_json(path) or {}, {}
-    for p, at in files.items():
-        if isinstance(kept.get(p), list) and kept[p][:1] == [at]:
-            found[p] = set(kept[p][1:])
+    kept = _local_json(path) or {}
+    fresh = [p for p, at in files.items() if isinstance(kept.get(p), list) and kept[p][:1] == [at]]
+    found = {p: set(kept[p][1:]) for p in fresh}  # the names of the files that did not change
     rows = idx._rows_in(
         "SELECT path, data FROM memories WHERE path IN (%s)", list(set(files) - set(found))
     )
     for p, data in rows:
-        m = _memory_from_index(data)
-        programs = [c.split()[0] for c in _CODE_SPAN_REGEX.findall(m.text) if c.split()]
-        for bit in list(m.files) + programs + list(_exact_words(m.text)):
+        d = json.loads(data)  # its text and files: no Memory made
+        programs = [c.split()[0] for c in _CODE_SPAN_REGEX.findall(d["text"]) if c.split()]
+        for bit in d["files"] + programs + list(_exact_words(d["text"])):
             if bit[:1] != "-":  # a flag's word is any word: `--style`
                 found.setdefault(p, set()).update(tokenize(bit)[:1])  # whole: never its "rate"
     with contextlib.suppress(OSError):
@@ -12999,14 +12998,15 @@ def _cmd_import(args):
         except OSError as e:
             raise AgentmemError("cannot read %s: %s" % (args.file, e.strerror or e)) from None
         name = args.file
-    counts, errors = store.import_jsonl(lines, name=name)
+    with _PausedGC():  # the new bar too: its many short-lived lists need no cyclic collection
+        counts, errors = store.import_jsonl(lines, name=name)
+        if counts["added"]:
+            _gate(store, refresh=True)  # the import pays for the store's new bar, not a prompt
     if errors and not counts["added"] + counts["merged"] + counts["unchanged"]:
         raise AgentmemError(
             "%s is not JSONL (one JSON object a line): none of its %d lines could be read, the "
             "first: line %d: %s" % (name, len(errors), errors[0][0], errors[0][1])
         )
-    if counts["added"]:
-        _gate(store, refresh=True)  # the import pays for the store's new bar, not a prompt
     same = {}
     for n, msg in errors:
         same.setdefault(msg, []).append(n)
