@@ -5690,6 +5690,10 @@ class _Commands:
                     _same_line(failure["last"]) in refused
                 )
                 parts = {_command_kind(k) for k in failure.get("parts", [])} - {"", "run"}
+                # an error that quotes back a word the command was given refuses how it was
+                # run (`--disable x`: "unknown linters: 'x'"), not the project
+                given = {w.strip("'\"") for w in (failure["shown"] or "").split()[1:]}
+                said = said or given & set(re.findall(r"['\"`]([^'\"`\s]+)['\"`]", failure["last"]))
                 if parts and not said and not failure.get("claimed") and failure["shown"]:
                     why = failure["last"].rstrip(".")
                     said = "%s`%s`: %s." % (_STILL_FAILING, failure["shown"], why)

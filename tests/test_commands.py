@@ -96,6 +96,11 @@ def test_what_still_fails_at_the_end_is_an_open_todo_and_only_then():
                                        '"tomli_w" [import-not-found].')]
     passed_later = steps + ran(("uv run mypy src/", "Success: no issues found", True))
     assert [t for t, _x in learned(passed_later)] == ["fact"]
+    # an error that quotes back what the command was given refuses how it was run, not the code
+    for command, error in (("golangci-lint run --disable typecheckx", "Error: unknown linters: 'typecheckx'"),
+                           ("cargo test -p enginee", "error: package ID specification `enginee` did not "
+                                                     "match any packages")):
+        assert learned(ran((command, error, False))) == [], command
 
 
 def test_a_command_the_sandbox_stopped_never_ran_so_it_is_not_still_failing():
