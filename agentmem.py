@@ -5638,8 +5638,7 @@ class _Commands:
                 norm, [0, _clip(line, _ERROR_CHARS), shown, key, 0]
             )
             entry[0] += 1
-            mine = _MACHINE_STATE_REGEX.search(_without_home(line, self.cwd))  # ~/.claude/hooks
-            if entry[0] == _SAME_REFUSAL_RUNS and shown and not mine:
+            if entry[0] == _SAME_REFUSAL_RUNS and shown:
                 said = "`%s` was refused here: %s." % (shown, entry[1].rstrip("."))
                 self.found.append(("setup", said, ""))
         return seen
@@ -5900,7 +5899,7 @@ class _Episode:
         self.todos = []
         self.commands = _Commands(context, cwd)  # what ran, what it proved
         self.commits = []  # the messages of the commits the agent made, as the digest says them
-        self.worked = {}  # turn -> the files it changed and the commits it made in that turn
+        self.worked = set()  # the turns in which it changed files or committed
         self.pending = []  # what a compaction summary says is pending
         self.left_at = ""  # when the to-do list or a summary last said what is left
 
@@ -5936,8 +5935,7 @@ class _Episode:
             self.todos, self.left_at = _todo_items(ev.text), ev.ts
         self.commits += [_clip(msg.split(" - ")[0], _DIGEST_CHARS)] if msg else []
         if msg or _edits_files(name):
-            turn = self.words.context.get("turn") or 0
-            self.worked[turn] = self.worked.get(turn, 0) + 1
+            self.worked.add(self.words.context.get("turn") or 0)
 
     def digest(self, context):
         """What the session asked, did and left, merged into `context["digest"]`: first and
@@ -5952,13 +5950,13 @@ class _Episode:
         d["asked"] = asked[:1] + asked[1:][-_DIGEST_LATER_REQUESTS:]
         if self.commits:
             d["commits"] = _dedupe(d.get("commits", []) + self.commits)[-_DIGEST_COMMITS:]
-        # the report of the turn that did the most (changed files, committed; the later of two
-        # alike), else of the last that says it changed or fixed a thing; else the last word,
-        # unless an earlier chunk reported work: an aside after the work is not what was done
+        # the report of the last turn that did something (changed files, committed, or says it
+        # changed or fixed a thing); else the last word, unless an earlier chunk reported work:
+        # an answer or an aside after the work is not what was done
         last = {t: m for who, m, _ts, _c, t, _a in self.words.said if who == "agent" and m}
-        said = [(self.worked.get(t, 0), t, _final_report(last[t])) for t in last]
-        work = [x for x in said if x[2] and (x[0] or _reports_change(x[2]) or _says("fix", x[2]))]
-        report = max(work)[2] if work else ""
+        said = ((t in self.worked, _final_report(last[t])) for t in sorted(last, reverse=True))
+        work = (r for did, r in said if r and (did or _reports_change(r) or _says("fix", r)))
+        report = next(work, "")
         d["worked"] = bool(report or d.get("worked"))
         if not d["worked"]:
             report = _final_report(last[max(last)]) if last else ""

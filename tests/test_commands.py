@@ -129,11 +129,6 @@ def test_the_environment_said_twice_or_on_every_run_is_a_fact_and_a_one_off_is_n
     assert mems == [("fact", "`rm -f a.js` was refused here: Bash operation blocked by hook: - [guard.py]: "
                              "BLOCKED: rm outside the work tree.")]
     assert learned(ran(("rm a.js", refused, False))) == []
-    # ... but a refusal by what one machine keeps in its home folder (a hook of the person's own
-    # ~/.claude, a toolchain's ~/.rustup) is that machine's, not the project's
-    for mine in ("Bash operation blocked by hook:\n- [uv run ~/.claude/hooks/guard.py]: BLOCKED: rm",
-                 "error: could not create temp file ~/.rustup/tmp/x1_file: Operation not permitted"):
-        assert learned(ran(("rm a.js", mine, False), ("rm -f a.js", mine, False))) == [], mine
     warn = "(!) protoc version check: plugin v1.4.2 is older than protoc v1.5.0\n(✓) Complete"
     every = ran(*[("buf generate", warn, True)] * 3)
     assert ("fact", "`buf generate` warns on every run: (!) protoc version check: plugin v1.4.2 is "
