@@ -3891,10 +3891,12 @@ def _split_sentences(text):
     """[(sentence, heading)] of prose: code blocks dropped, bullets and emphasis stripped.
     >>> _split_sentences("- **Keep** `__all__`, __version__ and __init__.py; **kwargs, __a b__")
     [('Keep `__all__`, __version__ and __init__.py; **kwargs, a b', '')]"""
-    text = _EMPHASIS_REGEX.sub(r"\1\2\3", _CODE_FENCE_REGEX.sub(" ", text))
     out, heading, label = [], "", 0
-    for raw in text.split("\n"):
-        line = raw.strip()
+    for raw in _CODE_FENCE_REGEX.sub(" ", text).split("\n"):
+        line, item = _EMPHASIS_REGEX.sub(r"\1\2\3", raw).strip(), _ITEM_REGEX.match(raw)
+        if item and re.fullmatch(r"\*\*[^*]+\*\*:?", raw[item.end() :].strip()):
+            heading, label = line[_ITEM_REGEX.match(line).end() :].rstrip(":"), 1
+            continue  # "1. **Monitoring**" titles the items under it, short ones too
         if not line:
             if label > 1:  # a blank line ends the list a label opened
                 heading, label = "", 0
