@@ -1289,11 +1289,10 @@ def _query_terms(text):
     return _analyze_query(text)[0]
 
 
-# What well-known tools are, so "which message broker do we use" finds "Stay on RabbitMQ"
-# and "package manager" finds "we use pnpm": a memory that names a tool is also indexed
-# under these words (never the query: asking for RabbitMQ should not bring Kafka). Names
-# that are also plain English words (express, flask, rails, mocha, poetry, moment ...) are
-# left out.
+# What well-known tools are, so "which message broker do we use" finds "Stay on RabbitMQ" and
+# "package manager" finds "we use pnpm": a memory that names a tool is also indexed under these
+# words (never the query: asking for RabbitMQ should not bring Kafka). Names that are also plain
+# English words (express, flask, rails, mocha, poetry, moment ...) are left out.
 _TOOL_KINDS = """
 broker queue брокер очередь: rabbitmq kafka activemq nats sqs zeromq mqtt sidekiq bullmq resque
   dramatiq
@@ -11042,9 +11041,8 @@ _MCP_TOOLS = [
 # fmt: on
 
 
-# What each tool does to the world (MCP tool annotations). Clients that ask before every
-# tool call without them (Codex CLI headless: "requires approval") run read-only and
-# local tools at once.
+# What each tool does to the world (MCP tool annotations). Clients that ask before every tool call
+# without them (Codex CLI headless: "requires approval") run read-only and local tools at once.
 # fmt: off
 _MCP_ANNOTATIONS = {
     "recall": {"readOnlyHint": True, "openWorldHint": False},
