@@ -8472,8 +8472,7 @@ def _llm_settings(env=None):
             "AGENTMEM_LLM_PROVIDER must be one of %s, not %r"
             % (" or ".join(sorted(_LLM_PROVIDERS)), provider)
         )
-    key_var = api.key_var
-    key = env.get("AGENTMEM_LLM_KEY") or env.get(key_var) or ""
+    key = env.get("AGENTMEM_LLM_KEY") or env.get(api.key_var) or ""
     url = api.endpoint((env.get("AGENTMEM_LLM_URL") or api.default_url).rstrip("/"))
     try:
         budget = int(env.get("AGENTMEM_LLM_DAILY_TOKENS") or _DEFAULT_LLM_DAILY_TOKENS)
@@ -8486,7 +8485,7 @@ def _llm_settings(env=None):
         "provider": provider,
         "url": url,
         "key": key,
-        "key_var": "AGENTMEM_LLM_KEY or " + key_var,
+        "key_var": "AGENTMEM_LLM_KEY or " + api.key_var,
         "model": env.get("AGENTMEM_LLM_MODEL") or _DEFAULT_LLM_MODEL,
         "budget": budget,
         "timeout": timeout,
@@ -11657,9 +11656,8 @@ def _page_search(store, root, params):
         for k in ("stale", "superseded", "archived", "unreviewed")
     )
     q, file, tag, session = (_esc(params.get(k, "")) for k in ("q", "file", "tag", "session"))
-    selects = _select("type", types, params.get("type")) + _select(
-        "origin", origins, params.get("origin")
-    )
+    selects = _select("type", types, params.get("type"))
+    selects += _select("origin", origins, params.get("origin"))
     form = (
         '<form class="search" method="get" action="/search"><input type="search" name="q" '
         f'value="{q}" placeholder="what do you want to know?" data-live autofocus>{selects}'
@@ -12404,6 +12402,7 @@ def _jsonc(text):
 def _read_json(path):
     if not os.path.exists(path):
         return {}
+    unreadable = "cannot read %s (%s); fix or move it, then run install again"
     try:
         data = _read_json_file(path)
     except ValueError as e:
@@ -12412,9 +12411,7 @@ def _read_json(path):
                 plain, had = _jsonc(f.read())
             json.loads(plain)
         except (OSError, ValueError):
-            raise AgentmemError(
-                "cannot read %s (%s); fix or move it, then run install again" % (path, e)
-            ) from None
+            raise AgentmemError(unreadable % (path, e)) from None
         if had:
             raise AgentmemError(
                 "%s holds comments (JSONC), which a rewrite would lose: take them out, or add "
@@ -12422,9 +12419,7 @@ def _read_json(path):
             ) from None
         raise AgentmemError("cannot read %s (%s)" % (path, e)) from None
     except OSError as e:
-        raise AgentmemError(
-            "cannot read %s (%s); fix or move it, then run install again" % (path, e)
-        ) from None
+        raise AgentmemError(unreadable % (path, e)) from None
     data = {} if data is None else data
     if not isinstance(data, dict):
         raise AgentmemError("%s does not hold a JSON object; fix it by hand first" % path)
@@ -12586,6 +12581,7 @@ def _installed_state(agent, project):
         ]
         where = [t if os.path.isabs(t) else os.path.join(project, t) for t in targets]
         missing = [t for t, w in zip(targets, where) if not os.path.isfile(w)]
+        problem = ""
         if missing and os.path.isabs(missing[0]) and scope == "project":
             problem = (
                 "the committed hooks point to another machine's paths (%s is not here): a "
@@ -12593,8 +12589,6 @@ def _installed_state(agent, project):
             )
         elif missing:
             problem = "hooks point to an agentmem.py that does not exist: %s" % missing[0]
-        else:
-            problem = ""
         out.append((scope, problem))
     return out
 
@@ -13488,12 +13482,10 @@ def _cmd_serve(args):
         _out("serving %s; Ctrl-C stops" % store.root)
         sys.stdout.flush()
         if not args.no_open:
-            try:
+            with contextlib.suppress(Exception):  # no browser here: the URL is printed
                 import webbrowser
 
                 webbrowser.open(url)
-            except Exception:  # noqa: BLE001 - no browser here: the URL is printed
-                pass
         try:
             import signal
 
@@ -14061,11 +14053,9 @@ def main(argv=None):
 def _leave(code):
     """End the process now, output flushed, indexes closed, no interpreter teardown."""
     for index in list(_OPEN_INDEXES):
-        try:
+        with contextlib.suppress(Exception):  # the process ends; SQLite replays its log next time
             if index.db is not None and index.db.total_changes:  # a reader leaves no log
                 index.close()
-        except Exception:  # the process ends anyway; SQLite replays its log next time
-            pass
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
