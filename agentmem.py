@@ -1345,8 +1345,7 @@ def _tool_kinds(tokens):
                 _KINDS_OF_TOOL[tokenize(name)[0]] = tokenize(kinds)
     if _KINDS_OF_TOOL.keys().isdisjoint(tokens):  # most texts name no such tool
         return []
-    have = set(tokens)
-    extra = []
+    have, extra = set(tokens), []
     for t in have.intersection(_KINDS_OF_TOOL):
         extra += [k for k in _KINDS_OF_TOOL[t] if k not in have and k not in extra]
     return sorted(extra)
@@ -3091,8 +3090,7 @@ def _parse_memories(text, path=""):
     ...                     "## Deploy notes\\nRun make.\\n")
     >>> [(m.type, m.text, m.line, m.end) for m in ms]
     [('convention', 'Tabs, not spaces.', 3, 6), ('fact', 'Deploy notes\\nRun make.', 6, 9)]"""
-    lines = text.split("\n")
-    shared = _file_shared(text)
+    lines, shared = text.split("\n"), _file_shared(text)
     out, suspects = [], []  # suspects: (index, lines) of hand-changed multi-line texts
     starts = [i for i, ln in enumerate(lines) if ln[:2] == "##" and _HEADING_REGEX.match(ln)]
     for k, start in enumerate(starts):
@@ -4490,8 +4488,7 @@ class _Observer:
             title = re.split(r"\s*(?:---|!:|:$)", title)[0].strip()  # before a pasted document
             context["request"] = _clip(title or sentences[0][0], 160)
         turn = _PersonTurn(context.pop("asked", ""), context.pop("answer", ""))
-        kept = self._kept(sentences, ts)
-        reopened = False
+        kept, reopened = self._kept(sentences, ts), False
         for s, _h in sentences:  # "that's not the cause": the agent's report taken back
             turned = _says("overturn", s)
             if turned and not _weak(turned) and s[-1:] not in "?？":
@@ -6275,8 +6272,7 @@ class _Index:
 
     def refresh(self):
         """Re-index the markdown that changed, in an IMMEDIATE transaction (bad files: `bad`)."""
-        db = self.connect()
-        disk = self.files()
+        db, disk = self.connect(), self.files()
         known = {
             r[0]: tuple(r[1:]) for r in db.execute("SELECT path, mtime_ns, size, ino FROM files")
         }
@@ -7042,8 +7038,7 @@ def _query_intent(query):
     >>> _query_intent("почему уведомления приходят дважды")["bug"], _query_intent("docker")
     (1.3, {})"""
     low = query[:2000].lower()
-    words = _WORD_REGEX.findall(low)
-    out = {}
+    words, out = _WORD_REGEX.findall(low), {}
     for starts, phrases, weights in _INTENTS:
         if any(w.startswith(starts) for w in words) or any(p in low for p in phrases):
             for t, w in weights.items():
@@ -7513,8 +7508,7 @@ class Store:
 
     def confirm(self, ident):
         """A person checked a memory: fresh again, confidence up 0.1 (at most 1), reviewed today."""
-        m = self.get(ident)
-        root = self.project_root()
+        m, root = self.get(ident), self.project_root()
         if root and m.files:
             _provenance(m, root)  # the files as they are now: fresh again
         m.confidence = round(min(1.0, m.confidence + 0.1), 2)
@@ -9509,8 +9503,7 @@ class _Capture:
         folder = os.path.join(os.path.splitext(transcript)[0], "subagents")
         if not os.path.isdir(folder):
             return []
-        offsets = ts.setdefault("subagents", {})
-        out = []
+        offsets, out = ts.setdefault("subagents", {}), []
         for name in sorted(os.listdir(folder)):
             if name.endswith(".jsonl"):
                 evs, _info, offsets[name] = read_transcript(
@@ -10106,8 +10099,7 @@ _INJECT_PREAMBLE = _INJECT_DATA_NOTE + (
 
 def _preamble(store):
     """_INJECT_PREAMBLE with a command the agent's shell has (project copy, `agentmem`, path)."""
-    me = _here()[0]
-    root = store.project_root()
+    me, root = _here()[0], store.project_root()
     py = "python" if _windows() else "python3"
     if root and _real(me).startswith(_real(root).rstrip(os.sep) + os.sep):
         return _INJECT_PREAMBLE % ("%s %s" % (py, os.path.relpath(me, root).replace(os.sep, "/")))
@@ -10650,8 +10642,7 @@ def _best_passage(text, weights, guesses=True):
     ...      (0.3, [frozenset(["build"])], True)])
     >>> round(share, 2), text
     (0.93, 'Pip is pinned to 24. Tests run nightly.')"""
-    units = _passage_units(text)
-    needles = _needles(weights)
+    units, needles = _passage_units(text), _needles(weights)
     # what a tool call ran ("(then ran `...`)") is shown with its message, but it is not what
     # the message says: it never makes a passage relevant
     tokens = [
@@ -11516,8 +11507,7 @@ def _page_overview(store, root):
             % _esc(store.root)
         )
     s.update(_Capture(store).stats())
-    weeks = {}
-    now = time.time()
+    weeks, now = {}, time.time()
     for ts in store.index().times():
         age = int((now - ts) // (7 * 86400))
         if 0 <= age < _DASHBOARD_WEEKS:
@@ -11544,8 +11534,7 @@ def _page_overview(store, root):
     llm_html = _esc(llm_html) + (
         _svg_bars([("today", llm["tokens"])], over=cfg["budget"]) if cfg else ""
     )
-    bad = store.index().bad()
-    conflicts = store.index().having("conflict")
+    bad, conflicts = store.index().bad(), store.index().having("conflict")
     found = [
         '<li>%s: two versions joined by a git merge (<a href="/m/%s">%s</a>)</li>'
         % (_esc(m.path), _esc(m.id), _esc(m.id))
@@ -11648,8 +11637,7 @@ def _page_search(store, root, params):
     results = f'<p class="muted">{len(hits)} shown{first}</p><ul class="mems">{items}</ul>'
     if params.get("part") == "results":
         return None, results
-    types = sorted(store.stats()["types"])
-    origins = sorted(_EVIDENCE_WORDS)
+    types, origins = sorted(store.stats()["types"]), sorted(_EVIDENCE_WORDS)
     boxes = "".join(
         '<label><input type="checkbox" name="%s" value="1"%s> %s</label>'
         % (k, " checked" if params.get(k) == "1" else "", k)
@@ -11791,8 +11779,7 @@ _NOTHING_TO_REVIEW = "<p>Nothing to review: every memory is fresh, sure and look
 
 def _page_review(store, root, csrf):
     """The queue `agentmem review` walks through, each with its one-click actions."""
-    queue = store.review_queue(limit=_DASHBOARD_LIST + 1)
-    items = []
+    queue, items = store.review_queue(limit=_DASHBOARD_LIST + 1), []
     for m, reason, detail in queue[:_DASHBOARD_LIST]:
         buttons = '<div class="actions">%s%s</div>' % (
             _action(m.id, "confirm", "Confirm", csrf, "go", back="/review"),
@@ -12370,8 +12357,7 @@ _AGENT_FILES = {
 
 def _team_path(project):
     """This agentmem.py's path in `project` ("tools/agentmem.py"), or None outside it."""
-    me = os.path.realpath(_here()[0])
-    root = os.path.realpath(project)
+    me, root = os.path.realpath(_here()[0]), os.path.realpath(project)
     if os.path.basename(me) != "agentmem.py" or not me.startswith(root.rstrip(os.sep) + os.sep):
         return None
     return os.path.relpath(me, root).replace(os.sep, "/")
@@ -12539,8 +12525,7 @@ def _backup_path(path, stamp):
 
 def _apply_install(changes):
     """Write planned changes, each after a timestamped backup; [(path, backup)]."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    kept = []
+    stamp, kept = time.strftime("%Y%m%d-%H%M%S"), []
     for path, old, new in changes:
         if old is not None:
             backup = _backup_path(path, stamp)
@@ -12821,8 +12806,7 @@ def _known_types(store, types):
 
 
 def _cmd_recall(args):
-    store = _store(args)
-    limit = args.limit
+    store, limit = _store(args), args.limit
     if len(args.query) > _MAX_QUERY_CHARS:
         _err(
             "agentmem: the query is %d characters; searching its first %d"
@@ -12848,8 +12832,7 @@ def _cmd_recall(args):
 def _cmd_show(args):
     store = _store(args)
     m = store.get(args.id)
-    stale = store.stale(m)
-    told = _outcomes(store, m.id)
+    stale, told = store.stale(m), _outcomes(store, m.id)
     if args.json:
         d = m.to_dict()
         d.update(path=m.path, line=m.line, stale=bool(stale), told=told)
@@ -13180,8 +13163,7 @@ def _cmd_relate(args):
 
 
 def _cmd_scan(args):
-    store = _store(args)
-    root = _project(args)
+    store, root = _store(args), _project(args)
     counts = store.scan(root)
     if args.json:
         _json_out(counts)
