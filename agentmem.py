@@ -1289,11 +1289,10 @@ def _query_terms(text):
     return _analyze_query(text)[0]
 
 
-# What well-known tools are, so "which message broker do we use" finds "Stay on RabbitMQ"
-# and "package manager" finds "we use pnpm": a memory that names a tool is also indexed
-# under these words (never the query: asking for RabbitMQ should not bring Kafka). Names
-# that are also plain English words (express, flask, rails, mocha, poetry, moment ...) are
-# left out.
+# What well-known tools are, so "which message broker do we use" finds "Stay on RabbitMQ" and
+# "package manager" finds "we use pnpm": a memory that names a tool is also indexed under these
+# words (never the query: asking for RabbitMQ should not bring Kafka). Names that are also plain
+# English words (express, flask, rails, mocha, poetry, moment ...) are left out.
 _TOOL_KINDS = """
 broker queue брокер очередь: rabbitmq kafka activemq nats sqs zeromq mqtt sidekiq bullmq resque
   dramatiq
@@ -1346,8 +1345,7 @@ def _tool_kinds(tokens):
                 _KINDS_OF_TOOL[tokenize(name)[0]] = tokenize(kinds)
     if _KINDS_OF_TOOL.keys().isdisjoint(tokens):  # most texts name no such tool
         return []
-    have = set(tokens)
-    extra = []
+    have, extra = set(tokens), []
     for t in have.intersection(_KINDS_OF_TOOL):
         extra += [k for k in _KINDS_OF_TOOL[t] if k not in have and k not in extra]
     return sorted(extra)
@@ -3092,8 +3090,7 @@ def _parse_memories(text, path=""):
     ...                     "## Deploy notes\\nRun make.\\n")
     >>> [(m.type, m.text, m.line, m.end) for m in ms]
     [('convention', 'Tabs, not spaces.', 3, 6), ('fact', 'Deploy notes\\nRun make.', 6, 9)]"""
-    lines = text.split("\n")
-    shared = _file_shared(text)
+    lines, shared = text.split("\n"), _file_shared(text)
     out, suspects = [], []  # suspects: (index, lines) of hand-changed multi-line texts
     starts = [i for i, ln in enumerate(lines) if ln[:2] == "##" and _HEADING_REGEX.match(ln)]
     for k, start in enumerate(starts):
@@ -4493,8 +4490,7 @@ class _Observer:
             title = re.split(r"\s*(?:---|!:|:$)", title)[0].strip()  # before a pasted document
             context["request"] = _clip(title or sentences[0][0], 160)
         turn = _PersonTurn(context.pop("asked", ""), context.pop("answer", ""))
-        kept = self._kept(sentences, ts)
-        reopened = False
+        kept, reopened = self._kept(sentences, ts), False
         for s, _h in sentences:  # "that's not the cause": the agent's report taken back
             turned = _says("overturn", s)
             if turned and not _weak(turned) and s[-1:] not in "?？":
@@ -6280,8 +6276,7 @@ class _Index:
 
     def refresh(self):
         """Re-index the markdown that changed, in an IMMEDIATE transaction (bad files: `bad`)."""
-        db = self.connect()
-        disk = self.files()
+        db, disk = self.connect(), self.files()
         known = {
             r[0]: tuple(r[1:]) for r in db.execute("SELECT path, mtime_ns, size, ino FROM files")
         }
@@ -7047,8 +7042,7 @@ def _query_intent(query):
     >>> _query_intent("почему уведомления приходят дважды")["bug"], _query_intent("docker")
     (1.3, {})"""
     low = query[:2000].lower()
-    words = _WORD_REGEX.findall(low)
-    out = {}
+    words, out = _WORD_REGEX.findall(low), {}
     for starts, phrases, weights in _INTENTS:
         if any(w.startswith(starts) for w in words) or any(p in low for p in phrases):
             for t, w in weights.items():
@@ -7518,8 +7512,7 @@ class Store:
 
     def confirm(self, ident):
         """A person checked a memory: fresh again, confidence up 0.1 (at most 1), reviewed today."""
-        m = self.get(ident)
-        root = self.project_root()
+        m, root = self.get(ident), self.project_root()
         if root and m.files:
             _provenance(m, root)  # the files as they are now: fresh again
         m.confidence = round(min(1.0, m.confidence + 0.1), 2)
@@ -8477,8 +8470,7 @@ def _llm_settings(env=None):
             "AGENTMEM_LLM_PROVIDER must be one of %s, not %r"
             % (" or ".join(sorted(_LLM_PROVIDERS)), provider)
         )
-    key_var = api.key_var
-    key = env.get("AGENTMEM_LLM_KEY") or env.get(key_var) or ""
+    key = env.get("AGENTMEM_LLM_KEY") or env.get(api.key_var) or ""
     url = api.endpoint((env.get("AGENTMEM_LLM_URL") or api.default_url).rstrip("/"))
     try:
         budget = int(env.get("AGENTMEM_LLM_DAILY_TOKENS") or _DEFAULT_LLM_DAILY_TOKENS)
@@ -8491,7 +8483,7 @@ def _llm_settings(env=None):
         "provider": provider,
         "url": url,
         "key": key,
-        "key_var": "AGENTMEM_LLM_KEY or " + key_var,
+        "key_var": "AGENTMEM_LLM_KEY or " + api.key_var,
         "model": env.get("AGENTMEM_LLM_MODEL") or _DEFAULT_LLM_MODEL,
         "budget": budget,
         "timeout": timeout,
@@ -9515,8 +9507,7 @@ class _Capture:
         folder = os.path.join(os.path.splitext(transcript)[0], "subagents")
         if not os.path.isdir(folder):
             return []
-        offsets = ts.setdefault("subagents", {})
-        out = []
+        offsets, out = ts.setdefault("subagents", {}), []
         for name in sorted(os.listdir(folder)):
             if name.endswith(".jsonl"):
                 evs, _info, offsets[name] = read_transcript(
@@ -10112,8 +10103,7 @@ _INJECT_PREAMBLE = _INJECT_DATA_NOTE + (
 
 def _preamble(store):
     """_INJECT_PREAMBLE with a command the agent's shell has (project copy, `agentmem`, path)."""
-    me = _here()[0]
-    root = store.project_root()
+    me, root = _here()[0], store.project_root()
     py = "python" if _windows() else "python3"
     if root and _real(me).startswith(_real(root).rstrip(os.sep) + os.sep):
         return _INJECT_PREAMBLE % ("%s %s" % (py, os.path.relpath(me, root).replace(os.sep, "/")))
@@ -10656,8 +10646,7 @@ def _best_passage(text, weights, guesses=True):
     ...      (0.3, [frozenset(["build"])], True)])
     >>> round(share, 2), text
     (0.93, 'Pip is pinned to 24. Tests run nightly.')"""
-    units = _passage_units(text)
-    needles = _needles(weights)
+    units, needles = _passage_units(text), _needles(weights)
     # what a tool call ran ("(then ran `...`)") is shown with its message, but it is not what
     # the message says: it never makes a passage relevant
     tokens = [
@@ -11046,9 +11035,8 @@ _MCP_TOOLS = [
 # fmt: on
 
 
-# What each tool does to the world (MCP tool annotations). Clients that ask before every
-# tool call without them (Codex CLI headless: "requires approval") run read-only and
-# local tools at once.
+# What each tool does to the world (MCP tool annotations). Clients that ask before every tool call
+# without them (Codex CLI headless: "requires approval") run read-only and local tools at once.
 # fmt: off
 _MCP_ANNOTATIONS = {
     "recall": {"readOnlyHint": True, "openWorldHint": False},
@@ -11523,8 +11511,7 @@ def _page_overview(store, root):
             % _esc(store.root)
         )
     s.update(_Capture(store).stats())
-    weeks = {}
-    now = time.time()
+    weeks, now = {}, time.time()
     for ts in store.index().times():
         age = int((now - ts) // (7 * 86400))
         if 0 <= age < _DASHBOARD_WEEKS:
@@ -11551,8 +11538,7 @@ def _page_overview(store, root):
     llm_html = _esc(llm_html) + (
         _svg_bars([("today", llm["tokens"])], over=cfg["budget"]) if cfg else ""
     )
-    bad = store.index().bad()
-    conflicts = store.index().having("conflict")
+    bad, conflicts = store.index().bad(), store.index().having("conflict")
     found = [
         '<li>%s: two versions joined by a git merge (<a href="/m/%s">%s</a>)</li>'
         % (_esc(m.path), _esc(m.id), _esc(m.id))
@@ -11655,17 +11641,15 @@ def _page_search(store, root, params):
     results = f'<p class="muted">{len(hits)} shown{first}</p><ul class="mems">{items}</ul>'
     if params.get("part") == "results":
         return None, results
-    types = sorted(store.stats()["types"])
-    origins = sorted(_EVIDENCE_WORDS)
+    types, origins = sorted(store.stats()["types"]), sorted(_EVIDENCE_WORDS)
     boxes = "".join(
         '<label><input type="checkbox" name="%s" value="1"%s> %s</label>'
         % (k, " checked" if params.get(k) == "1" else "", k)
         for k in ("stale", "superseded", "archived", "unreviewed")
     )
     q, file, tag, session = (_esc(params.get(k, "")) for k in ("q", "file", "tag", "session"))
-    selects = _select("type", types, params.get("type")) + _select(
-        "origin", origins, params.get("origin")
-    )
+    selects = _select("type", types, params.get("type"))
+    selects += _select("origin", origins, params.get("origin"))
     form = (
         '<form class="search" method="get" action="/search"><input type="search" name="q" '
         f'value="{q}" placeholder="what do you want to know?" data-live autofocus>{selects}'
@@ -11799,8 +11783,7 @@ _NOTHING_TO_REVIEW = "<p>Nothing to review: every memory is fresh, sure and look
 
 def _page_review(store, root, csrf):
     """The queue `agentmem review` walks through, each with its one-click actions."""
-    queue = store.review_queue(limit=_DASHBOARD_LIST + 1)
-    items = []
+    queue, items = store.review_queue(limit=_DASHBOARD_LIST + 1), []
     for m, reason, detail in queue[:_DASHBOARD_LIST]:
         buttons = '<div class="actions">%s%s</div>' % (
             _action(m.id, "confirm", "Confirm", csrf, "go", back="/review"),
@@ -12378,8 +12361,7 @@ _AGENT_FILES = {
 
 def _team_path(project):
     """This agentmem.py's path in `project` ("tools/agentmem.py"), or None outside it."""
-    me = os.path.realpath(_here()[0])
-    root = os.path.realpath(project)
+    me, root = os.path.realpath(_here()[0]), os.path.realpath(project)
     if os.path.basename(me) != "agentmem.py" or not me.startswith(root.rstrip(os.sep) + os.sep):
         return None
     return os.path.relpath(me, root).replace(os.sep, "/")
@@ -12410,6 +12392,7 @@ def _jsonc(text):
 def _read_json(path):
     if not os.path.exists(path):
         return {}
+    unreadable = "cannot read %s (%s); fix or move it, then run install again"
     try:
         data = _read_json_file(path)
     except ValueError as e:
@@ -12418,9 +12401,7 @@ def _read_json(path):
                 plain, had = _jsonc(f.read())
             json.loads(plain)
         except (OSError, ValueError):
-            raise AgentmemError(
-                "cannot read %s (%s); fix or move it, then run install again" % (path, e)
-            ) from None
+            raise AgentmemError(unreadable % (path, e)) from None
         if had:
             raise AgentmemError(
                 "%s holds comments (JSONC), which a rewrite would lose: take them out, or add "
@@ -12428,9 +12409,7 @@ def _read_json(path):
             ) from None
         raise AgentmemError("cannot read %s (%s)" % (path, e)) from None
     except OSError as e:
-        raise AgentmemError(
-            "cannot read %s (%s); fix or move it, then run install again" % (path, e)
-        ) from None
+        raise AgentmemError(unreadable % (path, e)) from None
     data = {} if data is None else data
     if not isinstance(data, dict):
         raise AgentmemError("%s does not hold a JSON object; fix it by hand first" % path)
@@ -12550,8 +12529,7 @@ def _backup_path(path, stamp):
 
 def _apply_install(changes):
     """Write planned changes, each after a timestamped backup; [(path, backup)]."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    kept = []
+    stamp, kept = time.strftime("%Y%m%d-%H%M%S"), []
     for path, old, new in changes:
         if old is not None:
             backup = _backup_path(path, stamp)
@@ -12592,6 +12570,7 @@ def _installed_state(agent, project):
         ]
         where = [t if os.path.isabs(t) else os.path.join(project, t) for t in targets]
         missing = [t for t, w in zip(targets, where) if not os.path.isfile(w)]
+        problem = ""
         if missing and os.path.isabs(missing[0]) and scope == "project":
             problem = (
                 "the committed hooks point to another machine's paths (%s is not here): a "
@@ -12599,8 +12578,6 @@ def _installed_state(agent, project):
             )
         elif missing:
             problem = "hooks point to an agentmem.py that does not exist: %s" % missing[0]
-        else:
-            problem = ""
         out.append((scope, problem))
     return out
 
@@ -12833,8 +12810,7 @@ def _known_types(store, types):
 
 
 def _cmd_recall(args):
-    store = _store(args)
-    limit = args.limit
+    store, limit = _store(args), args.limit
     if len(args.query) > _MAX_QUERY_CHARS:
         _err(
             "agentmem: the query is %d characters; searching its first %d"
@@ -12860,8 +12836,7 @@ def _cmd_recall(args):
 def _cmd_show(args):
     store = _store(args)
     m = store.get(args.id)
-    stale = store.stale(m)
-    told = _outcomes(store, m.id)
+    stale, told = store.stale(m), _outcomes(store, m.id)
     if args.json:
         d = m.to_dict()
         d.update(path=m.path, line=m.line, stale=bool(stale), told=told)
@@ -13192,8 +13167,7 @@ def _cmd_relate(args):
 
 
 def _cmd_scan(args):
-    store = _store(args)
-    root = _project(args)
+    store, root = _store(args), _project(args)
     counts = store.scan(root)
     if args.json:
         _json_out(counts)
@@ -13494,12 +13468,10 @@ def _cmd_serve(args):
         _out("serving %s; Ctrl-C stops" % store.root)
         sys.stdout.flush()
         if not args.no_open:
-            try:
+            with contextlib.suppress(Exception):  # no browser here: the URL is printed
                 import webbrowser
 
                 webbrowser.open(url)
-            except Exception:  # noqa: BLE001 - no browser here: the URL is printed
-                pass
         try:
             import signal
 
@@ -14067,11 +14039,9 @@ def main(argv=None):
 def _leave(code):
     """End the process now, output flushed, indexes closed, no interpreter teardown."""
     for index in list(_OPEN_INDEXES):
-        try:
+        with contextlib.suppress(Exception):  # the process ends; SQLite replays its log next time
             if index.db is not None and index.db.total_changes:  # a reader leaves no log
                 index.close()
-        except Exception:  # the process ends anyway; SQLite replays its log next time
-            pass
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
