@@ -568,6 +568,17 @@ def test_an_agent_driven_session_s_digest_tells_four_sentences_of_its_report():
     assert "confirmed=true" in reported and "CACHE_HOST" in reported and "Demo video" not in reported
 
 
+def test_a_report_s_items_are_told_under_the_bold_item_that_titles_them():
+    context = {}
+    report = ("Polished the tile server.\n\n1. **Documentation**\n   - Help text in `docs/help.md`\n"
+              "   - Environment variables\n2. **Enhanced Monitoring and Telemetry**\n   - Request counting per "
+              "zoom in `metrics.go`\n   - Structured logs in `log.go`\n")
+    events = [Event("user", "Polish the tile server."), Event("assistant", report)]
+    digest = agentmem._session_summary(agentmem._episode(events, True, context), context, {})
+    assert "Enhanced Monitoring and Telemetry: Request counting per zoom in `metrics.go`; Structured" in digest
+    assert "Environment variables:" not in digest               # a short item is no heading
+
+
 def test_a_short_report_of_a_change_that_names_its_thing_is_reported():
     for said, kept in (("Added CSV export at /invoices/export.csv.", True), ("Done, all good.", False)):
         context = {}
