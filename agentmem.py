@@ -5659,7 +5659,7 @@ class _Commands:
         self.trying = None
 
     def _try_missing(self, command):
-        words = command.split()
+        words = (_command_segments(command) or [(command.split(), 0)])[0][0]  # past a `cd`
         for program in self.state["missing"]:
             if (
                 words

@@ -154,6 +154,9 @@ def test_a_missing_program_is_a_fact_with_the_command_that_ran_it_anyway():
     mems = learned(ran(("cargo build --release", "zsh:1: command not found: cargo", False),
                        ("mise exec -- cargo build --release", "", True)))
     assert ("fact", "`cargo` is not on the PATH here; it runs as `mise exec -- cargo build --release`.") in mems
+    # the same program run from a folder of the project is no other way to run it
+    moved = learned(ran(("cargo build", "zsh:1: command not found: cargo", False), ("cd engine && cargo build", "", True)))
+    assert not any("runs as" in text for _t, text in moved)
     # a package named after the program (asdf's `ruby@3.3`) is no way to run it
     asked = learned(ran(("ruby -v", "bash: ruby: command not found", False), ("asdf where ruby@3.3", "/opt", True)))
     assert not any("PATH" in text for _t, text in asked)
