@@ -2201,9 +2201,8 @@ def _answers(text):
     )
 
 
-def _codex_answers(out, asked):
-    """The person's answers to Codex's request_user_input, each after its question (`asked`, by
-    id; else the id): 'Which idea do we build? X. Their note.'"""
+def _codex_answers(out):
+    """The person's answers to Codex's request_user_input: 'chosen idea: X. Their note.'"""
     answers = out.get("answers") if isinstance(out, dict) else None
     if not isinstance(answers, dict):
         return ""
@@ -2213,9 +2212,8 @@ def _codex_answers(out, asked):
         picked = [str(a) for a in (picked if isinstance(picked, list) else [picked]) if a]
         notes = [a.split(":", 1)[1].strip() for a in picked if a.startswith("user_note:")]
         chosen = [a.replace(" (Recommended)", "") for a in picked if not a.startswith("user_note:")]
-        question = asked.get(key) or str(key).replace("_", " ") + ":"
         said.append(
-            "%s %s." % (question, ", ".join(chosen) or "-")
+            "%s: %s." % (str(key).replace("_", " "), ", ".join(chosen) or "-")
             + "".join(" " + n.rstrip(".") + "." for n in notes)
         )
     return " ".join(said)
@@ -2426,9 +2424,6 @@ def _codex_call(p, ts, info, out):
         out["calls"][ref] = out["cells"].pop(str(cell))
         return
     out["calls"][ref] = (name, ref)
-    for q in args.get("questions") or () if isinstance(args, dict) else ():  # request_user_input
-        if isinstance(q, dict) and isinstance(q.get("question"), str):
-            out["asked"][q.get("id")] = q["question"]
     text = _call_text(name, args, info.get("cwd"))
     out["items"].append(Event("call", text, ts, name, _tool_files(name, args), ref=ref))
 
@@ -2453,7 +2448,7 @@ def _codex_output(p, ts, info, out):
         return
     ok = _result_ok(text, None if not isinstance(code, int) else code == 0)
     out["items"].append(Event("result", text, ts, name, ok=ok, ref=ref))
-    answers = _codex_answers(data, out["asked"]) if name == "request_user_input" else ""
+    answers = _codex_answers(data) if name == "request_user_input" else ""
     if answers:
         out["items"].append(Event("user", answers, ts, "answer"))  # the person's choices
 
@@ -2499,7 +2494,7 @@ _CODEX_RECORDS = {
 
 def _parse_codex(lines, info):
     """Events of a Codex CLI rollout: calls paired by call_id, lines read by _CODEX_RECORDS."""
-    out, start = {"items": [], "fallback": [], "calls": {}, "cells": {}, "asked": {}}, ""
+    out, start = {"items": [], "fallback": [], "calls": {}, "cells": {}}, ""
     for d in lines:
         try:
             kind, ts = _str_field(d, "type"), _str_field(d, "timestamp")

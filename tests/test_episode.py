@@ -279,19 +279,16 @@ def test_codex_request_user_input_answers_are_the_person_s_words(tmp_path, store
     lines = [{"timestamp": "2026-07-10T16:45:00Z", "type": "session_meta", "payload": {"id": "cx1", "cwd": "/w"}},
              {"timestamp": "2026-07-10T16:46:00Z", "type": "response_item", "payload": {
                  "type": "function_call", "name": "request_user_input", "call_id": "c1",
-                 "arguments": json.dumps({"questions": [{"id": "chosen_idea"}, {
-                     "id": "store", "header": "Store", "question": "Where do the tide tables live?"}]})}},
+                 "arguments": json.dumps({"questions": [{"id": "chosen_idea"}]})}},
              {"timestamp": "2026-07-10T16:47:00Z", "type": "response_item", "payload": {
                  "type": "function_call_output", "call_id": "c1", "output": json.dumps({"answers": {
                      "chosen_idea": {"answers": ["Tidepool (Recommended)",
-                                                 "user_note: Build it as a reusable tide-table service"]},
-                     "store": {"answers": ["SQLite"]}}})}}]
+                                                 "user_note: Build it as a reusable tide-table service"]}}})}}]
     path = tmp_path / "rollout.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
     events, _info, _ = agentmem.read_transcript(str(path))
     assert [e.text for e in events if e.role == "user"] == \
-        ["chosen idea: Tidepool. Build it as a reusable tide-table service. "
-         "Where do the tide tables live? SQLite."]        # its question, when the call gives one
+        ["chosen idea: Tidepool. Build it as a reusable tide-table service."]
 
 
 def test_a_codex_compaction_is_the_session_s_summary_not_the_agent_s_words(tmp_path, store):
