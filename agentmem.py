@@ -5075,15 +5075,15 @@ def _request_line(text):
     return "" if short else _clip(text, _DIGEST_CHARS).rstrip(".")
 
 
-def _final_report(said):
-    """The first telling sentences of the agent's last message (`said`), within _REPORT_CHARS."""
+def _final_report(said, chars=_REPORT_CHARS):
+    """The first telling sentences of the agent's last message (`said`), within `chars`."""
     out = []
     for s in map(_told, _prose_lines(said.replace("\u2019", "'"))):
         bare = _SELF_REGEX.sub("", s)  # "I've successfully ..." is status
         idle = any(_says(c, s) or _says(c, bare) for c in _NOT_REPORTED)
         named_change = _reports_change(s) and _named(s)  # "Renamed a.yml to b.yml.": short
         telling = _telling(s) >= 2 or named_change and not _looks_like_noise(s)
-        if telling and not idle and len(" ".join(out + [s])) <= _REPORT_CHARS:
+        if telling and not idle and len(" ".join(out + [s])) <= chars:
             out.append(s)
         if len(out) == _REPORT_SENTENCES:
             break
@@ -5897,7 +5897,7 @@ class _Episode:
         self.todos = []
         self.commands = _Commands(context, cwd)  # what ran, what it proved
         self.commits = []  # the messages of the commits the agent made, as the digest says them
-        self.worked = set()  # the turns in which it changed files or committed
+        self.worked = {}  # turn -> how many files it changed and commits it made in that turn
         self.pending = []  # what a compaction summary says is pending
         self.left_at = ""  # when the to-do list or a summary last said what is left
 
@@ -5933,7 +5933,8 @@ class _Episode:
             self.todos, self.left_at = _todo_items(ev.text), ev.ts
         self.commits += [_clip(msg.split(" - ")[0], _DIGEST_CHARS)] if msg else []
         if msg or _edits_files(name):
-            self.worked.add(self.words.context.get("turn") or 0)
+            turn = self.words.context.get("turn") or 0
+            self.worked[turn] = self.worked.get(turn, 0) + 1
 
     def digest(self, context):
         """What the session asked, did and left, merged into `context["digest"]`: first and
@@ -5949,12 +5950,18 @@ class _Episode:
         if self.commits:
             d["commits"] = _dedupe(d.get("commits", []) + self.commits)[-_DIGEST_COMMITS:]
         # the report of the last turn that did something (changed files, committed, or says it
-        # changed or fixed a thing); else the last word, unless an earlier chunk reported work:
-        # an answer or an aside after the work is not what was done
+        # changed or fixed a thing), after the one that changed the most when that was earlier:
+        # the session's main work, then where it ended; else the last word, unless an earlier
+        # chunk reported work: an answer or an aside after the work is not what was done
         last = {t: m for who, m, _ts, _c, t, _a in self.words.said if who == "agent" and m}
-        said = ((t in self.worked, _final_report(last[t])) for t in sorted(last, reverse=True))
-        work = (r for did, r in said if r and (did or _reports_change(r) or _says("fix", r)))
-        report = next(work, "")
+        said = {t: _final_report(last[t]) for t in sorted(last)}
+        did = lambda r: _reports_change(r) or _says("fix", r)  # noqa: E731
+        work = [t for t, r in said.items() if r and (t in self.worked or did(r))]
+        report = said[work[-1]] if work else ""
+        most = max(work, key=lambda t: (self.worked.get(t, 0), t), default=None)
+        if most is not None and most != work[-1]:
+            both = [_final_report(last[t], _REPORT_CHARS // 2) for t in (most, work[-1])]
+            report = "%s Then: %s" % tuple(both) if all(both) else report
         d["worked"] = bool(report or d.get("worked"))
         if not d["worked"]:
             report = _final_report(last[max(last)]) if last else ""

@@ -556,6 +556,20 @@ def test_the_digest_reports_the_work_done_not_the_closing_aside_after_it():
         assert reported.startswith("Reported: Fixed the nightly export: rows with an empty country"), reported
 
 
+def test_the_digest_reports_the_session_s_main_work_then_where_it_ended():
+    build = [Event("user", "Build the tide-table service.")]
+    build += [Event("call", "", tool="Write", files=["tides/%s.py" % f]) for f in ("api", "store", "fetch")]
+    build += [Event("assistant", "Built the tide-table service: `tides/api.py` serves the tables, "
+                                 "`tides/store.py` keeps them in SQLite.")]
+    tidy = [Event("user", "Add a gitignore."), Event("call", "", tool="Write", files=[".gitignore"]),
+            Event("assistant", "Added `.gitignore` for the virtualenv and the SQLite files.")]
+    context = {}
+    mems = agentmem._episode(build + tidy, final=True, context=context)
+    reported = agentmem._session_summary(mems, context, {}).split("\n")[-1]
+    assert reported.startswith("Reported: Built the tide-table service: `tides/api.py` serves"), reported
+    assert reported.endswith("Then: Added `.gitignore` for the virtualenv and the SQLite files."), reported
+
+
 def test_an_agent_driven_session_s_digest_tells_four_sentences_of_its_report():
     context = {}
     report = ("Created the tile-cache server in `tile-cache/`. Read tools cover zoom levels, cache size "
