@@ -5897,7 +5897,7 @@ class _Episode:
         self.todos = []
         self.commands = _Commands(context, cwd)  # what ran, what it proved
         self.commits = []  # the messages of the commits the agent made, as the digest says them
-        self.worked = {}  # turn -> how many files it changed and commits it made in that turn
+        self.worked = {}  # turn -> the edits and commits the agent made in that turn
         self.pending = []  # what a compaction summary says is pending
         self.left_at = ""  # when the to-do list or a summary last said what is left
 
@@ -5950,7 +5950,7 @@ class _Episode:
         if self.commits:
             d["commits"] = _dedupe(d.get("commits", []) + self.commits)[-_DIGEST_COMMITS:]
         # the report of the last turn that did something (changed files, committed, or says it
-        # changed or fixed a thing), after the one that changed the most when that was earlier:
+        # changed or fixed a thing), after the one that edited the most when that was earlier:
         # the session's main work, then where it ended; else the last word, unless an earlier
         # chunk reported work: an answer or an aside after the work is not what was done
         last = {t: m for who, m, _ts, _c, t, _a in self.words.said if who == "agent" and m}
