@@ -593,6 +593,17 @@ def test_a_report_s_items_are_told_under_the_bold_item_that_titles_them():
     assert "Environment variables:" not in digest               # a short item is no heading
 
 
+def test_a_report_s_sentence_under_another_heading_is_told_with_it():
+    report = ("## Tickets moved\n\n### Completed (5 points):\n- **TIX-1**: CacheService (3pts) - expiry "
+              "and eviction with tests in `src/cache.ts`\n\n### Next batch ready:\n- **TIX-2**: UserService "
+              "(3pts) - team member management in `src/users.ts`\n")
+    context = {}
+    events = [Event("user", "Move the finished tickets."), Event("call", "", tool="Write", files=["tickets/a.md"]),
+              Event("assistant", report)]
+    digest = agentmem._session_summary(agentmem._episode(events, True, context), context, {})
+    assert "Next batch ready: TIX-2: UserService" in digest, digest       # never as if completed
+
+
 def test_a_short_report_of_a_change_that_names_its_thing_is_reported():
     for said, kept in (("Added CSV export at /invoices/export.csv.", True), ("Done, all good.", False)):
         context = {}
