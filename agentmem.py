@@ -5038,8 +5038,8 @@ def _told(s):
 
 
 def _prose_lines(text):
-    """The sentences of a message as lines, a list's short items joined under their heading, the
-    first sentence under a heading said after it ("Next batch: LIN-4 ...", never "Done: ...")."""
+    """The sentences of a message as lines, a list's short items joined under their heading; the
+    first sentence under a later heading said after it ("Next batch: LIN-4 ...")."""
     out, under = [], ""  # a sentence, or [heading, item, ...] of a list's short items
     for said, heading in _split_sentences(_EMOJI_REGEX.sub("", text)):
         s = _phrase("ack").sub("", said).strip()
@@ -5047,7 +5047,7 @@ def _prose_lines(text):
         if item and out and isinstance(out[-1], list) and out[-1][0] == heading:
             out[-1].append(s.rstrip("."))
         elif s:
-            new = heading and heading != under and not item
+            new = heading and out and heading != under and not item
             out.append([heading, s.rstrip(".")] if item else "%s: %s" % (heading, s) if new else s)
         under = heading if s else under
     return [x if isinstance(x, str) else "%s: %s." % (x[0], "; ".join(x[1:])) for x in out]
