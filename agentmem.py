@@ -5039,7 +5039,7 @@ def _told(s):
 
 def _prose_lines(text):
     """The sentences of a message as lines, a list's short items joined under their heading; the
-    first sentence under a later heading said after it ("Next batch: LIN-4 ...")."""
+    first sentence under a later heading said after it ("Next batch: TIX-4 ...")."""
     out, under = [], ""  # a sentence, or [heading, item, ...] of a list's short items
     for said, heading in _split_sentences(_EMOJI_REGEX.sub("", text)):
         s = _phrase("ack").sub("", said).strip()
@@ -5691,10 +5691,10 @@ class _Commands:
                 )
                 parts = {_command_kind(k) for k in failure.get("parts", [])} - {"", "run"}
                 # an error that quotes back a word the command was given refuses how it was
-                # run (`--disable x`: "unknown linters: 'x'"), not the project
+                # run (`--only x`: "unknown check 'x'"), not the project
                 given = {w.strip("'\"") for w in (failure["shown"] or "").split()[1:]}
-                said = said or given & set(re.findall(r"['\"`]([^'\"`\s]+)['\"`]", failure["last"]))
-                if parts and not said and not failure.get("claimed") and failure["shown"]:
+                misused = given & set(re.findall(r"['\"`]([^'\"`\s]+)['\"`]", failure["last"]))
+                if parts and not (said or misused or failure.get("claimed")) and failure["shown"]:
                     why = failure["last"].rstrip(".")
                     said = "%s`%s`: %s." % (_STILL_FAILING, failure["shown"], why)
                     found.append(("open", said, failure.get("ts", "")))

@@ -97,7 +97,7 @@ def test_what_still_fails_at_the_end_is_an_open_todo_and_only_then():
     passed_later = steps + ran(("uv run mypy src/", "Success: no issues found", True))
     assert [t for t, _x in learned(passed_later)] == ["fact"]
     # an error that quotes back what the command was given refuses how it was run, not the code
-    for command, error in (("golangci-lint run --disable typecheckx", "Error: unknown linters: 'typecheckx'"),
+    for command, error in (("ruff check --select QX901 src/", "error: invalid value 'QX901' for '--select'"),
                            ("cargo test -p enginee", "error: package ID specification `enginee` did not "
                                                      "match any packages")):
         assert learned(ran((command, error, False))) == [], command
