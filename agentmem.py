@@ -4765,14 +4765,11 @@ class _Observer:
         if not near:
             return False
         target = max(near, key=lambda c: len(_content_terms(c.text) & _content_terms(s)))
-        if _content_terms(s) - _content_terms(target.text):  # the agent's words, said as its own
-            text, mark = target.text.rstrip(), " (the agent: "
-            added = mark in text and text.endswith(")")  # what it added before, to go on
-            person, agent = text.split(mark, 1) if added else (text, "")
-            agent = (agent[:-1] + " " if added else "") + _capitalized(s)
-            room = _MAX_MEMORY_CHARS - len(person) - len(mark) - 1
+        mark = " (the agent: "  # its first sentence that adds to them: what it made of them
+        if _content_terms(s) - _content_terms(target.text) and mark not in target.text:
+            room = _MAX_MEMORY_CHARS - len(target.text) - len(mark) - 1
             if room > _MIN_ADDED_CHARS:
-                target.text = "%s%s%s)" % (person, mark, _clip(agent, room))
+                target.text = "%s%s%s)" % (target.text.rstrip(), mark, _clip(_capitalized(s), room))
                 target.files = _dedupe(target.files + _mentioned_files(s))
         return True
 
@@ -5815,6 +5812,7 @@ class _Words:
         self.context = context
         self.said = []  # [who, text, ts, calls, turn, asked] a message each, in order
         self.last = {}  # turn -> index in `said` of the agent's last message in it
+        self.answers = set()  # indexes in `said` of the person's answers to the agent's question
 
     def event(self, ev):
         ctx = self.context
@@ -5823,6 +5821,8 @@ class _Words:
             if text:
                 ctx["turn"] = int(ctx.get("turn") or 0) + 1
                 ctx["asked"] = _clip(text, _ASKED_CHARS)
+                if ev.tool == "answer":
+                    self.answers.add(len(self.said))
                 self.said_by("person", text, ev.ts)
         elif ev.role == "assistant" and ev.text.strip():
             who = "subagent" if ev.tool == "subagent" else "agent"
@@ -5944,8 +5944,8 @@ class _Episode:
         latest requests, commits, the final report, open to-dos."""
         d = context.setdefault("digest", {})
         asked = [a for a in d.get("asked", []) if isinstance(a, str)]
-        for who, said, *_ in self.words.said:
-            line = _request_line(said) if who == "person" else ""
+        for i, (who, said, *_) in enumerate(self.words.said):  # an answer asks nothing
+            line = _request_line(said) if who == "person" and i not in self.words.answers else ""
             line = _clip(line, _DIGEST_CHARS * 2 // 3) if asked else line  # later ones: shorter
             if line and line not in asked:
                 asked.append(line)

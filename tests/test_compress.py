@@ -133,6 +133,16 @@ def test_the_person_turning_away_later_in_the_session_takes_their_decision_back(
     assert not [m for m in compress_heuristic(chose + [asked, dropped]) if "RQ on Redis" in m.text]
 
 
+def test_the_agent_s_word_on_the_person_s_rule_is_its_first_sentence_that_adds_to_it():
+    rule = "From now on the upload tests always use the staging bucket, never production."
+    reply = ("The upload tests now use the staging bucket `uploads-staging`, never production. "
+             "The fixtures of the upload tests come from the staging bucket too. The upload tests "
+             "read the staging bucket's name from `conftest.py`, never from production settings.")
+    [convention] = compress_heuristic([ev("user", rule), ev("assistant", reply)])
+    assert convention.text == rule + (" (the agent: The upload tests now use the staging bucket "
+                                      "`uploads-staging`, never production.)")
+
+
 def test_a_long_confirmation_is_cut_with_its_parenthesis_closed():
     said = ["From now on we always use pnpm for this repository, never npm."]
     said += ["We always use pnpm here now, so the %s %s of the repository %s every day." % words

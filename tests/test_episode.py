@@ -570,6 +570,19 @@ def test_the_digest_reports_the_session_s_main_work_then_where_it_ended():
     assert reported.endswith("Then: Added `.gitignore` for the virtualenv and the SQLite files."), reported
 
 
+def test_the_digest_asks_what_the_person_asked_not_their_answers_to_the_agent_s_question():
+    events = [Event("user", "Set up the changelog generator for the release branch."),
+              Event("user", "Which tag scheme should the changelog follow? Calendar tags.", tool="answer"),
+              Event("user", "Also keep the old release notes in docs/history."),
+              Event("assistant", "Added `scripts/changelog.py`, which writes CHANGELOG.md from the "
+                                 "commits since the last calendar tag.")]
+    context = {}
+    mems = agentmem._episode(events, final=True, context=context)
+    asked = agentmem._session_summary(mems, context, {}).split("\n")[0]
+    assert asked == ("Asked: Set up the changelog generator for the release branch; then: Also keep "
+                     "the old release notes in docs/history.")
+
+
 def test_an_agent_driven_session_s_digest_tells_four_sentences_of_its_report():
     context = {}
     report = ("Created the tile-cache server in `tile-cache/`. Read tools cover zoom levels, cache size "
