@@ -563,11 +563,13 @@ def test_the_digest_reports_the_session_s_main_work_then_where_it_ended():
                                  "`tides/store.py` keeps them in SQLite.")]
     tidy = [Event("user", "Add a gitignore."), Event("call", "", tool="Write", files=[".gitignore"]),
             Event("assistant", "Added `.gitignore` for the virtualenv and the SQLite files.")]
-    context = {}
-    mems = agentmem._episode(build + tidy, final=True, context=context)
-    reported = agentmem._session_summary(mems, context, {}).split("\n")[-1]
-    assert reported.startswith("Reported: Built the tide-table service: `tides/api.py` serves"), reported
-    assert reported.endswith("Then: Added `.gitignore` for the virtualenv and the SQLite files."), reported
+    for chunks in ([build + tidy], [build, tidy]):            # one capture, or one per turn
+        context = {}
+        for i, chunk in enumerate(chunks):
+            mems = agentmem._episode(chunk, final=i == len(chunks) - 1, context=context)
+        reported = agentmem._session_summary(mems, context, {}).split("\n")[-1]
+        assert reported.startswith("Reported: Built the tide-table service: `tides/api.py` serves"), reported
+        assert reported.endswith("Then: Added `.gitignore` for the virtualenv and the SQLite files."), reported
 
 
 def test_the_digest_asks_what_the_person_asked_not_their_answers_to_the_agent_s_question():
