@@ -7746,8 +7746,8 @@ class Store:
         if (old.text, old.type) == (m.text, m.type):
             results.append((old, "unchanged"))
             return True
-        m.path, m.line, m.created = old.path, old.line, old.created
-        m.updated = m.updated or _now_iso()
+        said = max(m.created, old.created) if m.created else _now_iso()  # a capture's: its time
+        m.path, m.line, m.created, m.updated = old.path, old.line, old.created, m.updated or said
         touched.setdefault(old.path, {})[old.id] = m
         results.append((m, "updated"))
         return True
@@ -9592,7 +9592,9 @@ class _Capture:
         git = _git_info(cwd) if cwd else {}
         branch = info.get("branch") or git.get("branch", "")
         commit = info.get("commit") or git.get("commit", "")
-        first_ts = next((e.ts for e in events if e.ts), "") or job.get("created") or _now_iso()
+        at = [e.ts for e in events if e.ts]  # none new (a session's end): when it last spoke
+        first_ts = (at or [context.get("at")])[0] or job.get("created") or _now_iso()
+        context["at"] = at[-1] if at else context.get("at") or ""
         items, replaced = [], set()
         self._retract(session, context.pop("retracted", []))
         self._add_earlier_passes(memories, session)

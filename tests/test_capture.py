@@ -55,6 +55,24 @@ def test_stop_after_every_turn_adds_only_what_is_new(store, tmp_path):
     assert len(files) == 1
 
 
+def test_what_hooks_capture_turn_by_turn_is_dated_when_the_session_said_it_not_today(store, tmp_path):
+    turns = [[("user", "Run the unit tests of the billing module."),
+              ("tool", "Bash", {"command": "pytest -q tests/billing"}, "12 passed in 0.4s"),
+              ("assistant", "The billing tests pass: 12 in `tests/billing`.")],
+             [("user", "Now lint the billing module."),
+              ("tool", "Bash", {"command": "ruff check billing"}, "All checks passed!"),
+              ("assistant", "Ruff finds nothing in `billing/`.")]]
+    path = tmp_path / "turns.jsonl"
+    for i, event in enumerate(["Stop", "Stop", "SessionEnd"]):
+        steps = [step for turn in turns[: i + 1] for step in turn]
+        path.write_text(render_claude(steps, "sess-days"), encoding="utf-8")
+        am("capture", "--sync", input=hook_json("sess-days", path, event=event), check=0)
+    mems = export(store)
+    [passed] = [m for m in mems if m["text"].startswith("Commands that passed here")]
+    assert "`pytest -q tests/billing`" in passed["text"] and "`ruff check billing`" in passed["text"]
+    assert {(m.get("updated") or m["created"])[:10] for m in mems} == {"2026-11-20"}
+
+
 @pytest.mark.parametrize("reviewed", [False, True])
 def test_a_claim_stored_at_one_turn_is_taken_back_by_a_later_turn_s_word(store, tmp_path, reviewed):
     """Codex captures after every turn: the session's final word still wins over what an
