@@ -3964,8 +3964,8 @@ def _without_home(text, cwd):
 
         if flat(root) in flat(text):
             either = r"[\\/]"
-            text = re.sub(
-                either.join(map(re.escape, re.split(either, root))) + r"(?:[/\\]|(?![\w.-]))",
+            text = re.sub(  # a path in it made relative; the folder itself keeps its name
+                either.join(map(re.escape, re.split(either, root))) + r"[/\\](?=[\w-]|\.[\w./\\-])",
                 "",
                 text,
                 flags=re.I if windows else 0,
@@ -5961,15 +5961,15 @@ class _Episode:
         did = lambda r: _reports_change(r) or _says("fix", r)  # noqa: E731
         work = [t for t, r in said.items() if r and (t in self.worked or did(r))]
         report = said[work[-1]] if work else ""
-        main = d.get("main")  # [edits, turn, report] of the session's busiest turn so far: a
-        main = main if isinstance(main, list) and len(main) == 3 else [0, None, ""]  # capture
+        top = d.get("main")  # [edits, turn, report] of the session's busiest turn so far: a
+        top = top if isinstance(top, list) and len(top) == 3 else [0, None, ""]  # capture
         for t in work:  # may hold one turn (the Stop hook's), the main work an earlier one
-            if self.worked.get(t, 0) >= main[0]:
-                main = [self.worked.get(t, 0), t, _final_report(last[t], _REPORT_CHARS // 2)]
-        d["main"] = main
+            if self.worked.get(t, 0) >= top[0]:
+                top = [self.worked.get(t, 0), t, _final_report(last[t], _REPORT_CHARS // 2)]
+        d["main"] = top
         end = _final_report(last[work[-1]], _REPORT_CHARS // 2) if work else ""
-        if main[1] not in work[-1:] and main[2] and end:
-            report = "%s Then: %s" % (main[2], end)
+        if top[1] not in work[-1:] and top[2] and end:
+            report = "%s Then: %s" % (top[2], end)
         d["worked"] = bool(report or d.get("worked"))
         if not d["worked"]:
             report = _final_report(last[max(last)]) if last else ""

@@ -201,12 +201,14 @@ def test_no_home_folder_and_no_user_name_reaches_the_store(tmp_path, store):
     steps = [("user", "Fix the config loader in /home/dev/shop/app/config.py, it ignores "
                       "/Users/dana/.config/shop.toml on macOS."),
              ("assistant", "The loader only read `/home/dev/shop/app/defaults.toml` because the user path "
-                           "was never expanded; fixed by expanding `~` in app/config.py.")]
+                           "was never expanded; fixed by expanding `~` in app/config.py."),
+             ("user", "Now run the shop from /home/dev/shop/ itself, not from app/.")]
     mems = capture(tmp_path, claude_lines(steps))
     on_disk = "".join(p.read_text() for p in store.rglob("*.md"))
     for text in [m["text"] for m in mems] + [f for m in mems for f in m["files"]] + [on_disk]:
         assert "/home/dev" not in text and "/Users/dana" not in text
     assert any("app/config.py" in m["text"] for m in mems) and "~/.config/shop.toml" in on_disk
+    assert "run the shop from ~/shop/ itself" in on_disk            # the project's folder keeps its name
 
 
 def test_each_typed_memory_carries_only_the_files_it_is_about():
