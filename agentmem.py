@@ -1984,8 +1984,11 @@ class Event:
 
     @property
     def key(self):
-        """A stable fingerprint, so an event read twice is compressed once."""
-        data = "%s\x00%s\x00%s" % (self.role, self.tool, self.text)
+        """A stable fingerprint, so an event read twice is compressed once: what was said, and
+        (but for the agent's words, which a Stop hook's last message may bring early) when and
+        to which call; an empty output or a "yes" said again is another event."""
+        when = "" if self.role == "assistant" else "\x00%s\x00%s" % (self.ts, self.ref)
+        data = "%s\x00%s\x00%s%s" % (self.role, self.tool, self.text, when)
         return "%08x" % zlib.crc32(data.encode("utf-8"))
 
 
@@ -2738,12 +2741,13 @@ def _gemini_messages(text, info):
     return {"sessionId": session.group(1) if session else "", "messages": messages}
 
 
-def read_transcript(path, fmt="auto", offset=0):
+def read_transcript(path, fmt="auto", offset=0, cwd=""):
     """(events, info, new_offset) of a transcript: append-only logs (Claude, Codex) from byte
-    `offset` to their last whole line, others whole. A line that is not JSON is skipped."""
+    `offset` to their last whole line, others whole. A line that is not JSON is skipped. `cwd`:
+    the session's folder as its first lines gave it (a later line's is where it moved to)."""
     fmt, data, new_offset = _transcript_bytes(path, fmt, offset)
     text = data.decode("utf-8", "replace")
-    info = {"format": fmt}
+    info = {"format": fmt, "cwd": cwd} if cwd else {"format": fmt}
     if fmt == "text" and _jsonl(text):  # records of a layout no reader knows: not a chat
         first = json.loads(text.lstrip().partition("\n")[0])
         keys = ", ".join(list(first)[:6]) if isinstance(first, dict) else type(first).__name__
@@ -3749,7 +3753,7 @@ _FILE_MENTION_REGEX = _LazyRegex(
 # when a separator follows it (a Windows name cannot hold < > : " / \\ | ? *)
 _HOME_REGEX = _LazyRegex(
     r"(?:/home|/Users)[/\\]+[^/\\\s\"'`)\]]+"
-    r"|(?i:[a-z]:[\\/]+users[\\/]+)(?:[^\\/\r\n\t\"'`<>|:*?]{1,64}(?=[\\/])|[^/\\\s\"'`)\]]+)"
+    r"|(?<!\w)(?i:[a-z]:[\\/]+users[\\/]+)(?:[^\\/\r\n\t\"'`<>|:*?]{1,64}(?=[\\/])|[^/\\\s\"'`)\]]+)"
 )
 # a home folder as Claude Code names its project folders ("-home-ann-app", "C--Users-ann-app")
 _ENCODED_HOME_REGEX = _LazyRegex(r"(?:(?<![\w.])-(?:home|Users)|\b[A-Za-z]--Users)-[A-Za-z0-9_]+")
@@ -9422,8 +9426,9 @@ class _Capture:
         keys = [e.key for e in fresh]  # as read: the next capture sees the same text
         self._clean_exchange(events)  # secrets go before anything is cut, joined or judged
         session = job.get("session") or info.get("session") or _slug(os.path.basename(key), 36)
-        info["cwd"] = info.get("cwd") or job.get("cwd") or ""
-        context = ts.setdefault("context", {})
+        context = ts.setdefault("context", {})  # the folder its transcript began in, whatever a
+        context["cwd"] = context.get("cwd") or info.get("cwd") or ""  # later turn's is
+        info["cwd"] = context["cwd"] or job.get("cwd") or ""
         memories = compress_heuristic(fresh, info, context, final=bool(job.get("final")))
         memories += _episode(fresh, bool(job.get("final")), context, info["cwd"])
         # the heuristic memories are written before any LLM call: an interrupted run loses nothing
@@ -9495,8 +9500,9 @@ class _Capture:
             if os.path.exists(job["transcript"]):
                 fmt, at = job.get("format") or "auto", ts.get("offset", 0)
                 read = self.read.pop((job["transcript"], fmt), None)  # the file read by hand
+                cwd = (ts.get("context") or {}).get("cwd") or ""  # the first capture's
                 events, info, offset = (
-                    read if read and not at else read_transcript(job["transcript"], fmt, at)
+                    read if read and not at else read_transcript(job["transcript"], fmt, at, cwd)
                 )
                 ts["offset"] = offset
                 if info["format"] == "text" and fmt == "auto" and job.get("event") != "manual":

@@ -73,6 +73,25 @@ def test_what_hooks_capture_turn_by_turn_is_dated_when_the_session_said_it_not_t
     assert {(m.get("updated") or m["created"])[:10] for m in mems} == {"2026-11-20"}
 
 
+def test_a_turn_that_says_or_prints_what_an_earlier_turn_did_is_still_captured(store, tmp_path):
+    turns = [[("user", "Format the code."), ("tool", "Bash", {"command": "make fmt"}, ""),
+              ("assistant", "Formatted with `make fmt`.")],
+             [("user", "Run the next check of the list."), ("tool", "Bash", {"command": "cargo test --workspace"}, ""),
+              ("assistant", "The workspace tests pass.")],
+             [("user", "Run the next check of the list."), ("tool", "Bash", {"command": "cargo clippy --workspace"}, ""),
+              ("assistant", "Clippy is quiet.")]]
+    path = tmp_path / "again.jsonl"
+    for i, event in enumerate(["Stop", "Stop", "Stop", "SessionEnd"]):
+        steps = [step for turn in turns[: i + 1] for step in turn]
+        path.write_text(render_claude(steps, "sess-again"), encoding="utf-8")
+        am("capture", "--sync", input=hook_json("sess-again", path, event=event), check=0)
+    [passed] = [m["text"] for m in export(store) if m["text"].startswith("Commands that passed here")]
+    assert passed == ("Commands that passed here: lint `cargo clippy --workspace`; format `make fmt`; "
+                      "test `cargo test --workspace`.")
+    [quiet] = [m for m in export(store) if m["text"] == "Clippy is quiet."]
+    assert quiet["turn"] == 3 and quiet["asked"] == "Run the next check of the list."  # said again
+
+
 @pytest.mark.parametrize("reviewed", [False, True])
 def test_a_claim_stored_at_one_turn_is_taken_back_by_a_later_turn_s_word(store, tmp_path, reviewed):
     """Codex captures after every turn: the session's final word still wins over what an
