@@ -1984,9 +1984,8 @@ class Event:
 
     @property
     def key(self):
-        """A stable fingerprint, so an event read twice is compressed once: what was said, and
-        (but for the agent's words, which a Stop hook's last message may bring early) when and
-        to which call; an empty output or a "yes" said again is another event."""
+        """A stable fingerprint, so an event read twice is compressed once: what was said and (but
+        for the agent's words: a Stop hook's last message comes early) when, to which call."""
         when = "" if self.role == "assistant" else "\x00%s\x00%s" % (self.ts, self.ref)
         data = "%s\x00%s\x00%s%s" % (self.role, self.tool, self.text, when)
         return "%08x" % zlib.crc32(data.encode("utf-8"))
@@ -5970,8 +5969,7 @@ class _Episode:
         for t in work:  # may hold one turn (the Stop hook's), the main work an earlier one
             if self.worked.get(t, 0) >= top[0]:
                 top = [self.worked.get(t, 0), t, _final_report(last[t], _REPORT_CHARS // 2)]
-        d["main"] = top
-        end = _final_report(last[work[-1]], _REPORT_CHARS // 2) if work else ""
+        d["main"], end = top, work and _final_report(last[work[-1]], _REPORT_CHARS // 2)
         if top[1] not in work[-1:] and top[2] and end:
             report = "%s Then: %s" % (top[2], end)
         d["worked"] = bool(report or d.get("worked"))
@@ -6296,9 +6294,7 @@ class _Index:
     def refresh(self):
         """Re-index the markdown that changed, in an IMMEDIATE transaction (bad files: `bad`)."""
         db, disk = self.connect(), self.files()
-        known = {
-            r[0]: tuple(r[1:]) for r in db.execute("SELECT path, mtime_ns, size, ino FROM files")
-        }
+        known = {r[0]: r[1:] for r in db.execute("SELECT path, mtime_ns, size, ino FROM files")}
         if disk == known:
             return False
         with _PausedGC():
@@ -6312,10 +6308,7 @@ class _Index:
 
         db.execute("BEGIN IMMEDIATE")
         try:
-            known = {
-                r[0]: tuple(r[1:])
-                for r in db.execute("SELECT path, mtime_ns, size, ino FROM files")
-            }
+            known = {r[0]: r[1:] for r in db.execute("SELECT path, mtime_ns, size, ino FROM files")}
             changed = sorted(p for p, st in disk.items() if known.get(p) != st)
             removed = sorted(p for p in known if p not in disk)
             sessions = set()
@@ -10956,10 +10949,9 @@ def _code_names(store):
         for bit in d["files"] + programs + list(_exact_words(d["text"])):
             if bit[:1] != "-":  # a flag's word is any word: `--style`
                 found.setdefault(p, set()).update(tokenize(bit)[:1])  # whole: never its "rate"
+    kept = {p: [files[p]] + sorted(ns) for p, ns in found.items()}
     with contextlib.suppress(OSError):
-        _atomic_write(
-            path, _json_text({p: [files[p]] + sorted(ns) for p, ns in found.items()}), durable=False
-        )
+        _atomic_write(path, _json_text(kept), durable=False)
     out = set().union(*found.values())
     return sorted(t for t in out if len(t) > 3 and t not in _STOP_WORDS and not _common(t))
 
