@@ -2742,8 +2742,7 @@ def _gemini_messages(text, info):
 
 def read_transcript(path, fmt="auto", offset=0, cwd=""):
     """(events, info, new_offset) of a transcript: append-only logs (Claude, Codex) from byte
-    `offset` to their last whole line, others whole. A line that is not JSON is skipped. `cwd`:
-    the session's folder as its first lines gave it (a later line's is where it moved to)."""
+    `offset` to their last whole line, others whole; a line not JSON skipped. `cwd`: its first."""
     fmt, data, new_offset = _transcript_bytes(path, fmt, offset)
     text = data.decode("utf-8", "replace")
     info = {"format": fmt, "cwd": cwd} if cwd else {"format": fmt}
@@ -5058,7 +5057,7 @@ def _commit_message(command):
     >>> _commit_message("git commit -m \\"$(cat <<'EOF'\\nfeat: add charts\\n\\nBody.\\nEOF\\n)\\"")
     'feat: add charts Body.'"""
     m = _COMMIT_REGEX.search(command or "")
-    if not m:
+    if not m or "<<" in command[: m.start()]:  # a commit written into a file's here-document
         return ""
     msg = next((g for g in m.groups()[1:] if g), "")
     return " ".join(msg.replace("\\n", "\n").split())
@@ -5136,6 +5135,7 @@ _FILE_PROGRAMS = frozenset(
 )
 # what runs the command after it (its own flags read past): `time cargo build` runs cargo
 _READ_THROUGH = frozenset("env time sudo nohup nice".split())
+_INTERPRETER_REGEX = _LazyRegex(r"(?:python|pypy|node|ruby|perl|php)[\d.]*$")  # -c, -e: code
 _CODE_SPAN_REGEX = _LazyRegex(r"`([^`\n]{3,200})`")  # a command as a note gives it
 # a mark: a word that names one thing exactly (an identifier, a path, a flag, a version)
 _MARK_WORD_REGEX = _LazyRegex(r"(?<![\w./:-])(?:--?)?\w[\w.:/-]*\w")
@@ -5312,11 +5312,13 @@ def _command_shown(words):
 def _chain_shown(command):
     """A shell line's commands as a note shows them, `&&` between; '' when they cannot be shown
     whole: too long, or a script given inline (`-c`, `-e`) or as a here-document.
-    >>> _chain_shown("cd web && npm test -- a.test.ts | tail"), _chain_shown("python - <<'PY'")
+    >>> _chain_shown("cd web && npm test -- a.test.ts | tail"), _chain_shown("python3 -v -c pass")
     ('npm test -- a.test.ts', '')"""
     segments = _command_segments(command)
     probe = "<<" in command or any(  # `-c lint` runs a command; `-c "import x; ..."`, a script
-        len(w) > 2 and w[-2] in ("-c", "-e") and re.search(r"[^\w.:/@+-]", w[-1])
+        len(w) > 2
+        and w[-2] in ("-c", "-e")
+        and (re.search(r"[^\w.:/@+-]", w[-1]) or _INTERPRETER_REGEX.match(w[0].split("/")[-1]))
         for w, _p in segments
     )
     words = [w for segment, _p in segments for w in ["&&"] + segment][1:]
@@ -5824,8 +5826,7 @@ class _Words:
             if text:
                 ctx["turn"] = int(ctx.get("turn") or 0) + 1
                 ctx["asked"] = _clip(text, _ASKED_CHARS)
-                if ev.tool == "answer":
-                    self.answers.add(len(self.said))
+                self.answers.update([len(self.said)] if ev.tool == "answer" else [])
                 self.said_by("person", text, ev.ts)
         elif ev.role == "assistant" and ev.text.strip():
             who = "subagent" if ev.tool == "subagent" else "agent"
@@ -9591,9 +9592,8 @@ class _Capture:
         git = _git_info(cwd) if cwd else {}
         branch = info.get("branch") or git.get("branch", "")
         commit = info.get("commit") or git.get("commit", "")
-        at = [e.ts for e in events if e.ts]  # none new (a session's end): when it last spoke
-        first_ts = (at or [context.get("at")])[0] or job.get("created") or _now_iso()
-        context["at"] = at[-1] if at else context.get("at") or ""
+        at = [e.ts for e in events if e.ts] or [context.get("at") or ""]  # none new: its last
+        first_ts, context["at"] = at[0] or job.get("created") or _now_iso(), at[-1]
         items, replaced = [], set()
         self._retract(session, context.pop("retracted", []))
         self._add_earlier_passes(memories, session)
@@ -10257,6 +10257,7 @@ _LOG_TIME_REGEX = _LazyRegex(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")  # a log line's 
 # project's docs, a record a session wrote; anything else was cut from a session's words
 _SAVED_BY = (None, "agent", "scan", "record", "import")
 _ACRONYM_REGEX = _LazyRegex(r"\b[A-Z]{2,}[A-Z0-9]*\b")
+_OS_REFUSED_REGEX = _LazyRegex(r"(?i)\boperation not permitted|\bpermission denied")
 # what a note that stands on its own says of the thing it names, by its type
 # fmt: off
 _SAYS = {"rule": "a rule", "convention": "a convention", "decision": "a choice",
@@ -10276,8 +10277,9 @@ def _stands(m, names=(), twin=None):
     ('`make e2e`', 'a convention')"""
     if twin:
         return "", "a near-duplicate of %s, which is newer" % twin
-    # what it tells to do: a command's note quotes the output that proved it, the rest is theirs
-    told = " ".join(_CODE_SPAN_REGEX.findall(m.text)) if m.extra.get("by") == "tools" else m.text
+    # what it tells to do: a command note's code, not the output that proved it (but a refusal's)
+    quotes = m.extra.get("by") == "tools" and not _OS_REFUSED_REGEX.search(m.text)
+    told = " ".join(_CODE_SPAN_REGEX.findall(m.text)) if quotes else m.text
     lacks = _UNDONE_REGEX.match(m.text)  # "`rg` is not installed here", "... on the PATH here"
     if _MACHINE_STATE_REGEX.search(told) or _HOME_REGEX.search(told) or (lacks and lacks.group(2)):
         return "", "one machine's state, not the project's"

@@ -541,6 +541,18 @@ def test_the_last_session_digest_says_what_was_asked_committed_reported_and_left
     assert left == "Left: Alert when a billing run is skipped."
 
 
+def test_a_commit_written_into_a_guide_is_no_commit_of_the_session():
+    guide = ("cat <<'EOF' > docs/CONTRIBUTING.md\n## Committing\n\n    git commit -m \"Short imperative "
+             "summary\"\n\nThen open a pull request.\nEOF")
+    events = [Event("user", "Write a contributing guide with our commit rules."),
+              Event("call", guide, tool="Bash"),
+              Event("assistant", "Wrote `docs/CONTRIBUTING.md` with the commit and pull request rules.")]
+    context = {}
+    mems = agentmem._episode(events, final=True, context=context)
+    digest = agentmem._session_summary(mems, context, {})
+    assert "Committed" not in digest and "Reported: Wrote `docs/CONTRIBUTING.md`" in digest, digest
+
+
 def test_the_digest_reports_the_work_done_not_the_closing_aside_after_it():
     work = [Event("user", "The nightly export drops rows whose country is empty, fix that please."),
             Event("call", "", tool="Edit", files=["export/rows.py"]),
