@@ -10257,7 +10257,6 @@ _LOG_TIME_REGEX = _LazyRegex(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")  # a log line's 
 # project's docs, a record a session wrote; anything else was cut from a session's words
 _SAVED_BY = (None, "agent", "scan", "record", "import")
 _ACRONYM_REGEX = _LazyRegex(r"\b[A-Z]{2,}[A-Z0-9]*\b")
-_OS_REFUSED_REGEX = _LazyRegex(r"(?i)\boperation not permitted|\bpermission denied")
 # what a note that stands on its own says of the thing it names, by its type
 # fmt: off
 _SAYS = {"rule": "a rule", "convention": "a convention", "decision": "a choice",
@@ -10277,9 +10276,8 @@ def _stands(m, names=(), twin=None):
     ('`make e2e`', 'a convention')"""
     if twin:
         return "", "a near-duplicate of %s, which is newer" % twin
-    # what it tells to do: a command note's code, not the output that proved it (but a refusal's)
-    quotes = m.extra.get("by") == "tools" and not _OS_REFUSED_REGEX.search(m.text)
-    told = " ".join(_CODE_SPAN_REGEX.findall(m.text)) if quotes else m.text
+    # what it tells to do: a command's note quotes the output that proved it, the rest is theirs
+    told = " ".join(_CODE_SPAN_REGEX.findall(m.text)) if m.extra.get("by") == "tools" else m.text
     lacks = _UNDONE_REGEX.match(m.text)  # "`rg` is not installed here", "... on the PATH here"
     if _MACHINE_STATE_REGEX.search(told) or _HOME_REGEX.search(told) or (lacks and lacks.group(2)):
         return "", "one machine's state, not the project's"
