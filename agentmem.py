@@ -5312,7 +5312,7 @@ def _command_shown(words):
 def _chain_shown(command):
     """A shell line's commands as a note shows them, `&&` between; '' when they cannot be shown
     whole: too long, or a script given inline (`-c`, `-e`) or as a here-document.
-    >>> _chain_shown("cd web && npm test -- a.test.ts | tail"), _chain_shown("python3 -v -c pass")
+    >>> _chain_shown("cd web && npm test -- a.test.ts | tail"), _chain_shown("node -e 0")
     ('npm test -- a.test.ts', '')"""
     segments = _command_segments(command)
     probe = "<<" in command or any(  # `-c lint` runs a command; `-c "import x; ..."`, a script
@@ -10949,9 +10949,9 @@ def _code_names(store):
         for bit in d["files"] + programs + list(_exact_words(d["text"])):
             if bit[:1] != "-":  # a flag's word is any word: `--style`
                 found.setdefault(p, set()).update(tokenize(bit)[:1])  # whole: never its "rate"
-    kept = {p: [files[p]] + sorted(ns) for p, ns in found.items()}
+    names = {p: [files[p]] + sorted(ns) for p, ns in found.items()}
     with contextlib.suppress(OSError):
-        _atomic_write(path, _json_text(kept), durable=False)
+        _atomic_write(path, _json_text(names), durable=False)
     out = set().union(*found.values())
     return sorted(t for t in out if len(t) > 3 and t not in _STOP_WORDS and not _common(t))
 

@@ -34,7 +34,7 @@ def test_the_command_of_each_kind_that_passed_is_how_to_work_here():
                        ("git status", "clean", True),
                        ("node --version", "v24.1.0", True),
                        ("python -c 'import app; print(app.VERSION)'", "1.2", True),
-                       ("python3 -X importtime -c pass", "import time: 12 | 12 | site", True)))
+                       ("python3 -X importtime -c 0", "import time: 12 | 12 | site", True)))
     assert mems == [("fact", "Commands that passed here: lint `cd web && npm run lint:check`; "
                              "test `npm run test:unit`.")]   # the broader form; no git, version or probe
 
