@@ -5825,7 +5825,7 @@ class _Words:
             text = _typed_words(_strip_private(ev.text)).strip()
             if text:
                 ctx["turn"] = int(ctx.get("turn") or 0) + 1
-                ctx["asked"] = _clip(text, _ASKED_CHARS)
+                ctx["replying_to"] = _clip(text, _ASKED_CHARS)  # not _Observer's "asked"
                 self.answers.update([len(self.said)] if ev.tool == "answer" else [])
                 self.said_by("person", text, ev.ts)
         elif ev.role == "assistant" and ev.text.strip():
@@ -5844,7 +5844,7 @@ class _Words:
                 calls.append(line)
 
     def said_by(self, who, text, ts):
-        asked = self.context.get("asked") if who != "person" else ""
+        asked = self.context.get("replying_to") if who != "person" else ""
         self.said.append([who, text, ts, [], self.context.get("turn") or 0, asked or ""])
 
     def memories(self):

@@ -1,6 +1,7 @@
 """Capture stage: the hook returns at once, a detached worker does the work, nothing is lost or doubled."""
 import json
 import os
+import shutil
 import subprocess
 import time
 
@@ -91,6 +92,29 @@ def test_a_turn_that_says_or_prints_what_an_earlier_turn_did_is_still_captured(s
     [quiet] = [m for m in export(store) if m["text"] == "Clippy is quiet."]
     assert quiet["turn"] == 3 and quiet["asked"] == "Run the next check of the list."  # said again
 
+
+def test_a_yes_to_the_agent_s_plan_is_no_decision_glued_to_the_request_before_it(store, tmp_path):
+    """The request a turn answers is kept for the next capture; it is no question the person's
+    next word replies to, turn by turn as in one go."""
+    turns = [[("user", "Check the retry loop in the uploader and tell me what you would change."),
+              ("assistant", "Three changes: cap the retries at five, add jitter to the delay, and log "
+                            "each failed attempt.")],
+             [("user", "yes, I agree with all three, go ahead"),
+              ("tool", "Edit", {"file_path": "/nowhere/uploader.py", "old_string": "a", "new_string": "b"}, "ok"),
+              ("assistant", "Done: the uploader caps retries at five, adds jitter and logs each failure.")]]
+    path = tmp_path / "plan.jsonl"
+    decisions = []
+    for events in (["Stop", "Stop", "SessionEnd"], None):
+        if events is None:  # the same session captured in one go, into a fresh store
+            shutil.rmtree(store)
+            path.write_text(render_claude([s for t in turns for s in t], "sess-plan"), encoding="utf-8")
+            am("capture", "--transcript", str(path), check=0)
+        for i, event in enumerate(events or []):
+            path.write_text(render_claude([s for t in turns[: i + 1] for s in t], "sess-plan"), encoding="utf-8")
+            am("capture", "--sync", input=hook_json("sess-plan", path, event=event), check=0)
+        decisions.append([m["text"] for m in export(store) if m["type"] == "decision"])
+    assert decisions[0] == decisions[1]
+    assert not any("retry loop" in d for d in decisions[0])
 
 @pytest.mark.parametrize("reviewed", [False, True])
 def test_a_claim_stored_at_one_turn_is_taken_back_by_a_later_turn_s_word(store, tmp_path, reviewed):
