@@ -13,9 +13,11 @@ and every task of its project; nothing is told, only measured:
   null >= S    null prompts' notes (each its best three) whose share is S or more
   task share   the best share of a passage holding the task's fact (inject_public's groups),
                over the tasks whose fact the gate finds at all
+  all words    notes whose passage says every word of the prompt that the store knows: a null
+               prompt's whole answer, not a chance match of some of its words
 
-One line a K: `K=k: bar mean M (min, max) | null notes >= 0.5 a store: median N | tasks
-found F, median share S`. A score whose null does not grow with the store keeps the first two
+One line a K: `K=k: bar mean M (min, max) | null notes >= 0.5 a store: median N, saying all
+the prompt's words W | tasks found F, median share S, saying all the task's words T`. A score whose null does not grow with the store keeps the first two
 where they are at K = 0 while the tasks keep theirs (docs/ranking.md, the bar each store sets).
 """
 
@@ -57,14 +59,22 @@ def template(shared, k, work):
     return tmpl
 
 
+def whole(passage, weights):
+    """Whether a passage says every own word of the prompt that the store knows."""
+    own = [i for i, (_w, forms, common) in enumerate(weights) if forms and not common]
+    return len(agentmem._own_words_said(passage, weights)) >= len(own)
+
+
 def measure(store, tasks):
-    """(bar, [null notes' shares], [best share of a passage holding each found task's fact])."""
+    """(bar, [(share, whole) of null notes], [(share, whole) of the best passage holding each
+    found task's fact])."""
     bar, nulls, facts = agentmem._gate(store, refresh=True)["bar"], [], []
     for p in agentmem._null_prompts():
-        found = agentmem._prompt_found(store, p, "", set(agentmem.tokenize(p)))[0]
-        nulls += [share for share, _m, _p in found[:3]]
+        found, _hits, weights = agentmem._prompt_found(store, p, "", set(agentmem.tokenize(p)))
+        nulls += [(share, whole(text, weights)) for share, _m, text in found[:3]]
     for task, groups in tasks:
-        held = [s for s, _m, p in agentmem._prompt_found(store, task)[0] if has(p, groups)]
+        found, _hits, weights = agentmem._prompt_found(store, task)
+        held = [(s, whole(p, weights)) for s, _m, p in found if has(p, groups)]
         facts += [max(held)] if held else []
     return bar, nulls, facts
 
@@ -79,6 +89,7 @@ def main(argv=None):
     ap.add_argument("--k", default="0,8,32")
     ap.add_argument("--shared", default=os.path.join(os.path.dirname(HERE), "..", "shared"))
     a = ap.parse_args(argv)
+    a.shared = os.path.abspath(a.shared)  # captures run in each project's folder
     sys.path.insert(0, os.path.join(a.shared, "bench"))
     import inject_public as ip
 
@@ -86,7 +97,7 @@ def main(argv=None):
     try:
         for k in (int(x) for x in a.k.split(",")):
             tmpl = template(a.shared, k, work) if k else None
-            bars, above, facts = [], [], []
+            bars, above, wholes, facts = [], [], [], []
             for name in ip.SESSIONS:
                 root = os.path.join(work, "k%d" % k, ip.short(name))
                 os.makedirs(root)
@@ -97,13 +108,17 @@ def main(argv=None):
                 tasks = [(t, g) for owner, t, g in ip.TASKS if owner == name]
                 bar, nulls, found = measure(agentmem.Store(path), tasks)
                 bars.append(bar)
-                above.append(sum(s >= 0.5 for s in nulls))
+                above.append(sum(s >= 0.5 for s, _w in nulls))
+                wholes.append(sum(w for _s, w in nulls))
                 facts += found
             print(
-                "K=%d: bar mean %.2f (%.2f, %.2f) | null notes >= 0.5 a store: median %d | "
-                "tasks found %d, median share %.2f"
+                "K=%d: bar mean %.2f (%.2f, %.2f) | null notes >= 0.5 a store: median %d, "
+                "saying all the prompt's words %d | tasks found %d, median share %.2f, saying "
+                "all the task's words %d"
                 % (k, statistics.mean(bars), min(bars), max(bars), statistics.median(above),
-                   len(facts), statistics.median(facts) if facts else 0.0),
+                   statistics.median(wholes), len(facts),
+                   statistics.median(s for s, _w in facts) if facts else 0.0,
+                   sum(w for _s, w in facts)),
                 flush=True,
             )
     finally:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What every session starts with, on many projects: each note told at SessionStart, to read.
 
-usage: bench/start_notes.py [NOISE_DIR] [--half 1|2] [--jobs N]
+usage: bench/start_notes.py [NOISE_DIR] [--half 1|2] [--turns] [--blocks] [--jobs N]
 
 NOISE_DIR (default ../shared/data/noise) holds real sessions of many projects and their
 prompts.jsonl (see ../shared/bench/noise_public.py). Each project's transcripts are captured,
@@ -10,6 +10,10 @@ in name order, into a fresh store of its own, as the Stop hook would; then the s
 every session of it starts with). Every note is printed, TOLD with the thing it names and what
 it says of it, HELD with why it does not stand on its own, to be read one by one.
 
+--turns   capture each transcript as the hooks do, a turn at a time: cut at each of the
+          person's prompts (a Claude record of the person's text, a Codex user message), run
+          `capture --sync` with a Stop hook's JSON after each cut, then a SessionEnd.
+--blocks  print each store's SessionStart block as told, after its notes.
 --half H  only one half of the projects (1: the 1st, 3rd, ... project in name order; 2: the
           others): read one half while changing the code, and check on the other.
 
@@ -47,13 +51,48 @@ def projects(folder):
     return {k: sorted(v) for k, v in sorted(out.items())}
 
 
-def explain(name, paths, work):
-    """(name, [rows of inject --explain --format json], tokens of the SessionStart block)."""
+def prompt_lines(lines):
+    """The indexes of a transcript's lines that open a turn: the person's prompt (Claude Code's
+    record of the person's text, or a Codex user message)."""
+    out = []
+    for i, line in enumerate(lines):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        payload, msg = d.get("payload") or {}, d.get("message") or {}
+        claude = d.get("type") == "user" and not d.get("isSidechain") and isinstance(msg.get("content"), str)
+        codex = payload.get("type") == "message" and payload.get("role") == "user"
+        if i and (claude or codex):
+            out.append(i)
+    return out
+
+
+def play_turns(path, n, root, env):
+    """Capture one transcript as the hooks do: a Stop after each turn, then a SessionEnd."""
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        lines = f.read().splitlines(True)
+    cut = os.path.join(root, "turns", os.path.basename(path))
+    os.makedirs(os.path.dirname(cut), exist_ok=True)
+    ends = prompt_lines(lines) + [len(lines)]
+    for end, event in zip(ends + [len(lines)], ["Stop"] * len(ends) + ["SessionEnd"]):
+        with open(cut, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write("".join(lines[:end]))
+        hook = {"session_id": "s%d" % n, "transcript_path": cut, "cwd": root, "hook_event_name": event}
+        subprocess.run([sys.executable, AGENTMEM, "capture", "--sync", "--no-llm"], env=env, cwd=root,
+                       input=json.dumps(hook), capture_output=True, text=True, check=False)
+
+
+def explain(name, paths, work, turns=False):
+    """(name, [rows of inject --explain --format json], the SessionStart block)."""
     root = os.path.join(work, name)
     os.makedirs(root)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTMEM_", "ANTHROPIC_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTMEM_", "ANTHROPIC_", "CLAUDE"))}
     env["AGENTMEM_DIR"] = os.path.join(root, ".agentmem")
-    for path in paths:
+    for n, path in enumerate(paths):
+        if turns:
+            play_turns(path, n, root, env)
+            continue
         subprocess.run(
             [sys.executable, AGENTMEM, "capture", "--no-llm", "--transcript", path],
             env=env, cwd=root, capture_output=True, check=False,
@@ -63,13 +102,15 @@ def explain(name, paths, work):
                           capture_output=True, text=True, check=False).stdout
     rows = subprocess.run(run + ["--explain", "--format", "json"], env=env, cwd=root,
                           capture_output=True, text=True, check=False).stdout
-    return name, json.loads(rows or "[]"), len(told) // 4
+    return name, json.loads(rows or "[]"), told
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("folder", nargs="?", default=NOISE)
     ap.add_argument("--half", type=int, choices=(1, 2))
+    ap.add_argument("--turns", action="store_true")
+    ap.add_argument("--blocks", action="store_true")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args(argv)
     work = tempfile.mkdtemp(prefix="agentmem-start-")
@@ -78,9 +119,10 @@ def main(argv=None):
         with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
             chosen = list(projects(a.folder).items())
             chosen = chosen[a.half - 1 :: 2] if a.half else chosen
-            jobs = [pool.submit(explain, n, p, work) for n, p in chosen]
+            jobs = [pool.submit(explain, n, p, work, a.turns) for n, p in chosen]
             for job in jobs:
-                name, rows, tokens = job.result()
+                name, rows, block = job.result()
+                tokens = len(block) // 4
                 told = [r for r in rows if r["verdict"] == "told"]
                 digests = sum(r["type"] == "summary" for r in told)
                 held = sum(r["verdict"] == "held" for r in rows)
@@ -90,6 +132,8 @@ def main(argv=None):
                     head = "names %s: %s" % (r["names"], r["says"]) if r["names"] else r["says"]
                     print("  %-4s [%s · %s] %s\n       %s"
                           % (r["verdict"].upper(), r["id"], r["type"], head, r["text"]))
+                if a.blocks:
+                    print(block)
                 total["told"] += len(told)
                 total["digests"] += digests
                 total["held"] += held
