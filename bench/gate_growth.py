@@ -17,8 +17,9 @@ and every task of its project; nothing is told, only measured:
                prompt's whole answer, not a chance match of some of its words
 
 One line a K: `K=k: bar mean M (min, max) | null notes >= 0.5 a store: median N, saying all
-the prompt's words W | tasks found F, median share S, saying all the task's words T`. A score whose null does not grow with the store keeps the first two
-where they are at K = 0 while the tasks keep theirs (docs/ranking.md, the bar each store sets).
+the prompt's words W | tasks found F, median share S, saying all the task's words T`. A score
+whose null does not grow with the store keeps the first two where they are at K = 0 while the
+tasks keep theirs (docs/ranking.md, the bar each store sets).
 """
 
 import argparse

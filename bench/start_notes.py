@@ -61,7 +61,8 @@ def prompt_lines(lines):
         except ValueError:
             continue
         payload, msg = d.get("payload") or {}, d.get("message") or {}
-        claude = d.get("type") == "user" and not d.get("isSidechain") and isinstance(msg.get("content"), str)
+        said = isinstance(msg.get("content"), str)
+        claude = d.get("type") == "user" and not d.get("isSidechain") and said
         codex = payload.get("type") == "message" and payload.get("role") == "user"
         if i and (claude or codex):
             out.append(i)
@@ -78,16 +79,19 @@ def play_turns(path, n, root, env):
     for end, event in zip(ends + [len(lines)], ["Stop"] * len(ends) + ["SessionEnd"]):
         with open(cut, "w", encoding="utf-8", errors="surrogateescape") as f:
             f.write("".join(lines[:end]))
-        hook = {"session_id": "s%d" % n, "transcript_path": cut, "cwd": root, "hook_event_name": event}
-        subprocess.run([sys.executable, AGENTMEM, "capture", "--sync", "--no-llm"], env=env, cwd=root,
-                       input=json.dumps(hook), capture_output=True, text=True, check=False)
+        hook = {"session_id": "s%d" % n, "transcript_path": cut, "cwd": root,
+                "hook_event_name": event}
+        subprocess.run([sys.executable, AGENTMEM, "capture", "--sync", "--no-llm"], env=env,
+                       cwd=root, input=json.dumps(hook), capture_output=True, text=True,
+                       check=False)
 
 
 def explain(name, paths, work, turns=False):
     """(name, [rows of inject --explain --format json], the SessionStart block)."""
     root = os.path.join(work, name)
     os.makedirs(root)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTMEM_", "ANTHROPIC_", "CLAUDE"))}
+    own = ("AGENTMEM_", "ANTHROPIC_", "CLAUDE")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(own)}
     env["AGENTMEM_DIR"] = os.path.join(root, ".agentmem")
     for n, path in enumerate(paths):
         if turns:
