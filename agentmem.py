@@ -5904,6 +5904,7 @@ class _Episode:
         self.todos = []
         self.commands = _Commands(context, cwd)  # what ran, what it proved
         self.commits = []  # the messages of the commits the agent made, as the digest says them
+        self.committing = {}  # call ref -> the message of a commit whose result is not back yet
         self.worked = {}  # turn -> the edits and commits the agent made in that turn
         self.pending = []  # what a compaction summary says is pending
         self.left_at = ""  # when the to-do list or a summary last said what is left
@@ -5916,6 +5917,9 @@ class _Episode:
             self._compaction(_strip_private(ev.text), ev.ts)
         elif ev.role == "call":
             self._call(ev)
+        elif ev.role == "result" and ev.ref in self.committing:  # what ran made the commit
+            msg = self.committing.pop(ev.ref)
+            self.commits += [_clip(msg.split(" - ")[0], _DIGEST_CHARS)] if ev.ok is not False else []
 
     def _compaction(self, text, ts=""):
         """What a compaction summary says is pending (its last such section), for the digest."""
@@ -5938,7 +5942,8 @@ class _Episode:
         msg = _commit_message(ev.text) if name in _SHELL_TOOLS else ""
         if name in ("todowrite", "update_plan"):
             self.todos, self.left_at = _todo_items(ev.text), ev.ts
-        self.commits += [_clip(msg.split(" - ")[0], _DIGEST_CHARS)] if msg else []
+        if msg:  # a commit a hook refused, or whose call never came back, made none
+            self.committing[ev.ref] = msg
         if msg or _edits_files(name):
             turn = self.words.context.get("turn") or 0
             self.worked[turn] = self.worked.get(turn, 0) + 1

@@ -523,7 +523,9 @@ def test_the_last_session_digest_says_what_was_asked_committed_reported_and_left
     context = {}
     events = [Event("user", "Move the billing cron to Celery beat."),
               Event("call", "git commit -m \"$(cat <<'EOF'\nfeat: schedule billing with Celery beat\n\n"
-                            "- drop the crontab entry\nEOF\n)\"", tool="Bash"),
+                            "- drop the crontab entry\nEOF\n)\"", tool="Bash", ref="c1"),
+              Event("result", "[main 1f2e3d4] feat: schedule billing with Celery beat", tool="Bash",
+                    ok=True, ref="c1"),
               Event("call", "pending: Alert when a billing run is skipped\ncompleted: Add the beat "
                             "schedule", tool="TodoWrite"),
               Event("user", "Also keep the old cron for a week as a fallback."),
@@ -539,6 +541,29 @@ def test_the_last_session_digest_says_what_was_asked_committed_reported_and_left
     assert reported.startswith("Reported: The billing run is now scheduled by Celery beat")
     assert "watch the logs" not in reported                               # a plan, not a report
     assert left == "Left: Alert when a billing run is skipped."
+
+
+def test_a_commit_is_reported_only_when_its_result_shows_it_was_made():
+    """A commit that a hook refused, or whose call never came back (the session ended on it), made
+    no commit: the digest does not report it."""
+    def committed(*results):
+        events, context = [Event("user", "Ship the invoice export.")], {}
+        for n, (message, result) in enumerate(results):
+            events.append(Event("call", 'git commit -m "%s"' % message, tool="Bash", ref="c%d" % n))
+            if result is not None:
+                events.append(Event("result", result[0], tool="Bash", ok=result[1], ref="c%d" % n))
+        events.append(Event("assistant", "Added the invoice export to `billing/export.py`."))
+        agentmem._episode(events, final=True, context=context)
+        digest = agentmem._session_summary(["x"], context, {})
+        return [line for line in digest.split("\n") if line.startswith("Committed")]
+
+    assert committed(("feat: invoice export", ("[main 9a8b7c6] feat: invoice export", True))) == [
+        "Committed: feat: invoice export."]
+    assert committed(("feat: invoice export", ("lint-staged failed: 2 errors", False))) == []
+    assert committed(("feat: invoice export", None)) == []  # the session ended on the call
+    assert committed(("feat: invoice export", ("hook: eslint failed", False)),
+                     ("feat: invoice export", ("[main 1a2b3c4] feat: invoice export", None))) == [
+        "Committed: feat: invoice export."]
 
 
 def test_a_commit_written_into_a_guide_is_no_commit_of_the_session():
@@ -557,6 +582,7 @@ def test_the_digest_reports_the_work_done_not_the_closing_aside_after_it():
     work = [Event("user", "The nightly export drops rows whose country is empty, fix that please."),
             Event("call", "", tool="Edit", files=["export/rows.py"]),
             Event("call", "git commit -m 'fix: keep rows without a country'", tool="Bash"),
+            Event("result", "[main 0c1d2e3] fix: keep rows without a country", tool="Bash"),
             Event("assistant", "Fixed the nightly export: rows with an empty country are now written "
                                "with the code `ZZ` in `export/rows.py`, and the fix is committed.")]
     aside = [Event("user", "Thanks. Remind me who the personas of the onboarding guide are?"),
