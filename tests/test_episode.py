@@ -596,6 +596,22 @@ def test_the_digest_reports_the_work_done_not_the_closing_aside_after_it():
         assert reported.startswith("Reported: Fixed the nightly export: rows with an empty country"), reported
 
 
+def test_a_label_over_a_table_or_code_is_what_the_report_says():
+    """A line that introduces a table or a code block ("... via the `Reader` registry:") tells
+    what was built; a usage note after it is not the report."""
+    events = [Event("user", "Make the importer read CSV, JSON and Parquet."),
+              Event("call", "", tool="Write", files=["importer/readers.py"]),
+              Event("assistant", "The importer now reads three formats through the `Reader` "
+                                 "registry:\n\n| format | reader |\n|---|---|\n| CSV | `CsvReader` |\n"
+                                 "| JSON | `JsonReader` |\n\n**Example:**\n\n```python\nload('a.csv')\n```"
+                                 "\n\nEach reader also takes an `encoding` keyword for odd files.")]
+    context = {}
+    agentmem._episode(events, final=True, context=context)
+    reported = agentmem._session_summary(["x"], context, {}).split("\n")[1]
+    assert reported.startswith("Reported: The importer now reads three formats through the `Reader` "
+                               "registry."), reported
+
+
 def test_the_digest_reports_the_session_s_main_work_then_where_it_ended():
     build = [Event("user", "Build the tide-table service.")]
     build += [Event("call", "", tool="Write", files=["tides/%s.py" % f]) for f in ("api", "store", "fetch")]
