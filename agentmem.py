@@ -4209,6 +4209,7 @@ def _unfit(kind, mtype, text):
 
 
 _TYPED_CHARS = 1500  # a person's message longer than this, laid out in sections, is a document
+_WRAP_CHARS = 60  # a file's lines wrapped at a fixed width are at least this long (72, 80, 100)
 _STRUCTURE_REGEX = _LazyRegex(r"^(?:#{1,4} \S|\s*(?:[-*•]|\d+[.)])\s+\S|[A-Z][A-Z_ ]{2,}:)", re.M)
 _USER_INPUT_REGEX = _LazyRegex(r"^#+\s*user input\s*\n+```\w*\n(.*?)```", re.I | re.M | re.S)
 # a line a tool printed, pasted: a compiler's diagnostic ("warning: unused variable",
@@ -4228,10 +4229,24 @@ _CODE_LINE_REGEX = _LazyRegex(
 )
 
 
+def _wrapped(lines):
+    """The indexes of lines a file's fixed width wrapped: indented, going on in lower case after
+    a long line that ends mid-sentence (what a person types in a prompt is not wrapped so)."""
+    return [
+        i
+        for i in range(1, len(lines))
+        if lines[i][:1].isspace()
+        and lines[i].lstrip()[:1].islower()
+        and len(lines[i - 1].rstrip()) >= _WRAP_CHARS
+        and lines[i - 1].rstrip()[-1:].isalnum()
+    ]
+
+
 def _without_pastes(text):
     r"""A message of the person's without what they pasted: a paragraph holding a line a tool
-    printed, and each paragraph's run from its first line of code to its last (a traceback's
-    source, a call's arguments), in a paragraph with no list.
+    printed, each paragraph's run from its first line of code to its last (a traceback's
+    source, a call's arguments) in a paragraph with no list, and a list whose lines a file's
+    width wrapped (_wrapped, twice or more: a section copied from a document).
     >>> _without_pastes("It fails:\n    run(\n        rules,\n        cwd=root,\n    )\nWhy?")
     'It fails:\nWhy?'"""
     out = []
@@ -4240,6 +4255,11 @@ def _without_pastes(text):
         code = [i for i, line in enumerate(lines) if _CODE_LINE_REGEX.search(line.rstrip())]
         if code and not any(map(_ITEM_REGEX.match, lines)):  # a list's indented lines go on it
             lines = lines[: code[0]] + lines[code[-1] + 1 :]
+        wrapped = _wrapped(lines)
+        if wrapped[1:]:  # the whole list the wrapped lines are in, from its first item on
+            listed = [i for i, line in enumerate(lines) if _ITEM_REGEX.match(line) or i in wrapped]
+            first = min([i for i in listed if i < wrapped[0]] or [wrapped[0] - 1])
+            lines = lines[:first] + lines[max(listed) + 1 :]
         out.append("\n".join(lines))
     return "\n\n".join(filter(None, out))
 

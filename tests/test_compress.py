@@ -595,6 +595,22 @@ def test_what_a_tool_printed_and_the_person_pasted_is_not_their_rule():
         ("convention", "We always prefix unused variables with _.")]
 
 
+def test_a_document_the_person_pastes_to_question_it_is_never_their_rule():
+    """A section copied from a file keeps the file's line wraps (a long line, then one indented
+    going on mid-sentence): its lines are the file's, not what the person typed."""
+    doubt = ("I'm not sure this part of the handbook still makes sense: ## Releases\n"
+             "- Every release MUST be approved by two maintainers and announced on the\n"
+             "  mailing list before the tag is pushed to the public registry.\n"
+             "- Hotfixes MUST follow the same review, and no exception is made for the\n"
+             "  security patches the on-call engineer prepares at night.\n"
+             "- Version numbers always follow semantic versioning.")
+    assert [m.text for m in compress_heuristic([ev("user", doubt)])] == []
+    typed = ("From now on:\n- Every release must be approved by two maintainers\n"
+             "  and announced on the mailing list\n- Hotfixes follow the same review")
+    said = " ".join(m.text for m in compress_heuristic([ev("user", typed)]))
+    assert "two maintainers" in said and "Hotfixes follow the same review" in said
+
+
 def test_the_code_the_person_pastes_is_never_their_convention():
     failure = ("The upload test is red since the rebase:\n\n"
                "    def test_upload_rejects_big_files(bucket):\n"
