@@ -3891,16 +3891,11 @@ def _split_sentences(text):
     >>> _split_sentences("- **Keep** `__all__`, __version__ and __init__.py; **kwargs, __a b__")
     [('Keep `__all__`, __version__ and __init__.py; **kwargs, a b', '')]"""
     out, heading, label = [], "", 0
-    bare, before, at = "", "", 0  # a label, the heading it was said under, where it stood
-
-    def told_alone():  # a label over a table or code only ("... via the `Reader` registry:")
-        if bare and len(out) == at and _word_count(bare) >= 4:
-            out.append((bare + ".", before))
-
+    bare = ("", "", 0)  # the last label, the heading it was said under, where it stood
     for raw in _CODE_FENCE_REGEX.sub(" ", text).split("\n"):
         line, item = _EMPHASIS_REGEX.sub(r"\1\2\3", raw).strip(), _ITEM_REGEX.match(raw)
         if item and re.fullmatch(r"\*\*[^*]+\*\*:?", raw[item.end() :].strip()):
-            told_alone()
+            _told_alone(out, *bare)
             heading, label = line[_ITEM_REGEX.match(line).end() :].rstrip(":"), 1
             continue  # "1. **Monitoring**" titles the items under it, short ones too
         if not line:
@@ -3909,7 +3904,7 @@ def _split_sentences(text):
             continue
         label += 1 if label else 0
         if line.startswith("#"):
-            told_alone()
+            _told_alone(out, *bare)
             heading, label = line.lstrip("#").strip().rstrip(":").strip(), 0
             continue
         if line.startswith(("|", ">")):  # tables, quotes, REPL lines
@@ -3919,19 +3914,26 @@ def _split_sentences(text):
         if line.endswith(":"):  # a label introduces what follows
             parts = _SENTENCE_SPLIT_REGEX.split(line)
             out += [(s.strip(), heading) for s in parts[:-1] if s.strip()]
-            told_alone()
-            before, at = heading, len(out)
-            heading, label, bare = parts[-1][:-1], 1, parts[-1][:-1]
+            _told_alone(out, *bare)
+            bare = (parts[-1][:-1], heading, len(out))
+            heading, label = parts[-1][:-1], 1
             continue
         elif (
             _word_count(line) <= 3 and not re.search(r"[.!?。！？]$", line) and not (item and label)
         ):  # "- stdio" under a label is an item
-            told_alone()
+            _told_alone(out, *bare)
             heading, label = line, 0  # "Findings", "What to know", "結論"
             continue
         out += [(s.strip(), heading) for s in _SENTENCE_SPLIT_REGEX.split(line) if s.strip()]
-    told_alone()
+    _told_alone(out, *bare)
     return out
+
+
+def _told_alone(out, label, heading, at):
+    """A label over a table or code only ("... via the `Reader` registry:"), nothing said under
+    it since it stood at `at`: a sentence of its own."""
+    if label and len(out) == at and _word_count(label) >= 4:
+        out.append((label + ".", heading))
 
 
 def _looks_like_noise(s):
@@ -5951,7 +5953,7 @@ class _Episode:
             self._call(ev)
         elif ev.role == "result" and ev.ref in self.committing:  # what ran made the commit
             msg = self.committing.pop(ev.ref)
-            self.commits += [_clip(msg.split(" - ")[0], _DIGEST_CHARS)] if ev.ok is not False else []
+            self.commits += [] if ev.ok is False else [_clip(msg.split(" - ")[0], _DIGEST_CHARS)]
 
     def _compaction(self, text, ts=""):
         """What a compaction summary says is pending (its last such section), for the digest."""
