@@ -1157,9 +1157,7 @@ def _transliterate(word):
     """Latin spelling of a Russian word, for tech jargon written in Cyrillic.
     >>> _transliterate("пуш"), _transliterate("деплой"), _transliterate("docker")
     ('push', 'deploy', 'docker')"""
-    if word.isascii():
-        return word
-    return "".join(_RU_LATIN.get(c, c) for c in word)
+    return word if word.isascii() else "".join(_RU_LATIN.get(c, c) for c in word)
 
 
 def _latin_term(term):
@@ -1328,8 +1326,7 @@ http client: axios httpx
 validation schema: zod pydantic marshmallow
 logging логирование: winston loguru logrus pino structlog
 state management: redux zustand mobx pinia vuex recoil
-css: tailwind tailwindcss sass
-"""
+css: tailwind tailwindcss sass"""
 _KINDS_OF_TOOL = {}
 
 
@@ -3275,8 +3272,7 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"we're going with ; going with ; stick with ; switch(ing)? to"),
         ("word", "en", r"(we're|we are|we've|we have) (now )?(switch|mov|migrat|replac)(ed|ing)"),
         ("word", "en", r"we (switched|moved|migrated) (off|away|to|from)"),
-        ("word", "en", r"the plan is ; we chose ; we picked"),
-        ("word", "en", r"(i|we) only (care|need|want)"),
+        ("word", "en", r"the plan is ; we chose ; we picked ; (i|we) only (care|need|want)"),
         ("word", "en", r"(i|we)('ll| will) (handle|take care of|own)"),
         ("word", "ru", r"решили ; решено ; договорились ; остаёмся ; остаемся ; выбрали"),
         ("word", "ru", r"будем использовать ; переходим на"),
@@ -3472,8 +3468,7 @@ _OBSERVER_PHRASES = {
         ("start", "en", r"can you ; could you ; would you ; please ; help me ; give me ; show me"),
         ("start", "en", r"i want (you )?to ; i'd like (you )?to ; i need you to"),
         ("start", "en", r"tell me ; explain ; let's ; (now|so|ok|okay),? let's"),
-        ("start", "en", r"(now|so),? in this"),
-        ("start", "en", r"for this [a-z]+,? i want ; i want to build"),
+        ("start", "en", r"(now|so),? in this ; for this [a-z]+,? i want ; i want to build"),
         ("word", "en", r"what should (i|we) ; give (me )?some ; can you"),
         ("start", "ru", r"сделай ; помоги ; покажи ; объясни ; можешь ; нужно чтобы ты"),
     ),
@@ -3891,11 +3886,9 @@ def _split_sentences(text):
     >>> _split_sentences("- **Keep** `__all__`, __version__ and __init__.py; **kwargs, __a b__")
     [('Keep `__all__`, __version__ and __init__.py; **kwargs, a b', '')]"""
     out, heading, label = [], "", 0
-    bare = ("", "", 0)  # the last label, the heading it was said under, where it stood
     for raw in _CODE_FENCE_REGEX.sub(" ", text).split("\n"):
         line, item = _EMPHASIS_REGEX.sub(r"\1\2\3", raw).strip(), _ITEM_REGEX.match(raw)
         if item and re.fullmatch(r"\*\*[^*]+\*\*:?", raw[item.end() :].strip()):
-            _told_alone(out, *bare)
             heading, label = line[_ITEM_REGEX.match(line).end() :].rstrip(":"), 1
             continue  # "1. **Monitoring**" titles the items under it, short ones too
         if not line:
@@ -3904,7 +3897,6 @@ def _split_sentences(text):
             continue
         label += 1 if label else 0
         if line.startswith("#"):
-            _told_alone(out, *bare)
             heading, label = line.lstrip("#").strip().rstrip(":").strip(), 0
             continue
         if line.startswith(("|", ">")):  # tables, quotes, REPL lines
@@ -3914,26 +3906,18 @@ def _split_sentences(text):
         if line.endswith(":"):  # a label introduces what follows
             parts = _SENTENCE_SPLIT_REGEX.split(line)
             out += [(s.strip(), heading) for s in parts[:-1] if s.strip()]
-            _told_alone(out, *bare)
-            bare = (parts[-1][:-1], heading, len(out))
             heading, label = parts[-1][:-1], 1
+            out += [(heading + ".", None)] if _word_count(heading) >= 4 else []
             continue
         elif (
             _word_count(line) <= 3 and not re.search(r"[.!?。！？]$", line) and not (item and label)
         ):  # "- stdio" under a label is an item
-            _told_alone(out, *bare)
             heading, label = line, 0  # "Findings", "What to know", "結論"
             continue
         out += [(s.strip(), heading) for s in _SENTENCE_SPLIT_REGEX.split(line) if s.strip()]
-    _told_alone(out, *bare)
-    return out
-
-
-def _told_alone(out, label, heading, at):
-    """A label over a table or code only ("... via the `Reader` registry:"), nothing said under
-    it since it stood at `at`: a sentence of its own."""
-    if label and len(out) == at and _word_count(label) >= 4:
-        out.append((label + ".", heading))
+    # a label nothing is said under (a table's, a code block's) is a sentence of its own
+    under = {h for _s, h in out}
+    return [(s, h or "") for s, h in out if h is not None or s[:-1] not in under]
 
 
 def _looks_like_noise(s):
@@ -4211,7 +4195,8 @@ def _unfit(kind, mtype, text):
 
 
 _TYPED_CHARS = 1500  # a person's message longer than this, laid out in sections, is a document
-_WRAP_CHARS = 60  # a file's lines wrapped at a fixed width are at least this long (72, 80, 100)
+# a line a file's fixed width wrapped (72, 80, 100): a long one going on, indented, in lower case
+_WRAPPED_REGEX = _LazyRegex(r"^.{59,}[^\W_]\n[ \t]+[a-zà-öø-ÿа-яё]", re.M)
 _STRUCTURE_REGEX = _LazyRegex(r"^(?:#{1,4} \S|\s*(?:[-*•]|\d+[.)])\s+\S|[A-Z][A-Z_ ]{2,}:)", re.M)
 _USER_INPUT_REGEX = _LazyRegex(r"^#+\s*user input\s*\n+```\w*\n(.*?)```", re.I | re.M | re.S)
 # a line a tool printed, pasted: a compiler's diagnostic ("warning: unused variable",
@@ -4231,24 +4216,11 @@ _CODE_LINE_REGEX = _LazyRegex(
 )
 
 
-def _wrapped(lines):
-    """The indexes of lines a file's fixed width wrapped: indented, going on in lower case after
-    a long line that ends mid-sentence (what a person types in a prompt is not wrapped so)."""
-    return [
-        i
-        for i in range(1, len(lines))
-        if lines[i][:1].isspace()
-        and lines[i].lstrip()[:1].islower()
-        and len(lines[i - 1].rstrip()) >= _WRAP_CHARS
-        and lines[i - 1].rstrip()[-1:].isalnum()
-    ]
-
-
 def _without_pastes(text):
     r"""A message of the person's without what they pasted: a paragraph holding a line a tool
     printed, each paragraph's run from its first line of code to its last (a traceback's
     source, a call's arguments) in a paragraph with no list, and a list whose lines a file's
-    width wrapped (_wrapped, twice or more: a section copied from a document).
+    width wrapped (twice or more: a section copied from a document).
     >>> _without_pastes("It fails:\n    run(\n        rules,\n        cwd=root,\n    )\nWhy?")
     'It fails:\nWhy?'"""
     out = []
@@ -4257,11 +4229,9 @@ def _without_pastes(text):
         code = [i for i, line in enumerate(lines) if _CODE_LINE_REGEX.search(line.rstrip())]
         if code and not any(map(_ITEM_REGEX.match, lines)):  # a list's indented lines go on it
             lines = lines[: code[0]] + lines[code[-1] + 1 :]
-        wrapped = _wrapped(lines)
-        if wrapped[1:]:  # the whole list the wrapped lines are in, from its first item on
-            listed = [i for i, line in enumerate(lines) if _ITEM_REGEX.match(line) or i in wrapped]
-            first = min([i for i in listed if i < wrapped[0]] or [wrapped[0] - 1])
-            lines = lines[:first] + lines[max(listed) + 1 :]
+        if len(_WRAPPED_REGEX.findall("\n".join(lines))) > 1:  # a list a file's width wrapped
+            listed = [i for i, ln in enumerate(lines) if _ITEM_REGEX.match(ln) or ln[:1].isspace()]
+            lines = lines[: listed[0]] + lines[listed[-1] + 1 :]
         out.append("\n".join(lines))
     return "\n\n".join(filter(None, out))
 
@@ -5839,9 +5809,7 @@ def _call_line(ev):
     name = ev.tool.lower()
     if name in _SHELL_TOOLS and ev.text.strip():
         return "ran `%s`" % _clip(ev.text.strip().split("\n")[0], 160).replace("`", "'")
-    if _edits_files(name) and ev.files:
-        return "edited %s" % ", ".join(ev.files[:3])
-    return ""
+    return "edited %s" % ", ".join(ev.files[:3]) if _edits_files(name) and ev.files else ""
 
 
 class _Words:
@@ -7153,9 +7121,7 @@ def _review_reason(mtype, confidence, source, flags, rowid, stale):
         return "stale"
     if confidence < _UNSURE_CONFIDENCE:
         return "unsure"
-    if _unreviewed(source, flags):
-        return "unreviewed"
-    return None
+    return "unreviewed" if _unreviewed(source, flags) else None
 
 
 # a note told to many sessions and used by none ranks lower (docs/trust.md)
@@ -9754,8 +9720,7 @@ anche ancora sempre più molto già sono essere avere hanno fare questo questa q
 为什么 為什麼 怎么 怎麼 什么 如何 一个 一個 一下 可以 需要 现在 現在 这个 這個 那个 我们 我們
 没有 沒有 已经 已經 应该 應該 还是 還是 如果 因为 因為 所以 但是 然后 然後 时候 時候 一直 总是 總是
 有时 有時
-して ください です ます これ それ この その どう なぜ いつ どこ ため こと よう から まで ので
-"""
+して ください です ます これ それ この その どう なぜ いつ どこ ため こと よう から まで ので"""
 # fmt: on
 # Prompts written for no project, by us (none from a benchmark): orders, questions, replies,
 # pasted errors, longer requests, many stacks and languages; " · " parts them, a "#" line is a
@@ -10046,8 +10011,7 @@ suite · sí, perfecto, gracias · no, así no · ja, passt so · sì, va bene c
 plan en tâches et commence par la première · escribe primero la especificación y luego el plan
 · erstelle aus dem Plan eine Aufgabenliste · scrivi prima la specifica, poi il piano · сначала
 напиши спецификацию, потом план задач · 先写需求规格，再拆分成任务 · 把按钮的颜色改成蓝色
-· 把默认端口改为8080 · 把日志级别改成 debug · ボタンの色を青に変更して
-"""
+· 把默认端口改为8080 · 把日志级别改成 debug · ボタンの色を青に変更して"""
 _BACKGROUND = []  # the stems once read, for the rest of the process
 _COMMON = {}  # (stem, everyday): whether _common says so, once asked
 _NULL = {}  # the prompts once parsed, and the number of them each stem is said by
@@ -11365,8 +11329,7 @@ margin:.6em 0}.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(30
 .card{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:.7em 1em}
 svg{max-width:100%;height:auto}svg text{font-size:14px;fill:#334}.card table{width:100%}
 .card td{overflow-wrap:anywhere}svg rect.bar{fill:#5b8def}svg rect.over{fill:#e5534b}
-svg rect.track{fill:#eef0f3}
-"""
+svg rect.track{fill:#eef0f3}"""
 
 _DASHBOARD_JS = """
 // search as you type: the same /search page, asked for its results only
