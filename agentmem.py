@@ -2945,8 +2945,7 @@ def _memory_from_index(data):
     >>> m2 = _memory_from_index(json.dumps(d))
     >>> (m2.to_dict(), m2.path, m2.line) == (_memory_from_dict(d).to_dict(), "a.md", 3)
     True"""
-    d = json.loads(data)
-    m = Memory.__new__(Memory)
+    d, m = json.loads(data), Memory.__new__(Memory)
     m.id, m.type, m.text = d["id"], d["type"], d["text"]
     m.tags, m.files, m.confidence = d["tags"], d["files"], d["confidence"]
     m.created, m.updated, m.source = d["created"], d["updated"], d["source"]
@@ -3886,7 +3885,8 @@ def _split_sentences(text):
     >>> _split_sentences("- **Keep** `__all__`, __version__ and __init__.py; **kwargs, __a b__")
     [('Keep `__all__`, __version__ and __init__.py; **kwargs, a b', '')]"""
     out, heading, label = [], "", 0
-    for raw in _CODE_FENCE_REGEX.sub(" ", text).split("\n"):
+    lines = _CODE_FENCE_REGEX.sub(" ", text).split("\n")
+    for k, raw in enumerate(lines):
         line, item = _EMPHASIS_REGEX.sub(r"\1\2\3", raw).strip(), _ITEM_REGEX.match(raw)
         if item and re.fullmatch(r"\*\*[^*]+\*\*:?", raw[item.end() :].strip()):
             heading, label = line[_ITEM_REGEX.match(line).end() :].rstrip(":"), 1
@@ -3907,7 +3907,8 @@ def _split_sentences(text):
             parts = _SENTENCE_SPLIT_REGEX.split(line)
             out += [(s.strip(), heading) for s in parts[:-1] if s.strip()]
             heading, label = parts[-1][:-1], 1
-            out += [(heading + ".", None)] if _word_count(heading) >= 4 else []
+            alone = _word_count(heading) >= 4 and not _says("narration", heading)  # not a call's
+            out += [(heading + ".", None)] if alone and "".join(lines[k + 1 :]).strip() else []
             continue
         elif (
             _word_count(line) <= 3 and not re.search(r"[.!?。！？]$", line) and not (item and label)
@@ -5905,8 +5906,8 @@ class _Episode:
         self.words = _Words(context)  # who said what, in which turn
         self.todos = []
         self.commands = _Commands(context, cwd)  # what ran, what it proved
-        self.commits = []  # the messages of the commits the agent made, as the digest says them
-        self.committing = {}  # call ref -> the message of a commit whose result is not back yet
+        # the messages of the commits the agent made; call ref -> one whose result is not back
+        self.commits, self.committing = [], {}
         self.worked = {}  # turn -> the edits and commits the agent made in that turn
         self.pending = []  # what a compaction summary says is pending
         self.left_at = ""  # when the to-do list or a summary last said what is left
@@ -11349,8 +11350,7 @@ document.addEventListener("DOMContentLoaded", function () {
         .then(function (html) { if (html) { out.innerHTML = html; } });
     }, 250);
   });
-});
-"""
+});"""
 
 
 def _esc(value):

@@ -95,6 +95,9 @@ def test_what_still_fails_at_the_end_is_an_open_todo_and_only_then():
     assert learned(steps) == [("todo", "Still failing when the session ended: `uv run mypy src/`: src/config.py:6: "
                                        'error: Cannot find implementation or library stub for module named '
                                        '"tomli_w" [import-not-found].')]
+    # what the agent is about to run ("...: " before its call) claims no fix
+    about_to = steps + ran(("say", "Now let me run the type check again to verify the stub errors are fixed:"))
+    assert [t for t, _x in learned(about_to)] == ["todo"]
     passed_later = steps + ran(("uv run mypy src/", "Success: no issues found", True))
     assert [t for t, _x in learned(passed_later)] == ["fact"]
     # an error that quotes back what the command was given refuses how it was run, not the code
