@@ -736,8 +736,7 @@ def _anchors(text, names):
     """{name: hash of its lines} of the names a file holds (at most _ANCHORS_MAX)."""
     import hashlib
 
-    lines = text.replace("\r\n", "\n").split("\n")
-    out = {}
+    lines, out = text.replace("\r\n", "\n").split("\n"), {}
     for name in names:
         found = _anchor_lines(lines, name)
         if found is not None:
@@ -1438,8 +1437,7 @@ def _fingerprint(text):
     fp = _SKETCHES.get(text)
     if fp is not None:
         return fp
-    words = _WORD_REGEX.findall(text.lower())
-    crc = zlib.crc32
+    words, crc = _WORD_REGEX.findall(text.lower()), zlib.crc32
     if len(words) < _SHINGLE_WORDS:
         every = {w: crc(w.encode("utf-8")) for w in words}
         content = list(every.values())
@@ -2311,8 +2309,7 @@ def _claude_assistant(d, ts, out):
     msg = _dict_field(d, "message")
     if msg.get("model") == "<synthetic>" or _flag_field(d, "isApiErrorMessage"):
         return
-    content = msg.get("content")
-    mid = _str_field(msg, "id") or _str_field(d, "uuid")
+    content, mid = msg.get("content"), _str_field(msg, "id") or _str_field(d, "uuid")
     blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
     for b in blocks:
         kind, text = _str_field(b, "type"), _str_field(b, "text").strip()
@@ -2435,8 +2432,7 @@ def _codex_output(p, ts, info, out):
             data = json.loads(text)
     if isinstance(data, dict):  # {"output": ..., "metadata": {"exit_code": 0}}
         text = data.get("output", text)
-    code = _dict_field(data, "metadata").get("exit_code")
-    text = _blocks_text(text)
+    code, text = _dict_field(data, "metadata").get("exit_code"), _blocks_text(text)
     if code is None and text.startswith("Script failed"):  # code mode's own verdict
         code = 1
     ref = _str_field(p, "call_id")
@@ -5962,6 +5958,9 @@ class _Episode:
             if line and line not in asked:
                 asked.append(line)
         d["asked"] = asked[:1] + asked[1:][-_DIGEST_LATER_REQUESTS:]
+        who, said = (self.words.said or [[None, ""]])[-1][:2]  # a request the session ended on,
+        end = who == "person" and len(self.words.said) - 1 not in self.words.answers  # unanswered
+        d["open"] = _request_line(said) if end else d.get("open", "") if who is None else ""
         if self.commits:
             d["commits"] = _dedupe(d.get("commits", []) + self.commits)[-_DIGEST_COMMITS:]
         # the report of the last turn that did something (changed files, committed, or says it
@@ -6028,8 +6027,9 @@ def _session_summary(memories, context, info):
         lines.append("Committed: %s." % "; ".join(c.rstrip(".") for c in d["commits"]))
     if d.get("report"):
         lines.append("Reported: %s" % d["report"])
-    if d.get("left"):
-        left = _clip("; ".join(x.rstrip(".") for x in d["left"]), _DIGEST_CHARS * 2)
+    if d.get("left") or d.get("open"):
+        left = [x.rstrip(".") for x in (d.get("left") or []) + [d.get("open") or ""] if x]
+        left = _clip("; ".join(left), _DIGEST_CHARS * 2)
         lines.append("%s%s." % (_LEFT, left.rstrip(".")))
     return "\n".join(lines)
 
@@ -10227,8 +10227,7 @@ def _notes_block(sections, limit, preamble=_INJECT_PREAMBLE % "agentmem"):
         return ""
     texts = [ln for _t, lines in sections for _m, ln in lines]
     fence = _fence_for(texts)
-    head = "%s\n%s agentmem-notes" % (preamble, fence)
-    tail = "%s\n" % fence
+    head, tail = "%s\n%s agentmem-notes" % (preamble, fence), "%s\n" % fence
     out, size = [head], len(head) + len(tail) + 2
     firsts = [len(t) + len(ls[0][1]) + 5 if t in _ROOM_KEPT_FOR else 0 for t, ls in sections]
     for i, (title, lines) in enumerate(sections):

@@ -596,6 +596,20 @@ def test_the_digest_reports_the_work_done_not_the_closing_aside_after_it():
         assert reported.startswith("Reported: Fixed the nightly export: rows with an empty country"), reported
 
 
+def test_a_request_the_session_ended_on_with_no_word_after_it_is_left():
+    work = [Event("user", "Add a CSV export to the invoices page."),
+            Event("call", "", tool="Edit", files=["invoices/export.py"]),
+            Event("assistant", "Added the CSV export to the invoices page in `invoices/export.py`.")]
+    late = [Event("user", "The commits must be authored by Dana, not by the assistant.")]
+    reply = [Event("assistant", "Amended the commit so Dana is its only author.")]
+    for chunks, left in (([work, late], True), ([work + late], True), ([work, late, reply], False)):
+        context = {}
+        for i, chunk in enumerate(chunks):
+            agentmem._episode(chunk, final=i == len(chunks) - 1, context=context)
+        digest = agentmem._session_summary(["x"], context, {})
+        assert ("Left: The commits must be authored by Dana, not by the assistant." in digest) == left, digest
+
+
 def test_a_label_over_a_table_or_code_is_what_the_report_says():
     """A line that introduces a table or a code block ("... via the `Reader` registry:") tells
     what was built; a usage note after it is not the report."""
