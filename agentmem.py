@@ -2408,6 +2408,7 @@ def _codex_call(p, ts, info, out):
         with contextlib.suppress(ValueError, RecursionError):
             args = json.loads(args)
     args = _call_args(args)
+    name = "apply_patch" if name in _SHELL_TOOLS and _tool_files(name, args) else name  # a patch
     script = _EXEC_CMD_REGEX.search(args) if name == "exec" and isinstance(args, str) else None
     if script:  # code mode: a script around one shell command (and the folder it runs in)
         with contextlib.suppress(ValueError):

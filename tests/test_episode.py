@@ -6,7 +6,7 @@ import json
 import agentmem
 from agentmem import Event, compress_heuristic
 from conftest import am
-from sessions import render_claude, words as session_words
+from sessions import render_claude, render_codex, words as session_words
 
 CWD = "/home/dev/shop"
 REPORT = ("## Summary\n\nThe `tide sync` command now writes three formats:\n"
@@ -594,6 +594,28 @@ def test_the_digest_reports_the_work_done_not_the_closing_aside_after_it():
             mems = agentmem._episode(chunk, final=i == len(chunks) - 1, context=context)
         reported = agentmem._session_summary(mems, context, {}).split("\n")[2]
         assert reported.startswith("Reported: Fixed the nightly export: rows with an empty country"), reported
+
+
+def test_a_codex_patch_run_through_the_shell_is_the_session_s_work(store, tmp_path):
+    """Codex writes files with `apply_patch`, run as a shell command: the turn that patched the
+    most files is the session's main work, as an editor's calls are."""
+    patch = "*** Begin Patch\n" + "".join("*** Add File: tides/%s.py\n+x = 1\n" % f
+                                          for f in ("api", "store", "fetch")) + "*** End Patch"
+    for session in ("sess-bash", "sess-bare"):
+        steps = [("user", "Build the tide-table service for %s." % session),
+                 ("tool", "shell", {"command": "apply_patch <<'EOF'\n%s\nEOF" % patch}, "Success."),
+                 ("assistant", "Built the tide-table service: `tides/api.py` serves the tables "
+                               "from SQLite (%s)." % session),
+                 ("user", "Tell me how the tables are cached in %s." % session),
+                 ("assistant", "Each table is fetched once a day and kept in `tides/store.py`, which "
+                               "was changed to expire entries after a day (%s)." % session)]
+        lines = [json.loads(x) for x in render_codex(steps, session, cwd=CWD).splitlines()]
+        call = next(x for x in lines if x.get("payload", {}).get("type") == "function_call")
+        if session == "sess-bare":  # the patch as the command's own argument
+            call["payload"]["arguments"] = json.dumps({"command": ["apply_patch", patch]})
+        mems = capture(tmp_path, lines, session)
+        [digest] = [m["text"] for m in mems if m["type"] == "summary" and m["session"] == session]
+        assert "Reported: Built the tide-table service" in digest, digest
 
 
 def test_a_request_the_session_ended_on_with_no_word_after_it_is_left():
