@@ -5080,14 +5080,14 @@ def _request_line(text):
 
 
 def _final_report(said, chars=_REPORT_CHARS):
-    """The first telling sentences of the agent's last message (`said`), within `chars`."""
+    """The first telling sentences, no question, of the agent's last message (`said`) in `chars`."""
     out = []
     for s in map(_told, _prose_lines(said.replace("\u2019", "'"))):
         bare = _SELF_REGEX.sub("", s)  # "I've successfully ..." is status
         idle = any(_says(c, s) or _says(c, bare) for c in _NOT_REPORTED)
         named_change = _reports_change(s) and _named(s)  # "Renamed a.yml to b.yml.": short
         telling = _telling(s) >= 2 or named_change and not _looks_like_noise(s)
-        if telling and not idle and len(" ".join(out + [s])) <= chars:
+        if telling and not idle and s[-1:] not in "?？" and len(" ".join(out + [s])) <= chars:
             out.append(s)
         if len(out) == _REPORT_SENTENCES:
             break

@@ -646,6 +646,12 @@ def test_a_label_over_a_table_or_code_is_what_the_report_says():
     reported = agentmem._session_summary(["x"], context, {}).split("\n")[1]
     assert reported.startswith("Reported: The importer now reads three formats through the `Reader` "
                                "registry."), reported
+    offer = [Event("assistant", "Added a streaming mode to the Parquet reader in `importer/readers.py`. "
+                                "Add a matching streaming mode to the CSV reader too? It would take "
+                                "the same `chunk_rows` option.")]
+    agentmem._episode(events[:2] + offer, final=True, context=context)
+    reported = agentmem._session_summary(["x"], context, {}).split("\n")[1]
+    assert "CSV reader too" not in reported and "streaming mode to the Parquet" in reported, reported
 
 
 def test_the_digest_reports_the_session_s_main_work_then_where_it_ended():
