@@ -5979,8 +5979,8 @@ class _Episode:
             if self.worked.get(t, 0) >= top[0]:
                 top = [self.worked.get(t, 0), t, _final_report(last[t], _REPORT_CHARS // 2)]
         d["main"], end = top, work and _final_report(last[work[-1]], _REPORT_CHARS // 2)
-        if top[1] not in work[-1:] and top[2] and end:
-            report = "%s Then: %s" % (top[2], end)
+        if top[1] not in work[-1:] and top[2] and end and not _overlaps(top[2], end):
+            report = "%s Then: %s" % (top[2], end)  # on the same things, the later word stands
         d["worked"] = bool(report or d.get("worked"))
         if not d["worked"]:
             report = _final_report(last[max(last)]) if last else ""

@@ -618,6 +618,25 @@ def test_a_codex_patch_run_through_the_shell_is_the_session_s_work(store, tmp_pa
         assert "Reported: Built the tide-table service" in digest, digest
 
 
+def test_the_main_work_a_later_turn_undid_is_not_reported_as_it_was():
+    """The report of the busiest turn gives way when the session's last work is on the same
+    things: the later word is the state the session left."""
+    move = [Event("user", "Move the billing spec into its own folder.")]
+    move += [Event("call", "", tool="Edit", files=["specs/001-billing/%s.md" % f]) for f in ("spec", "plan")]
+    move += [Event("assistant", "Moved the billing spec into `specs/001-billing/` and updated the "
+                                "references in `spec.md` and `plan.md`.")]
+    undo = [Event("user", "Cancel that, drop the billing spec."),
+            Event("call", "", tool="Edit", files=["AGENTS.md"]),
+            Event("assistant", "Removed `specs/001-billing/` and every reference to the billing spec.")]
+    for chunks in ([move + undo], [move, undo]):
+        context = {}
+        for i, chunk in enumerate(chunks):
+            agentmem._episode(chunk, final=i == len(chunks) - 1, context=context)
+        reported = agentmem._session_summary(["x"], context, {}).split("\n")[-1]
+        assert reported == ("Reported: Removed `specs/001-billing/` and every reference to the "
+                            "billing spec."), reported
+
+
 def test_a_request_the_session_ended_on_with_no_word_after_it_is_left():
     work = [Event("user", "Add a CSV export to the invoices page."),
             Event("call", "", tool="Edit", files=["invoices/export.py"]),
