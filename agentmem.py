@@ -801,8 +801,7 @@ def _file_hash_allowed(path, root):
 def _stale_files(hashes, root, cache=None):
     """What changed of {file: hash, or {anchor: hash}} under root: a changed or gone file, or
     "file: `anchor`" whose lines changed; `cache` (a _HashCache) rereads only what changed."""
-    look = cache.hashes if cache is not None else _file_hashes
-    out = []
+    look, out = cache.hashes if cache is not None else _file_hashes, []
     for f, h in hashes.items() if isinstance(hashes, dict) else ():
         full = os.path.join(root, f)
         if isinstance(h, dict):
@@ -5979,8 +5978,9 @@ class _Episode:
             if self.worked.get(t, 0) >= top[0]:
                 top = [self.worked.get(t, 0), t, _final_report(last[t], _REPORT_CHARS // 2)]
         d["main"], end = top, work and _final_report(last[work[-1]], _REPORT_CHARS // 2)
-        if top[1] not in work[-1:] and top[2] and end and not _overlaps(top[2], end):
-            report = "%s Then: %s" % (top[2], end)  # on the same things, the later word stands
+        same = set(_mentioned_files(top[2])) & set(_mentioned_files(end or ""))  # the same files:
+        if top[1] not in work[-1:] and top[2] and end and not same:  # the later word stands
+            report = "%s Then: %s" % (top[2], end)
         d["worked"] = bool(report or d.get("worked"))
         if not d["worked"]:
             report = _final_report(last[max(last)]) if last else ""
