@@ -3904,7 +3904,7 @@ def _split_sentences(text):
             out += [(s.strip(), heading) for s in parts[:-1] if s.strip()]
             heading, label = parts[-1][:-1], 1
             alone = _word_count(heading) >= 4 and not _says("narration", heading)  # not a call's
-            out += [(heading + ".", None)] if alone and "".join(lines[k + 1 :]).strip() else []
+            out += [(heading + ".", None)] if alone and any(map(str.strip, lines[k + 1 :])) else []
             continue
         elif (
             _word_count(line) <= 3 and not re.search(r"[.!?。！？]$", line) and not (item and label)
@@ -4193,7 +4193,7 @@ def _unfit(kind, mtype, text):
 
 _TYPED_CHARS = 1500  # a person's message longer than this, laid out in sections, is a document
 # a line a file's fixed width wrapped (72, 80, 100): a long one going on, indented, in lower case
-_WRAPPED_REGEX = _LazyRegex(r"^.{59,}[^\W_]\n[ \t]+[a-zà-öø-ÿа-яё]", re.M)
+_WRAPPED_REGEX = _LazyRegex(r"^.{59,}[^\W_]\n[ \t]+([^\W\d_])", re.M)  # the letter it goes on with
 _STRUCTURE_REGEX = _LazyRegex(r"^(?:#{1,4} \S|\s*(?:[-*•]|\d+[.)])\s+\S|[A-Z][A-Z_ ]{2,}:)", re.M)
 _USER_INPUT_REGEX = _LazyRegex(r"^#+\s*user input\s*\n+```\w*\n(.*?)```", re.I | re.M | re.S)
 # a line a tool printed, pasted: a compiler's diagnostic ("warning: unused variable",
@@ -4226,7 +4226,7 @@ def _without_pastes(text):
         code = [i for i, line in enumerate(lines) if _CODE_LINE_REGEX.search(line.rstrip())]
         if code and not any(map(_ITEM_REGEX.match, lines)):  # a list's indented lines go on it
             lines = lines[: code[0]] + lines[code[-1] + 1 :]
-        if len(_WRAPPED_REGEX.findall("\n".join(lines))) > 1:  # a list a file's width wrapped
+        if sum(map(str.islower, _WRAPPED_REGEX.findall("\n".join(lines)))) > 1:  # a file's width
             listed = [i for i, ln in enumerate(lines) if _ITEM_REGEX.match(ln) or ln[:1].isspace()]
             lines = lines[: listed[0]] + lines[listed[-1] + 1 :]
         out.append("\n".join(lines))
