@@ -2197,8 +2197,9 @@ def _answers(text):
     )
 
 
-def _codex_answers(out):
-    """The person's answers to Codex's request_user_input: 'chosen idea: X. Their note.'"""
+def _codex_answers(out, asked):
+    """The person's answers to Codex's request_user_input: 'Question? X. Their note.', or with
+    no question `asked` (by id), 'chosen idea: X. Their note.'"""
     answers = out.get("answers") if isinstance(out, dict) else None
     if not isinstance(answers, dict):
         return ""
@@ -2208,10 +2209,8 @@ def _codex_answers(out):
         picked = [str(a) for a in (picked if isinstance(picked, list) else [picked]) if a]
         notes = [a.split(":", 1)[1].strip() for a in picked if a.startswith("user_note:")]
         chosen = [a.replace(" (Recommended)", "") for a in picked if not a.startswith("user_note:")]
-        said.append(
-            "%s: %s." % (str(key).replace("_", " "), ", ".join(chosen) or "-")
-            + "".join(" " + n.rstrip(".") + "." for n in notes)
-        )
+        q = _str_field(asked.get(key), "question").strip() or "%s:" % key.replace("_", " ")
+        said += ["%s %s." % (q, ", ".join(chosen) or "-")] + [n.rstrip(".") + "." for n in notes]
     return " ".join(said)
 
 
@@ -2394,8 +2393,8 @@ def _codex_message(p, ts, info, out):
         text = _person_text(text)
         if text:
             out["items"].append(Event("user", text, ts))
-    elif p.get("role") == "assistant" and text.strip():
-        out["items"].append(Event("assistant", text.strip(), ts))
+    elif p.get("role") == "assistant" and text.strip():  # a "commentary" phase: a progress note
+        out["items"].append(Event("assistant", text.strip(), ts, _str_field(p, "phase")))
 
 
 def _codex_call(p, ts, info, out):
@@ -2420,6 +2419,8 @@ def _codex_call(p, ts, info, out):
         out["calls"][ref] = out["cells"].pop(str(cell))
         return
     out["calls"][ref] = (name, ref)
+    if name == "request_user_input":  # its questions: what the person's answers answer
+        out["asked"] = {_str_field(q, "id"): q for q in _list_field(args, "questions")}
     text = _call_text(name, args, info.get("cwd"))
     out["items"].append(Event("call", text, ts, name, _tool_files(name, args), ref=ref))
 
@@ -2443,9 +2444,9 @@ def _codex_output(p, ts, info, out):
         return
     ok = _result_ok(text, None if not isinstance(code, int) else code == 0)
     out["items"].append(Event("result", text, ts, name, ok=ok, ref=ref))
-    answers = _codex_answers(data) if name == "request_user_input" else ""
-    if answers:
-        out["items"].append(Event("user", answers, ts, "answer"))  # the person's choices
+    answers = _codex_answers(data, out.get("asked", {})) if name == "request_user_input" else ""
+    if answers:  # the person's choices; in plan mode, the plan's
+        out["items"].append(Event("user", answers, ts, out.get("mode", "") + "answer"))
 
 
 def _codex_compacted(p, ts, info, out):
@@ -2483,6 +2484,8 @@ _CODEX_RECORDS = {
     ("response_item", "custom_tool_call_output"): _codex_output,
     ("event_msg", "user_message"): _codex_event,
     ("event_msg", "agent_message"): _codex_event,
+    ("event_msg", "task_started"): lambda p, ts, info, out: out.update(
+        mode="plan-" if p.get("collaboration_mode_kind") == "plan" else ""),
 }
 # fmt: on
 
@@ -4441,13 +4444,14 @@ class _Observer:
             self._reverted(_REVERT_REGEX.search(command))
         elif ev.role == "summary":
             self.context.setdefault("title", _clip(ev.text, 160))
-        elif ev.role == "user" and ev.tool == "answer":  # what they chose when the agent asked
+        elif ev.role == "user" and ev.tool.endswith("answer"):  # chosen when the agent asked
             self.settle()
             text = _strip_private(ev.text).replace("\u2019", "'")
             asked = text.split("?", 1)[0] if "?" in text else ""
             # "Would you like me to test the API? Yes": a go-ahead for an offer, not a choice
             if (
-                not _says("suggestion", asked)
+                ev.tool == "answer"  # in plan mode, a choice of the plan: no standing decision
+                and not _says("suggestion", asked)
                 and not _says("bare-approval", text)
                 and _word_count(text) >= 3
             ):
@@ -5087,7 +5091,7 @@ def _final_report(said, chars=_REPORT_CHARS):
         named_change = _reports_change(s) and _named(s)  # "Renamed a.yml to b.yml.": short
         telling = _telling(s) >= 2 or named_change and not _looks_like_noise(s)
         if telling and not idle and s[-1:] not in "?？" and len(" ".join(out + [s])) <= chars:
-            out.append(s)
+            out.append(s + "." if s[-1:].isalnum() or s[-1:] in "`)*'\"" else s)  # a list's item
         if len(out) == _REPORT_SENTENCES:
             break
     return " ".join(out)
@@ -5278,10 +5282,11 @@ def _command_key(words):
     'npm run test:offline'
     >>> _command_key("nix develop -c lint".split()), _command_key("node --trace a.ts".split())
     ('nix develop lint', 'node a.ts')"""
-    key = []
+    key, flag = [], ""
     for w in words:
-        if not key and re.match(r"^\w+=", w):
-            continue  # VAR=value before the program
+        named, flag = flag[:2] == "--" and "=" not in flag and "-" in w.strip("-"), w
+        if not key and re.match(r"^\w+=", w) or named:
+            continue  # VAR=value before the program; a long flag's named value: `--profile web-dev`
         if w == "--" or _is_path(w):
             if len(key) == 1 and w != "--" and not w.startswith("-"):
                 key.append(w)  # `node index.ts`: an interpreter is known by its script
@@ -5494,9 +5499,7 @@ class _Commands:
             return  # what never ran proved nothing: the session's words keep that it was tried
         segments = _command_segments(call.text)
         keys = [_command_key(words) for words, _p in segments]
-        kinds = [
-            "" if _adds_packages(w) else _command_kind(k) for (w, _p), k in zip(segments, keys)
-        ]
+        kinds = ["" if _adds_packages(w) else _command_kind(k) for (w, _), k in zip(segments, keys)]
         shown = _chain_shown(call.text)  # '': a probe (`python -c "..."`) no one runs again
         folder = _folder_of(call.text, self.cwd)  # run in a folder of the project: from there
         into = "cd %s && " % _shell_line([folder]) if folder else ""
@@ -5825,12 +5828,12 @@ class _Words:
             if text:
                 ctx["turn"] = int(ctx.get("turn") or 0) + 1
                 ctx["replying_to"] = _clip(text, _ASKED_CHARS)  # not _Observer's "asked"
-                self.answers.update([len(self.said)] if ev.tool == "answer" else [])
+                self.answers.update([len(self.said)] if ev.tool.endswith("answer") else [])
                 self.said_by("person", text, ev.ts)
         elif ev.role == "assistant" and ev.text.strip():
             who = "subagent" if ev.tool == "subagent" else "agent"
-            if who == "agent":  # the turn's last message so far: its report
-                self.last[ctx.get("turn") or 0] = len(self.said)
+            if who == "agent" and ev.tool != "commentary":  # the turn's last message so far: its
+                self.last[ctx.get("turn") or 0] = len(self.said)  # report (Codex's progress: none)
             self.said_by(who, _strip_private(ev.text), ev.ts)
         elif ev.role == "compact":
             self.said_by("compaction", _strip_private(ev.text), ev.ts)
@@ -5967,7 +5970,8 @@ class _Episode:
         # changed or fixed a thing), after the one that edited the most when that was earlier:
         # the session's main work, then where it ended; else the last word, unless an earlier
         # chunk reported work: an answer or an aside after the work is not what was done
-        last = {t: m for who, m, _ts, _c, t, _a in self.words.said if who == "agent" and m}
+        msgs = self.words.said  # a message the agent's calls went on after is a step: a turn
+        last = {t: "" if msgs[i][3] else msgs[i][1] for t, i in self.words.last.items()}  # cut off
         said = {t: _final_report(last[t]) for t in sorted(last)}
         did = lambda r: _reports_change(r) or _says("fix", r)  # noqa: E731
         work = [t for t, r in said.items() if r and (t in self.worked or did(r))]
@@ -7261,9 +7265,7 @@ class Store:
                 "follow it" % os.path.join(os.path.basename(self.root), rel)
             )
         if os.path.islink(path):
-            raise AgentmemError(
-                "%s is a symlink; agentmem does not follow links in the store" % rel
-            )
+            raise AgentmemError("%s is a symlink; agentmem follows no link in the store" % rel)
         return path
 
     def config(self):
@@ -13531,9 +13533,7 @@ def _cmd_demo(args):
             _out(lead + "\n   $ agentmem recall '%s'" % query)
             for i, h in enumerate(store.recall(query, limit=2), 1):
                 _out("   " + ("%d. " % i + _describe(h.memory, h.score)).replace("\n", "\n   "))
-        _out(
-            "\n3. What the next session starts with (the SessionStart hook prints this as JSON):\n"
-        )
+        _out("\n3. What the next session starts with (SessionStart's hook prints it as JSON):\n")
         _out("   $ agentmem inject --format text")
         _out("   " + _build_context(store, cwd=work).rstrip().replace("\n", "\n   "))
         secret_kept = "sk_live_51Hdemo" in "".join(

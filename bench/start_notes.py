@@ -66,7 +66,23 @@ def prompt_lines(lines):
         codex = payload.get("type") == "message" and payload.get("role") == "user"
         if i and (claude or codex):
             out.append(i)
-    return out
+    return [_turn_start(lines, i) for i in out]
+
+
+def _turn_start(lines, i):
+    """Where the turn of the prompt at line i starts: a Codex turn opens before its prompt, with
+    the harness's own lines (task_started, turn_context, developer messages)."""
+    while i > 1:
+        try:
+            d = json.loads(lines[i - 1])
+        except ValueError:
+            break
+        p = d.get("payload") or {}
+        if not (p.get("type") == "task_started" or d.get("type") == "turn_context"
+                or p.get("role") == "developer"):
+            break
+        i -= 1
+    return i
 
 
 def play_turns(path, n, root, env):

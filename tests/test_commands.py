@@ -47,6 +47,10 @@ def test_a_command_is_labelled_by_the_role_it_plays_never_by_what_it_is_run_on()
                        ("python3 -m tox --version", "tox 4.11.3", True),
                        ("make build", "ok", True)))
     assert mems == [("fact", "Commands that passed here: build `make build`.")]
+    # a long flag's named value (a session, a package) says nothing of what the command does
+    named = learned(ran(("npx shotter --profile web-dev capture -o a.png", "saved", True),
+                        ("pnpm --filter site-build lint", "clean", True)))
+    assert named == [("fact", "Commands that passed here: lint `pnpm --filter site-build lint`.")]
 
 
 def test_a_failure_fixed_by_an_edit_is_a_bug_with_its_error_cause_and_files():

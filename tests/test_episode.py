@@ -291,6 +291,21 @@ def test_codex_request_user_input_answers_are_the_person_s_words(tmp_path, store
     events, _info, _ = agentmem.read_transcript(str(path))
     assert [e.text for e in events if e.role == "user"] == \
         ["chosen idea: Tidepool. Build it as a reusable tide-table service."]
+    # the question asked, when the call gives it, is what the answer answers
+    lines[1]["payload"]["arguments"] = json.dumps({"questions": [
+        {"id": "chosen_idea", "header": "Idea", "question": "Which idea should the tide app grow from?"}]})
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    events, _info, _ = agentmem.read_transcript(str(path))
+    assert [e.text for e in events if e.role == "user"] == \
+        ["Which idea should the tide app grow from? Tidepool. Build it as a reusable tide-table service."]
+    assert [m.type for m in agentmem.compress_heuristic(events, final=True)] == ["decision"]
+    # asked while the harness drew up a plan, it shapes that plan: no standing decision
+    lines.insert(1, {"timestamp": "2026-07-10T16:45:30Z", "type": "event_msg",
+                     "payload": {"type": "task_started", "collaboration_mode_kind": "plan"}})
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    events, _info, _ = agentmem.read_transcript(str(path))
+    assert agentmem.compress_heuristic(events, final=True) == []
+    assert any("Tidepool" in m.text for m in agentmem._episode(events, final=True))  # the words keep it
 
 
 def test_a_codex_compaction_is_the_session_s_summary_not_the_agent_s_words(tmp_path, store):
@@ -689,6 +704,39 @@ def test_the_digest_reports_the_session_s_main_work_then_where_it_ended():
         assert reported.endswith("Then: Added `.gitignore` for the virtualenv and the SQLite files."), reported
 
 
+def test_a_turn_cut_off_while_it_worked_has_no_report_of_its_own(tmp_path):
+    """A message the agent's calls went on after is a step, not the turn's outcome: a turn the
+    person cut off mid-work reports nothing, however much it edited."""
+    build = [Event("user", "Build the tide-table service.")]
+    build += [Event("call", "", tool="Write", files=["tides/%s.py" % f]) for f in ("api", "store", "fetch")]
+    build += [Event("assistant", "Built the tide-table service: `tides/api.py` serves the tables, "
+                                 "`tides/store.py` keeps them in SQLite.")]
+    retry = [Event("user", "Make the fetcher retry on timeouts."),
+             Event("assistant", "The retry loop in `tides/fetch.py` now backs off twice before it fails.")]
+    retry += [Event("call", "", tool="Edit", files=["tides/%s.py" % f]) for f in ("fetch", "api", "store", "cli")]
+    tidy = [Event("user", "Leave that for now and add a gitignore."),
+            Event("call", "", tool="Write", files=[".gitignore"]),
+            Event("assistant", "Added `.gitignore` for the virtualenv and the SQLite files.")]
+    # Codex labels a progress note "commentary": a step, whatever follows it
+    note = [Event("user", "Make the fetcher retry on timeouts.")]
+    note += [Event("call", "", tool="Edit", files=["tides/%s.py" % f]) for f in ("fetch", "api", "store", "cli")]
+    note += [Event("assistant", "The retry loop in `tides/fetch.py` now backs off twice before it "
+                                "fails.", tool="commentary")]
+    for chunks in ([build + retry + tidy], [build, retry, tidy], [build, note, tidy]):
+        context = {}
+        for i, chunk in enumerate(chunks):
+            agentmem._episode(chunk, final=i == len(chunks) - 1, context=context)
+        reported = agentmem._session_summary(["x"], context, {}).split("\n")[-1]
+        assert reported.startswith("Reported: Built the tide-table service"), reported
+        assert "backs off" not in reported, reported
+    rollout = [json.loads(x) for x in render_codex([("user", "Retry on timeouts."), ("assistant", "On it.")],
+                                                   "cx-phase").splitlines()]
+    rollout[-1]["payload"]["phase"] = "commentary"
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in rollout) + "\n", encoding="utf-8")
+    assert [e.tool for e in agentmem.read_transcript(str(path))[0] if e.role == "assistant"] == ["commentary"]
+
+
 def test_the_digest_asks_what_the_person_asked_not_their_answers_to_the_agent_s_question():
     events = [Event("user", "Set up the changelog generator for the release branch."),
               Event("user", "Which tag scheme should the changelog follow? Calendar tags.", tool="answer"),
@@ -723,6 +771,15 @@ def test_a_report_s_items_are_told_under_the_bold_item_that_titles_them():
     digest = agentmem._session_summary(agentmem._episode(events, True, context), context, {})
     assert "Enhanced Monitoring and Telemetry: Request counting per zoom in `metrics.go`; Structured" in digest
     assert "Environment variables:" not in digest               # a short item is no heading
+
+
+def test_a_report_s_list_items_are_told_each_as_its_own_sentence():
+    report = ("## Done\n- Moved the retry loop into `fetch.ts` so every caller shares it\n"
+              "- Raised the socket timeout in `client.ts` to thirty seconds\n")
+    context = {}
+    events = [Event("user", "Make the fetches survive slow networks."), Event("assistant", report)]
+    digest = agentmem._session_summary(agentmem._episode(events, True, context), context, {})
+    assert "every caller shares it. Raised the socket timeout" in digest, digest   # not glued
 
 
 def test_a_report_s_sentence_under_another_heading_is_told_with_it():

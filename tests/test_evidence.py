@@ -110,8 +110,9 @@ def test_the_hooks_log_what_they_told_and_stats_and_doctor_show_the_share_used(t
 
 def test_a_note_told_often_and_never_used_ranks_lower_and_show_says_why(store):
     s = agentmem.open_store(str(store))
-    a = s.remember("The billing cron runs `bin/billing --hourly` every hour", type="fact")[0]
-    b = s.remember("The billing cron retries twice on failure", type="fact")[0]
+    said = "2026-11-02T09:00:00Z"  # together: neither is the more recent
+    a = s.remember("The billing cron runs `bin/billing --hourly` every hour", type="fact", created=said)[0]
+    b = s.remember("The billing cron retries twice on failure", type="fact", created=said)[0]
     first = [h.memory.id for h in s.recall("billing cron")]
     a.extra["use"] = {"told": agentmem._NEVER_USED_TOLD, "used": 0, "contradicted": 0}
     s.update(a)
