@@ -2501,9 +2501,8 @@ def _parse_codex(lines, info):
                 kind, p, start = "session_meta", d, ts  # then bare items with no time of their own
             elif kind and "payload" not in d:
                 kind, p, ts = "response_item", d, ts or start
-            read = _CODEX_RECORDS.get(
-                (kind, None if kind in _CODEX_WHOLE else _str_field(p, "type"))
-            )
+            sub = None if kind in _CODEX_WHOLE else _str_field(p, "type")
+            read = _CODEX_RECORDS.get((kind, sub))
             if read:
                 read(p, ts, info, out)
         except _RECORD_ERRORS:
@@ -5966,10 +5965,17 @@ class _Episode:
         d["open"] = _request_line(said) if end else d.get("open", "") if who is None else ""
         if self.commits:
             d["commits"] = _dedupe(d.get("commits", []) + self.commits)[-_DIGEST_COMMITS:]
-        # the report of the last turn that did something (changed files, committed, or says it
-        # changed or fixed a thing), after the one that edited the most when that was earlier:
-        # the session's main work, then where it ended; else the last word, unless an earlier
-        # chunk reported work: an answer or an aside after the work is not what was done
+        self._report(d)
+        if self.todos or self.pending:  # the to-do list's, else a summary's
+            left = [i for st, i in self.todos if st != "completed"] if self.todos else self.pending
+            d["left"], d["left_at"] = left, self.left_at
+        return d
+
+    def _report(self, d):
+        """The report of the last turn that did something (changed files, committed, or says it
+        changed or fixed a thing), after the one that edited the most when that was earlier: the
+        session's main work, then where it ended; else the last word, unless an earlier chunk
+        reported work: an answer or an aside after the work is not what was done."""
         msgs = self.words.said  # a message the agent's calls went on after is a step: a turn
         last = {t: "" if msgs[i][3] else msgs[i][1] for t, i in self.words.last.items()}  # cut off
         said = {t: _final_report(last[t]) for t in sorted(last)}
@@ -5985,15 +5991,15 @@ class _Episode:
         same = set(_mentioned_files(top[2])) & set(_mentioned_files(end or ""))  # the same files:
         if top[1] not in work[-1:] and top[2] and end and not same:  # the later word stands
             report = "%s Then: %s" % (top[2], end)
+        cut = max(self.worked, default=0)  # edits after every report: the session ended at work,
+        if cut > max((t for t, r in said.items() if r), default=0):  # on a request unfinished
+            asked = [m for who, m, _ts, _c, t, _a in msgs if who == "person" and t == cut]
+            report, d["report"], d["open"] = "", top[2], _request_line(asked[-1] if asked else "")
         d["worked"] = bool(report or d.get("worked"))
         if not d["worked"]:
             report = _final_report(last[max(last)]) if last else ""
         if report:
             d["report"] = report
-        if self.todos or self.pending:  # the to-do list's, else a summary's
-            left = [i for st, i in self.todos if st != "completed"] if self.todos else self.pending
-            d["left"], d["left_at"] = left, self.left_at
-        return d
 
     def memories(self, final=False):
         """The words, what commands proved and, with `final`, the open to-dos."""
@@ -6035,7 +6041,7 @@ def _session_summary(memories, context, info):
     if d.get("left") or d.get("open"):
         left = [x.rstrip(".") for x in (d.get("left") or []) + [d.get("open") or ""] if x]
         left = _clip("; ".join(left), _DIGEST_CHARS * 2)
-        lines.append("%s%s." % (_LEFT, left.rstrip(".")))
+        lines.append("%s%s." % (_LEFT, left.rstrip(".;")))
     return "\n".join(lines)
 
 
@@ -6474,9 +6480,7 @@ class _Index:
     def _remove_path(self, path):
         """Un-index the memories of one file; returns their sessions."""
         db = self.db
-        rows = db.execute(
-            "SELECT rowid, toks, session FROM memories WHERE path=?", (path,)
-        ).fetchall()
+        rows = list(db.execute("SELECT rowid, toks, session FROM memories WHERE path=?", (path,)))
         if not rows:
             return set()
         ids = [r[0] for r in rows]
@@ -6977,9 +6981,7 @@ class _Index:
 
     def stats(self):
         db = self.db
-        by_type = dict(
-            db.execute("SELECT type, COUNT(*) FROM memories GROUP BY type ORDER BY 2 DESC")
-        )
+        by_type = dict(db.execute("SELECT type, COUNT(*) FROM memories GROUP BY 1 ORDER BY 2 DESC"))
         files = (self.path, self.path + "-wal")
         try:
             size = sum(os.path.getsize(p) for p in files if os.path.exists(p))
@@ -7427,9 +7429,7 @@ class Store:
                     continue
                 have.add(ident)
                 found[0].extra["linked"] = "%s of %s" % (kind, m.id)
-                extra.append(
-                    Hit(found[0], h.score * _LINK_WEIGHT, {"link": 0}, self.stale(found[0]))
-                )
+                extra += [Hit(found[0], h.score * _LINK_WEIGHT, {"link": 0}, self.stale(found[0]))]
         return sorted(hits + extra, key=lambda h: -h.score) if extra else hits
 
     def relate(self, a, b, kind):

@@ -664,6 +664,10 @@ def test_a_request_the_session_ended_on_with_no_word_after_it_is_left():
             agentmem._episode(chunk, final=i == len(chunks) - 1, context=context)
         digest = agentmem._session_summary(["x"], context, {})
         assert ("Left: The commits must be authored by Dana, not by the assistant." in digest) == left, digest
+    items = ["Move the %s widget into the shared dashboard grid with its own loading state" % w
+             for w in ("revenue", "churn", "signup", "refund")]
+    context = {"digest": {"asked": ["Rebuild the dashboard."], "left": items, "open": late[0].text}}
+    assert agentmem._session_summary(["x"], context, {}).endswith("loading state.")  # clipped whole
 
 
 def test_a_label_over_a_table_or_code_is_what_the_report_says():
@@ -729,6 +733,13 @@ def test_a_turn_cut_off_while_it_worked_has_no_report_of_its_own(tmp_path):
         reported = agentmem._session_summary(["x"], context, {}).split("\n")[-1]
         assert reported.startswith("Reported: Built the tide-table service"), reported
         assert "backs off" not in reported, reported
+    for chunks in ([build + retry], [build, retry]):  # the session ended at work: unfinished
+        context = {}
+        for i, chunk in enumerate(chunks):
+            agentmem._episode(chunk, final=i == len(chunks) - 1, context=context)
+        digest = agentmem._session_summary(["x"], context, {}).split("\n")
+        assert digest[-2].startswith("Reported: Built the tide-table service") and "Then:" not in digest[-2]
+        assert digest[-1] == "Left: Make the fetcher retry on timeouts.", digest
     rollout = [json.loads(x) for x in render_codex([("user", "Retry on timeouts."), ("assistant", "On it.")],
                                                    "cx-phase").splitlines()]
     rollout[-1]["payload"]["phase"] = "commentary"
