@@ -5009,7 +5009,7 @@ _DIGEST_COMMITS = 3
 _REPORT_SENTENCES, _REPORT_CHARS = 4, 640
 _NOT_REPORTED = ("speculation", "narration", "plan", "status", "suggestion")  # in a final report
 _COMMIT_REGEX = _LazyRegex(
-    r"""\bgit\s+commit\b.*?\s-m\s*(?:"""
+    r"""\bgit\s+commit\b.*?\s-[a-z]*m\s*(?:"""
     r""""?\$\(cat <<-?['"]?(\w+)['"]?\s*(.*?)\s*\1\b|"""  # here-doc
     r""""((?:[^"\\]|\\.)*)"|'([^']*)')""",
     re.S,
@@ -5059,7 +5059,9 @@ def _prose_lines(text):
 def _commit_message(command):
     """The message of a `git commit -m ...` the agent ran, or '' (a here-document unwrapped).
     >>> _commit_message("git commit -m \\"$(cat <<'EOF'\\nfeat: add charts\\n\\nBody.\\nEOF\\n)\\"")
-    'feat: add charts Body.'"""
+    'feat: add charts Body.'
+    >>> _commit_message("git commit -am 'fix: keep rows'")  # -m among other short flags
+    'fix: keep rows'"""
     m = _COMMIT_REGEX.search(command or "")
     if not m or "<<" in command[: m.start()]:  # a commit written into a file's here-document
         return ""
@@ -5907,6 +5909,7 @@ class _Episode:
         # the messages of the commits the agent made; call ref -> one whose result is not back
         self.commits, self.committing = [], {}
         self.worked = {}  # turn -> the edits and commits the agent made in that turn
+        self.edited = {}  # turn -> how many messages were said when it last edited a file
         self.pending = []  # what a compaction summary says is pending
         self.left_at = ""  # when the to-do list or a summary last said what is left
 
@@ -5948,6 +5951,7 @@ class _Episode:
         if msg or _edits_files(name):
             turn = self.words.context.get("turn") or 0
             self.worked[turn] = self.worked.get(turn, 0) + 1
+            self.edited[turn] = len(self.words.said) if _edits_files(name) else -1  # committed
 
     def digest(self, context):
         """What the session asked, did and left, merged into `context["digest"]`: first and
@@ -5991,8 +5995,9 @@ class _Episode:
         same = set(_mentioned_files(top[2])) & set(_mentioned_files(end or ""))  # the same files:
         if top[1] not in work[-1:] and top[2] and end and not same:  # the later word stands
             report = "%s Then: %s" % (top[2], end)
-        cut = max(self.worked, default=0)  # edits after every report: the session ended at work,
-        if cut > max((t for t, r in said.items() if r), default=0):  # on a request unfinished
+        cut = [t for t, n in self.edited.items() if n > self.words.last.get(t, -1)]  # edits no
+        cut = max(cut, default=0)  # word followed: the session ended at work, on a request left
+        if cut > max((t for t, r in said.items() if r), default=0):  # unfinished
             asked = [m for who, m, _ts, _c, t, _a in msgs if who == "person" and t == cut]
             report, d["report"], d["open"] = "", top[2], _request_line(asked[-1] if asked else "")
         d["worked"] = bool(report or d.get("worked"))

@@ -740,6 +740,14 @@ def test_a_turn_cut_off_while_it_worked_has_no_report_of_its_own(tmp_path):
         digest = agentmem._session_summary(["x"], context, {}).split("\n")
         assert digest[-2].startswith("Reported: Built the tide-table service") and "Then:" not in digest[-2]
         assert digest[-1] == "Left: Make the fetcher retry on timeouts.", digest
+    commit = [Event("user", "Commit all of it."), Event("assistant", "Committing the service now."),
+              Event("call", "", tool="Edit", files=["tides/api.py"]),
+              Event("call", "git commit -am 'feat: tide tables'", tool="Bash", ref="c9"),
+              Event("result", "[main 9a8b7c6] feat: tide tables", tool="Bash", ok=True, ref="c9")]
+    context = {}
+    agentmem._episode(build + commit, final=True, context=context)
+    digest = agentmem._session_summary(["x"], context, {})
+    assert "Left:" not in digest and "Committed: feat: tide tables." in digest   # the commit settled it
     rollout = [json.loads(x) for x in render_codex([("user", "Retry on timeouts."), ("assistant", "On it.")],
                                                    "cx-phase").splitlines()]
     rollout[-1]["payload"]["phase"] = "commentary"
