@@ -2198,12 +2198,12 @@ def _answers(text):
 
 
 def _codex_answers(out, asked):
-    """The person's answers to Codex's request_user_input: 'Question? X. Their note.', or with
-    no question `asked` (by id), 'chosen idea: X. Their note.'"""
+    """The person's answers to Codex's request_user_input, and whether they added words of their
+    own: 'Question? X. Their note.', or with no question `asked` (by id), 'chosen idea: X.'"""
     answers = out.get("answers") if isinstance(out, dict) else None
     if not isinstance(answers, dict):
-        return ""
-    said = []
+        return "", False
+    said, noted = [], False
     for key, value in answers.items():
         picked = value.get("answers") if isinstance(value, dict) else value
         picked = [str(a) for a in (picked if isinstance(picked, list) else [picked]) if a]
@@ -2211,7 +2211,8 @@ def _codex_answers(out, asked):
         chosen = [a.replace(" (Recommended)", "") for a in picked if not a.startswith("user_note:")]
         q = _str_field(asked.get(key), "question").strip() or "%s:" % key.replace("_", " ")
         said += ["%s %s." % (q, ", ".join(chosen) or "-")] + [n.rstrip(".") + "." for n in notes]
-    return " ".join(said)
+        noted = noted or bool(notes)
+    return " ".join(said), noted
 
 
 # "Exit code 1", "Exit code: 2", "Process exited with code 0", "exit status 1": how shells and
@@ -2444,9 +2445,9 @@ def _codex_output(p, ts, info, out):
         return
     ok = _result_ok(text, None if not isinstance(code, int) else code == 0)
     out["items"].append(Event("result", text, ts, name, ok=ok, ref=ref))
-    answers = _codex_answers(data, out.get("asked", {})) if name == "request_user_input" else ""
-    if answers:  # the person's choices; in plan mode, the plan's
-        out["items"].append(Event("user", answers, ts, out.get("mode", "") + "answer"))
+    said, noted = _codex_answers(data if name == "request_user_input" else 0, out.get("asked", {}))
+    if said:  # the person's choices; options picked for a plan with no word of theirs: the plan's
+        out["items"] += [Event("user", said, ts, ("" if noted else out.get("mode", "")) + "answer")]
 
 
 def _codex_compacted(p, ts, info, out):
@@ -5576,9 +5577,7 @@ class _Commands:
         ):
             return False  # one `node x.js` that failed once is the agent finding its way
         # a program that died with a traceback or a panic crashed; anything else failed
-        crashed = (
-            re.search(r"(?:Error|Exception|panicked at)\b", failure["first"]) and "run" in kinds
-        )
+        crashed = re.search(r"(Error|Exception|panicked at)\b", failure["first"]) and "run" in kinds
         verb = "crashed" if crashed else "failed"
         if any(
             t.startswith("`%s` %s: %s" % (shown, verb, failure["first"]))
@@ -7917,9 +7916,7 @@ class Store:
         with self.lock():
             for rel in sorted({m.path for m in archive + purged}):
                 kept = {m.id: m for m in archive if m.path == rel}
-                self._write_file(
-                    rel, [], kept, None, removed={m.id for m in purged if m.path == rel}
-                )
+                self._write_file(rel, [], kept, None, {m.id for m in purged if m.path == rel})
             self.index().refresh()
         return archive, purged
 
@@ -10220,9 +10217,7 @@ def _capped(sections, cap=_START_NOTES):
     """`sections` with at most `cap` notes, each section's kept in its order: a note of each
     _KEPT_WHOLE section a round, then of each other section, then of the _GIVES_WAY ones."""
     rank = lambda t: (t not in _KEPT_WHOLE) + (t in _GIVES_WAY)  # noqa: E731
-    notes = sorted(
-        (rank(t), n, i) for i, (t, lines) in enumerate(sections) for n in range(len(lines))
-    )
+    notes = sorted((rank(t), n, i) for i, (t, ns) in enumerate(sections) for n in range(len(ns)))
     kept = [i for _r, _n, i in notes[:cap]]
     return [(t, lines[: kept.count(i)]) for i, (t, lines) in enumerate(sections) if i in kept]
 

@@ -299,13 +299,17 @@ def test_codex_request_user_input_answers_are_the_person_s_words(tmp_path, store
     assert [e.text for e in events if e.role == "user"] == \
         ["Which idea should the tide app grow from? Tidepool. Build it as a reusable tide-table service."]
     assert [m.type for m in agentmem.compress_heuristic(events, final=True)] == ["decision"]
-    # asked while the harness drew up a plan, it shapes that plan: no standing decision
+    # while the harness draws up a plan, the agent's options picked with no word of the person's
+    # own shape that plan: no standing decision; their own note with it is theirs
     lines.insert(1, {"timestamp": "2026-07-10T16:45:30Z", "type": "event_msg",
                      "payload": {"type": "task_started", "collaboration_mode_kind": "plan"}})
-    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
-    events, _info, _ = agentmem.read_transcript(str(path))
-    assert agentmem.compress_heuristic(events, final=True) == []
-    assert any("Tidepool" in m.text for m in agentmem._episode(events, final=True))  # the words keep it
+    for note, kept in (("user_note: Build it as a reusable tide-table service", True), (None, False)):
+        picked = ["Tidepool (Recommended)"] + ([note] if note else [])
+        lines[-1]["payload"]["output"] = json.dumps({"answers": {"chosen_idea": {"answers": picked}}})
+        path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+        events, _info, _ = agentmem.read_transcript(str(path))
+        assert bool(agentmem.compress_heuristic(events, final=True)) is kept
+        assert any("Tidepool" in m.text for m in agentmem._episode(events, final=True))  # the words keep it
 
 
 def test_a_codex_compaction_is_the_session_s_summary_not_the_agent_s_words(tmp_path, store):
