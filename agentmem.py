@@ -4450,7 +4450,7 @@ class _Observer:
             asked = text.split("?", 1)[0] if "?" in text else ""
             # "Would you like me to test the API? Yes": a go-ahead for an offer, not a choice
             if (
-                ev.tool == "answer"  # in plan mode, a choice of the plan: no standing decision
+                ev.tool == "answer"  # "plan-answer": options picked for a plan, none of it theirs
                 and not _says("suggestion", asked)
                 and not _says("bare-approval", text)
                 and _word_count(text) >= 3
