@@ -2445,7 +2445,7 @@ def _codex_output(p, ts, info, out):
         return
     ok = _result_ok(text, None if not isinstance(code, int) else code == 0)
     out["items"].append(Event("result", text, ts, name, ok=ok, ref=ref))
-    said, noted = _codex_answers(data if name == "request_user_input" else 0, out.get("asked", {}))
+    said, noted = _codex_answers(data if name == "request_user_input" else {}, out.get("asked", {}))
     if said:  # the person's choices; options picked for a plan with no word of theirs: the plan's
         out["items"] += [Event("user", said, ts, ("" if noted else out.get("mode", "")) + "answer")]
 
