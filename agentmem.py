@@ -3182,7 +3182,7 @@ def _merge_conflicts(lines, mems, suspects):
 #           lead    starts the sentence and is followed by a space: "And ...", "By the way, ..."
 #           whole   is the whole sentence: "Go ahead!"
 #           heading starts a heading: "Root cause", "Fixes"
-#   language  en, ru or zh; Chinese and Japanese phrases match inside words (no spaces there)
+#   language  en, ru, zh, fr, es, de, pt; Chinese and Japanese phrases match inside words
 #   phrase  words as written; "(a|b)" is either, "?" makes what comes before optional,
 #           "*" at a word's end is any ending ("fail*": fails, failed, failure), "'" may
 #           be left out ("don't": dont), a space is any space; otherwise a regular expression
@@ -3565,6 +3565,11 @@ _OBSERVER_PHRASES = {
         ("word", "en", r"option(ally|s)? ; recommend*"),
         ("word", "en", r"alternatively ; perhaps ; maybe ; would you like ; should i ; shall i"),
         ("word", "en", r"want me to ; if you('d| would) like ; (how|what) would you like me to"),
+        ("word", "en", r"if you want, ; if needed, i can"),  # an offer: on the person's wish
+        ("word", "fr", r"si tu (le )?veux, ; si vous (le )?(voulez|souhaitez), ; je peux aussi"),
+        ("word", "es", r"si (quieres|lo deseas|prefieres),"),
+        ("word", "de", r"wenn du (willst|möchtest), ; falls gewünscht"),
+        ("word", "pt", r"se (quiser|preferir|desejar),"),
         ("word", "ru", r"можно было бы ; можно также ; предлагаю ; хотите ; если хотите"),
         ("word", "zh", r"如果(你|您)?(愿意|願意|需要|想|希望) ; 需要的[话話] ; 我可以"),
         ("word", "zh", r"可以考[虑慮] ; 建[议議]"),
@@ -3643,7 +3648,7 @@ _PHRASE_ANCHORS = {
     "heading": (r"^", r"\b"),
 }
 # fmt: on
-_PHRASE_LANGUAGES = ("en", "ru", "zh")
+_PHRASE_LANGUAGES = ("en", "ru", "zh", "fr", "es", "de", "pt")
 
 
 def _phrase_pattern(phrase):
@@ -3902,7 +3907,7 @@ def _split_sentences(text):
             continue
         item = _ITEM_REGEX.match(line)
         line = line[item.end() :] if item else line
-        if line.endswith(":"):  # a label introduces what follows
+        if line.endswith((":", "：")):  # a label introduces what follows
             parts = _SENTENCE_SPLIT_REGEX.split(line)
             out += [(s.strip(), heading) for s in parts[:-1] if s.strip()]
             heading, label = parts[-1][:-1], 1
@@ -4573,7 +4578,9 @@ class _Observer:
 
     def _person_sentence(self, turn, s, heading, ts):
         if (s.rstrip().endswith(("?", "？")) or _says("asking", s)) and not _says("correction", s):
-            self._person_question(turn, s)
+            if _says("problem", s) and not _says("hypothetical", s):  # a question decides nothing;
+                turn.problems.append(s)  # "why does X fail?" names a problem ("what if" does not)
+            self.context["asked"], self.context["answer"] = s, ""
             return
         cls = _classify_user_sentence(s)
         if _says("rules-heading", heading) and (cls is None or cls[0] == "dead-end"):
@@ -4586,12 +4593,6 @@ class _Observer:
             self._person_plain(turn, s, ts)
         else:
             self._person_typed(turn, s, cls, ts)
-
-    def _person_question(self, turn, s):
-        """A question decides nothing; "why does X fail?" names a problem ("what if" does not)."""
-        if _says("problem", s) and not _says("hypothetical", s):
-            turn.problems.append(s)
-        self.context["asked"], self.context["answer"] = s, ""
 
     def _person_answer(self, turn, s, cls, ts):
         """A short answer to a question ("Agreed, keep it optional.") brings the question along."""
@@ -5070,13 +5071,6 @@ def _commit_message(command):
     return " ".join(msg.replace("\\n", "\n").split())
 
 
-def _todo_items(text):
-    """[(status, item)] of a to-do list call as the parsers render it ('status: item' lines)."""
-    lines = [line.partition(": ") for line in (text or "").split("\n")]
-    states = ("pending", "in_progress", "completed")
-    return [(st, i.strip()) for st, _, i in lines if st in states and i.strip()]
-
-
 def _request_line(text):
     """A request as the digest names it: its first sentences (_DIGEST_CHARS); '' for a bare "go"."""
     text = " ".join(_CODE_FENCE_REGEX.sub(" ", text or "").split())
@@ -5089,9 +5083,11 @@ def _final_report(said, chars=_REPORT_CHARS):
     out = []
     for s in map(_told, _prose_lines(said.replace("\u2019", "'"))):
         bare = _SELF_REGEX.sub("", s)  # "I've successfully ..." is status
-        idle = any(_says(c, s) or _says(c, bare) for c in _NOT_REPORTED)
+        idle = [c for c in _NOT_REPORTED if c != "status" or not re.search(r"\d", _unquoted(s))]
+        idle = any(_says(c, s) or _says(c, bare) for c in idle)
         named_change = _reports_change(s) and _named(s)  # "Renamed a.yml to b.yml.": short
         telling = _telling(s) >= 2 or named_change and not _looks_like_noise(s)
+        telling = telling and _unquoted(s).count(": ") < 3  # "A: B: C: D": fields, not a sentence
         if telling and not idle and s[-1:] not in "?？" and len(" ".join(out + [s])) <= chars:
             out.append(s + "." if s[-1:].isalnum() or s[-1:] in "`)*'\"" else s)  # a list's item
         if len(out) == _REPORT_SENTENCES:
@@ -5424,9 +5420,10 @@ def _failure_line(text):
         m = strong or m
     if not m:
         return ""
-    start = text.rfind("\n", 0, m.start()) + 1
-    end = text.find("\n", m.start())
-    return _clip(text[start : end if end >= 0 else len(text)].strip(), _ERROR_CHARS)
+    start, end = text.rfind("\n", 0, m.start()) + 1, text.find("\n", m.start())
+    line = _clip(text[start : end if end >= 0 else len(text)].strip(), _ERROR_CHARS)
+    timed = re.match(r"(?i)\s*command timed out[^\n]*", text)  # the harness cut it off first
+    return "%s; %s" % (timed.group().strip(), line) if timed else line
 
 
 def _same_line(line):
@@ -5497,7 +5494,8 @@ class _Commands:
     def _result(self, call, ev):
         text = ev.text or ""
         error = _failure_line(text)
-        if _NEVER_RAN_REGEX.search(error + text[:200]):
+        seen = error or not re.search(r"\|\s*head\b", call.text)  # a pass piped to head: unseen
+        if _NEVER_RAN_REGEX.search(error + text[:200]) or not seen:
             return  # what never ran proved nothing: the session's words keep that it was tried
         segments = _command_segments(call.text)
         keys = [_command_key(words) for words, _p in segments]
@@ -5514,7 +5512,7 @@ class _Commands:
         failing, runs, good = self.state["failing"], self.state["runs"], self.state["ok"]
         runs[key] = runs.get(key, 0) + 1
         parts = [k for k, kind in zip(keys, kinds) if kind]
-        serving = kinds[-1] == "run" and re.match(r"(?i)\s*command timed out", text) and not error
+        serving = kinds[-1] == "run" and not error and re.match(r"(?i)\s*command timed out", text)
         if (ev.ok is False or (ev.ok is None or piped) and bool(error)) and not serving:
             return self._failed(key, shown, parts, error or _said_line(text), ev.ts)
         for (words, _p), k, kind in zip(segments, keys, kinds):
@@ -5885,8 +5883,9 @@ class _Words:
 ########################################################################
 
 
-# the labels an episode entry starts with: the record's words, not the session's
-_RECORD_LABEL_REGEX = _LazyRegex(r"^(?:Asked|Sub-agent|Plan|Commit|Session|Reported|Committed):\s*")
+_RECORD_LABEL_REGEX = _LazyRegex(  # the labels an entry starts with: the record's words
+    r"^(?:Asked|Sub-agent|Plan|Commit|Session|Reported|Committed|Last ran):\s*"
+)
 
 
 # a heading of a compaction summary: "2. **Pending Tasks:**", "## Next Steps:", "## Next steps"
@@ -5911,6 +5910,7 @@ class _Episode:
         self.edited = {}  # turn -> how many messages were said when it last edited a file
         self.pending = []  # what a compaction summary says is pending
         self.left_at = ""  # when the to-do list or a summary last said what is left
+        self.after = {}  # call ref -> [command, ok] of what ran after the agent's last word
 
     def event(self, ev):
         """Take one event: words to _Words; commands, to-dos, commits, compactions here."""
@@ -5922,7 +5922,14 @@ class _Episode:
             self._call(ev)
         elif ev.role == "result" and ev.ref in self.committing:  # what ran made the commit
             msg = self.committing.pop(ev.ref)
-            self.commits += [] if ev.ok is False else [_clip(msg.split(" - ")[0], _DIGEST_CHARS)]
+            if ev.ok is not False:  # made: told as committed, not as what ran last
+                self.commits.append(_clip(msg.split(" - ")[0], _DIGEST_CHARS))
+                self.after.pop(ev.ref, None)
+        if ev.role == "result" and ev.ref in self.after:
+            said = ev.text.strip() if len(ev.text) < 40 and "\n" not in ev.text.strip() else ""
+            self.after[ev.ref][1] = said if ev.ok is None else ev.ok  # Codex's "aborted"
+        elif ev.role == "assistant" and ev.tool != "subagent" and ev.text.strip():
+            self.after = {}
 
     def _compaction(self, text, ts=""):
         """What a compaction summary says is pending (its last such section), for the digest."""
@@ -5943,10 +5950,17 @@ class _Episode:
         """What a tool call tells: the to-do list, a commit's message, a turn's work."""
         name = ev.tool.lower()
         msg = _commit_message(ev.text) if name in _SHELL_TOOLS else ""
-        if name in ("todowrite", "update_plan"):
-            self.todos, self.left_at = _todo_items(ev.text), ev.ts
+        if name in ("todowrite", "update_plan"):  # its items as parsed: 'status: item' lines
+            items = [x.partition(": ") for x in ev.text.split("\n")]
+            states = ("pending", "in_progress", "completed")
+            self.todos = [(st, i.strip()) for st, _, i in items if st in states and i.strip()]
+            self.left_at = ev.ts
         if msg:  # a commit a hook refused, or whose call never came back, made none
             self.committing[ev.ref] = msg
+        shown = _chain_shown(ev.text) if name in _SHELL_TOOLS else ""  # what it did, not asked
+        looked = not shown or _asks(shown.split()) or shown.split()[0] in _FILE_PROGRAMS | {"git"}
+        if shown and ev.ref and (msg or not looked):
+            self.after[ev.ref] = [shown, None]  # a call no result can be paired with: unknown
         if msg or _edits_files(name):
             turn = self.words.context.get("turn") or 0
             self.worked[turn] = self.worked.get(turn, 0) + 1
@@ -5969,6 +5983,12 @@ class _Episode:
         if self.commits:
             d["commits"] = _dedupe(d.get("commits", []) + self.commits)[-_DIGEST_COMMITS:]
         self._report(d)
+        if self.after or self.words.said:  # the session's last act, when no word followed it
+            ran, ok = list(self.after.values())[-1] if self.after else ("", None)
+            failing = [f.get("shown", "") for f in self.commands.state["failing"].values()]
+            ran = "" if ok is False and any(ran in f for f in failing) else ran  # told as failing
+            how = {True: "passed", False: "failed", None: "no result came back"}.get(ok, ok)
+            d["ran"] = "`%s`%s" % (ran, how and " (%s)" % how) if ran else ""
         if self.todos or self.pending:  # the to-do list's, else a summary's
             left = [i for st, i in self.todos if st != "completed"] if self.todos else self.pending
             d["left"], d["left_at"] = left, self.left_at
@@ -6042,6 +6062,8 @@ def _session_summary(memories, context, info):
         lines.append("Committed: %s." % "; ".join(c.rstrip(".") for c in d["commits"]))
     if d.get("report"):
         lines.append("Reported: %s" % d["report"])
+    if d.get("ran"):
+        lines.append("Last ran: %s." % d["ran"])
     if d.get("left") or d.get("open"):
         left = [x.rstrip(".") for x in (d.get("left") or []) + [d.get("open") or ""] if x]
         left = _clip("; ".join(left), _DIGEST_CHARS * 2)
@@ -8874,9 +8896,11 @@ class _Told:
             if used is None and e.role in ("call", "assistant"):
                 used = _use_of(e, text, commands if self.shell[i] else (), marks, shown, self, i)
             if e.role == "user":
-                if used and _says("dispute", e.text) and not _repeats(said, e.text):
-                    words = _note_words(said, prompt) & set(tokenize(e.text))
-                    if words & set(tokenize(used[1])):
+                quotes = " ".join(e.text.lower().split())[:60] in " ".join(said.lower().split())
+                if used and _says("dispute", e.text) and not quotes:  # its request, quoted: none
+                    own = {t for t in tokenize(said) if len(t) > 3} - _STOP_WORDS  # the note's
+                    own -= set(tokenize(prompt))  # own words, not the prompt's, said by both
+                    if own & set(tokenize(e.text)) & set(tokenize(used[1])):
                         quote = _clip(_one_line(e.text), 160)
                         return "contradicted", '%s; then the person: "%s"' % (used[1], quote)
                 shown.append(("person", text))  # what the person said since is theirs
@@ -8904,18 +8928,6 @@ def _use_of(e, text, commands, marks, shown, told, i):
             who = "a call" if e.role == "call" else "the agent"
             return "used", 'named `%s`: %s "%s"' % (k, who, _clip(_one_line(line), 140))
     return None
-
-
-def _repeats(note, text):
-    """Whether a note already holds what the person says (it quotes their request)."""
-    said = " ".join(text.lower().split())[:60]
-    return said in " ".join(note.lower().split())
-
-
-def _note_words(text, prompt):
-    """A note's own words (stems of four letters or more) that the prompt does not say."""
-    said = set(tokenize(prompt))
-    return {t for t in tokenize(text) if len(t) > 3 and t not in said and t not in _STOP_WORDS}
 
 
 def _judge_session(store, sessions, events, state):
@@ -9356,22 +9368,17 @@ class _Capture:
             finally:
                 lock.__exit__(None, None, None)
             done, stored, errors = done + d, stored + s, errors + e
-            if only or not any(self._due(p) for p in self.jobs()):
+            jobs = [j for j in map(self._job, self.jobs()) if j]  # one waiting for its retry:
+            if only or all(j.get("not_before", 0) > time.time() for j in jobs):  # not due
                 break
         return done, stored, errors
 
     @staticmethod
     def _job(path):
         """The job a queue file holds, or None when unreadable (left there for `doctor`)."""
-        job = _local_json(path)
-        ok = job is not None and all(
-            type(job.get(k, 0)) in (int, float) for k in ("attempts", "not_before")
-        )
+        job, keys = _local_json(path), ("attempts", "not_before")
+        ok = job is not None and all(type(job.get(k, 0)) in (int, float) for k in keys)
         return job if ok else None
-
-    def _due(self, path):
-        job = self._job(path)
-        return job is not None and job.get("not_before", 0) <= time.time()
 
     def _drain(self, only, llm):
         done = stored = 0
@@ -10207,12 +10214,6 @@ def _related(store, cwd, query=""):
     return title + (" (branch %s)" % branch if branch else ""), related
 
 
-def _start_flags(store, m, root, flag_stale=True):
-    """What a note told at session start says before its text: stale, unmerged, unsure."""
-    said = (store.stale(m, root), store.unmerged(m, root)) if flag_stale else ((), "")
-    return _flags(m, *said)
-
-
 def _capped(sections, cap=_START_NOTES):
     """`sections` with at most `cap` notes, each section's kept in its order: a note of each
     _KEPT_WHOLE section a round, then of each other section, then of the _GIVES_WAY ones."""
@@ -10455,7 +10456,8 @@ def _build_context(
                 used.add(m.id)  # held: told in no section of this start
                 why.append((m, title, None, says))
                 continue
-            flags = _start_flags(store, m, root, flag_stale)
+            said = (store.stale(m, root), store.unmerged(m, root)) if flag_stale else ((), "")
+            flags = _flags(m, *said)  # what it says before its text: stale, unmerged, unsure
             if bool(flags) != low:  # flagged: kept for the last section, which takes no other
                 deferred.extend([m] if flags else [])
                 continue
@@ -10720,13 +10722,6 @@ def _own_words_said(passage, weights):
     }
 
 
-def _prompt_pairs(said, words, weights):
-    """{(stem, next stem)} of words a prompt says side by side, one its own ("tile limit")."""
-    own = {t for (_w, terms), (_x, _f, common) in zip(words, weights) if not common for t in terms}
-    seq = [_stem(w.lower()) for w in _WORD_REGEX.findall(said)]
-    return {(a, b) for a, b in zip(seq, seq[1:]) if a in own or b in own}
-
-
 def _names_pair(passage, pairs):
     """Whether an identifier has two parts in a row of `pairs` ("tile limit": MAX_TILE_LIMIT)."""
     for name in _TOKEN_REGEX.findall(passage):
@@ -10884,7 +10879,10 @@ def _prompt_found(store, prompt, session="", leave_out=(), floor=0.0):
         have = _terms_in(m.text, needles)
         return sum(w for w, forms, _c in weights if _says_word(forms, have)) / total
 
-    pairs = _prompt_pairs(said, words, weights)
+    # the words it says side by side, one its own ("tile limit"): {(stem, next stem)}
+    mine = {t for (_w, terms), (_x, _f, common) in zip(words, weights) if not common for t in terms}
+    seq = [_stem(w.lower()) for w in _WORD_REGEX.findall(said)]
+    pairs = {(a, b) for a, b in zip(seq, seq[1:]) if a in mine or b in mine}
     hits = [h for h in hits if floor < most(h.memory) >= new]
     told = [(*_prompt_passage(h, weights, pairs, new), h.memory) for h in hits]
     told = [x for x in told if x[1]]

@@ -119,6 +119,27 @@ def test_a_command_the_sandbox_stopped_never_ran_so_it_is_not_still_failing():
                  "error[E0425]: cannot find value `port`.")]
 
 
+def test_a_run_piped_into_head_shows_its_start_only_so_its_pass_is_unproven():
+    """A pipe's status is its last program's: `| head` exits 0 whatever ran before it, and shows
+    only the start of the output, where a summary never is; an error shown there is a failure."""
+    assert learned(ran(("cargo clippy --all-targets 2>&1 | head -20", "warning: unused import: `std::fs`",
+                        True))) == []
+    assert learned(ran(("cargo clippy --all-targets 2>&1 | head -20", "error[E0425]: cannot find value "
+                                                                      "`port` in this scope", True))) == [
+        ("todo", "Still failing when the session ended: `cargo clippy --all-targets`: error[E0425]: "
+                 "cannot find value `port` in this scope.")]
+    assert learned(ran(("cargo clippy --all-targets 2>&1 | tail -3", "Finished dev profile", True))) == [
+        ("fact", "Commands that passed here: lint `cargo clippy --all-targets`.")]
+
+
+def test_a_run_the_harness_cut_off_says_so_beside_the_error_it_printed_first():
+    cut = ("Command timed out after 2m 0.0s\n\nRunning 640 tests using 4 workers\n"
+           "  1) checkout.spec.ts:41:5 > pays with a saved card\n    Error: expect(received).toBe(expected)")
+    assert learned(ran(("npx playwright test", cut, False))) == [
+        ("todo", "Still failing when the session ended: `npx playwright test`: Command timed out "
+                 "after 2m 0.0s; Error: expect(received).toBe(expected).")]
+
+
 def test_what_still_fails_is_told_by_its_error_never_by_a_warning_printed_on_the_way():
     warned = 'npm warn Unknown env config "store-dir". This will stop working in the next major version.\n'
     bracketed = warned + "\n> Build error occurred\n[TypeError: render is not a function]\n\n> next build"

@@ -824,6 +824,72 @@ def test_a_short_report_of_a_change_that_names_its_thing_is_reported():
         assert (("Reported: " + said) in digest) is kept, digest
 
 
+def test_a_report_keeps_a_status_that_measures_what_it_checked_and_leaves_out_offers():
+    """"All set." tells nothing, "31 tests passing" tells what was measured; an offer made on the
+    person's wish ("if you want, I can ...") is no work done, in any language it is made in."""
+    said = ("Done! The invoice exporter writes one CSV per customer into `exports/`. All green: "
+            "31 tests passing, ruff clean. %s")
+    for offer in ("If you want, I can also add a Parquet writer.",
+                  "Si tu veux, je peux aussi ajouter un export Parquet.",
+                  "Si quieres, puedo añadir un exportador Parquet.",
+                  "Wenn du willst, schreibe ich noch einen Parquet-Export.",
+                  "Se quiser, posso adicionar um exportador Parquet."):
+        context = {}
+        events = [Event("user", "Write the invoice exporter."), Event("assistant", said % offer)]
+        digest = agentmem._session_summary(agentmem._episode(events, True, context), context, {})
+        assert digest.split("\n")[1] == ("Reported: The invoice exporter writes one CSV per customer "
+                                         "into `exports/`. All green: 31 tests passing, ruff clean."), digest
+
+
+def test_a_run_of_labels_and_values_in_a_report_is_no_sentence_of_it():
+    said = ("Wrote the migration guide in `docs/migrate.md`, with one section per breaking change.\n"
+            "Guide: `docs/migrate.md`: Sections: 6 breaking changes: Size: 12 KB, 410 lines.")
+    context = {}
+    events = [Event("user", "Write the migration guide."), Event("assistant", said)]
+    digest = agentmem._session_summary(agentmem._episode(events, True, context), context, {})
+    assert digest.split("\n")[1] == ("Reported: Wrote the migration guide in `docs/migrate.md`, with "
+                                     "one section per breaking change."), digest
+
+
+def test_what_ran_after_the_agent_s_last_word_is_how_the_session_ended():
+    """A session cut off while its commands ran has no word on how it ended: the last thing it
+    ran is told with what came of it; a look around (ls, git status, a version) is no act; a commit
+    that came back is told as committed."""
+    build = [Event("user", "Package the tide library."),
+             Event("call", "", tool="Write", files=["pyproject.toml"]),
+             Event("assistant", "Added `pyproject.toml`: the tide library builds as a wheel with hatchling.")]
+    publish = [Event("user", "Publish it to the package index."),
+               Event("assistant", "The wheel built; publishing it now."),
+               Event("call", "uv build", tool="Bash", ref="b1"),
+               Event("result", "Successfully built dist/tide-0.1.0.whl", tool="Bash", ok=True, ref="b1"),
+               Event("call", "uv publish 2>&1", tool="Bash", ref="p1")]
+    looked = [Event("call", "git status", tool="Bash", ref="s1"),
+              Event("result", "nothing to commit", tool="Bash", ok=True, ref="s1"),
+              Event("call", "python3 --version", tool="Bash", ref="v1"),
+              Event("result", "Python 3.12.4", tool="Bash", ok=True, ref="v1")]
+    for result, told in ((Event("result", "Uploading tide-0.1.0.whl", tool="Bash", ok=True, ref="p1"),
+                          "Last ran: `uv publish` (passed)."),
+                         (Event("result", "aborted", tool="shell", ref="p1"), "Last ran: `uv publish` (aborted)."),
+                         (None, "Last ran: `uv publish` (no result came back).")):
+        for chunks in ([build + publish + [result] + looked], [build, publish + [result] + looked]):
+            chunks[-1] = [e for e in chunks[-1] if e is not None]
+            context = {}
+            for i, chunk in enumerate(chunks):
+                agentmem._episode(chunk, final=i == len(chunks) - 1, context=context)
+            digest = agentmem._session_summary(["x"], context, {}).split("\n")
+            assert told in digest, digest
+    context = {}   # a word after it: that word tells how it ended
+    agentmem._episode(build + publish + [Event("result", "ok", tool="Bash", ok=True, ref="p1"),
+                                         Event("assistant", "Published tide 0.1.0.")], True, context)
+    assert "Last ran" not in agentmem._session_summary(["x"], context, {})
+    context = {}
+    agentmem._episode(build + [Event("call", "git commit -am 'build: wheel'", tool="Bash", ref="c1"),
+                               Event("result", "[main 1a2b3c4] build: wheel", tool="Bash", ok=True, ref="c1")],
+                      True, context)
+    digest = agentmem._session_summary(["x"], context, {})
+    assert "Committed: build: wheel." in digest and "Last ran" not in digest, digest
+
+
 def test_a_chinese_report_is_read_sentence_by_sentence_without_its_status():
     context = {}
     events = [Event("user", "把 go.mod 的版本统一成 1.23"),
@@ -831,6 +897,18 @@ def test_a_chinese_report_is_read_sentence_by_sentence_without_its_status():
     mems = agentmem._episode(events, final=True, context=context)
     reported = agentmem._session_summary(mems, context, {}).split("\n")[1]
     assert reported == "Reported: go.mod 的 go 版本统一为 1.23，并移除了 toolchain 指定。", reported
+
+
+def test_a_label_ending_in_a_full_width_colon_introduces_what_follows():
+    """Chinese and Japanese end a label with "：": what follows it is told under it, never alone."""
+    context = {}
+    events = [Event("user", "把数据库迁移脚本跑完"),
+              Event("assistant", "迁移脚本 `db/migrate.py` 已更新并运行完毕。\n"
+                                 "还有两张表没有迁移，需要手动处理：\n`orders_archive` 和 `audit_log` 两张表。")]
+    mems = agentmem._episode(events, final=True, context=context)
+    reported = agentmem._session_summary(mems, context, {}).split("\n")[1]
+    assert reported == ("Reported: 迁移脚本 `db/migrate.py` 已更新并运行完毕。 还有两张表没有迁移，"
+                        "需要手动处理: `orders_archive` 和 `audit_log` 两张表。"), reported
 
 
 def test_a_session_begun_with_an_empty_prompt_template_has_its_report_as_digest():
