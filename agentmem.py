@@ -5406,7 +5406,8 @@ def _adds_packages(words):
 
 
 def _failure_line(text):
-    """The output line saying why a command failed (a traceback's last, a first error), or ''."""
+    """The output line saying why a command failed (a traceback's last, a first error), after
+    the harness's own line when it cut the run off ("Command timed out after 2m"), or ''."""
     text = _ANSI_REGEX.sub("", text or "")
     if "Traceback (most recent call last)" in text:
         ends = _TRACEBACK_END_REGEX.findall(text)
@@ -5926,8 +5927,8 @@ class _Episode:
                 self.commits.append(_clip(msg.split(" - ")[0], _DIGEST_CHARS))
                 self.after.pop(ev.ref, None)
         if ev.role == "result" and ev.ref in self.after:
-            said = ev.text.strip() if len(ev.text) < 40 and "\n" not in ev.text.strip() else ""
-            self.after[ev.ref][1] = said if ev.ok is None else ev.ok  # Codex's "aborted"
+            short = ev.text.strip() if len(ev.text) < 40 and "\n" not in ev.text.strip() else ""
+            self.after[ev.ref][1] = short if ev.ok is None else ev.ok  # Codex's "aborted"
         elif ev.role == "assistant" and ev.tool != "subagent" and ev.text.strip():
             self.after = {}
 
@@ -8897,10 +8898,10 @@ class _Told:
                 used = _use_of(e, text, commands if self.shell[i] else (), marks, shown, self, i)
             if e.role == "user":
                 quotes = " ".join(e.text.lower().split())[:60] in " ".join(said.lower().split())
-                if used and _says("dispute", e.text) and not quotes:  # its request, quoted: none
-                    own = {t for t in tokenize(said) if len(t) > 3} - _STOP_WORDS  # the note's
-                    own -= set(tokenize(prompt))  # own words, not the prompt's, said by both
-                    if own & set(tokenize(e.text)) & set(tokenize(used[1])):
+                if used and _says("dispute", e.text) and not quotes:  # quoting its request: none
+                    own = {t for t in tokenize(said) if len(t) > 3} - _STOP_WORDS  # the note's own
+                    own -= set(tokenize(prompt))  # words (not the prompt's), which the person
+                    if own & set(tokenize(e.text)) & set(tokenize(used[1])):  # and its use say
                         quote = _clip(_one_line(e.text), 160)
                         return "contradicted", '%s; then the person: "%s"' % (used[1], quote)
                 shown.append(("person", text))  # what the person said since is theirs
@@ -9368,8 +9369,8 @@ class _Capture:
             finally:
                 lock.__exit__(None, None, None)
             done, stored, errors = done + d, stored + s, errors + e
-            jobs = [j for j in map(self._job, self.jobs()) if j]  # one waiting for its retry:
-            if only or all(j.get("not_before", 0) > time.time() for j in jobs):  # not due
+            queued = [j for j in map(self._job, self.jobs()) if j]  # one waiting for its retry
+            if only or all(j.get("not_before", 0) > time.time() for j in queued):  # is not due
                 break
         return done, stored, errors
 
