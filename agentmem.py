@@ -5495,7 +5495,8 @@ class _Commands:
     def _result(self, call, ev):
         text = ev.text or ""
         error = _failure_line(text)
-        seen = error or not re.search(r"\|\s*head\b", call.text)  # a pass piped to head: unseen
+        head = re.search(r"\|\s*head\b(?:\s+-n?\s*(\d+))?", call.text)  # its status is head's:
+        seen = error or not head or len(text.splitlines()) < int(head.group(1) or 10)  # cut? unseen
         if _NEVER_RAN_REGEX.search(error + text[:200]) or not seen:
             return  # what never ran proved nothing: the session's words keep that it was tried
         segments = _command_segments(call.text)

@@ -120,10 +120,13 @@ def test_a_command_the_sandbox_stopped_never_ran_so_it_is_not_still_failing():
 
 
 def test_a_run_piped_into_head_shows_its_start_only_so_its_pass_is_unproven():
-    """A pipe's status is its last program's: `| head` exits 0 whatever ran before it, and shows
-    only the start of the output, where a summary never is; an error shown there is a failure."""
-    assert learned(ran(("cargo clippy --all-targets 2>&1 | head -20", "warning: unused import: `std::fs`",
-                        True))) == []
+    """A pipe's status is its last program's: `| head` exits 0 whatever ran before it, and when
+    it cut the output, shows only its start, where a summary never is; an error shown there is a
+    failure, and an output shorter than head's cut was seen whole."""
+    warnings = "\n".join("warning: unused import: `std::fs%d`" % n for n in range(20))
+    assert learned(ran(("cargo clippy --all-targets 2>&1 | head -20", warnings, True))) == []
+    assert learned(ran(("cargo clippy --all-targets 2>&1 | head -n 50", warnings, True))) == [
+        ("fact", "Commands that passed here: lint `cargo clippy --all-targets`.")]
     assert learned(ran(("cargo clippy --all-targets 2>&1 | head -20", "error[E0425]: cannot find value "
                                                                       "`port` in this scope", True))) == [
         ("todo", "Still failing when the session ended: `cargo clippy --all-targets`: error[E0425]: "
