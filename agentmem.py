@@ -249,8 +249,7 @@ def _parse_time(value):
         return None
     ts += float(frac) if frac else 0.0
     if tz and tz != "Z":
-        sign = 1 if tz[0] == "+" else -1
-        digits = tz[1:].replace(":", "")
+        sign, digits = 1 if tz[0] == "+" else -1, tz[1:].replace(":", "")
         ts -= sign * (int(digits[:2]) * 3600 + int(digits[2:]) * 60)
     return round(ts, 3)
 
@@ -3755,11 +3754,6 @@ _HOME_REGEX = _LazyRegex(
 _ENCODED_HOME_REGEX = _LazyRegex(r"(?:(?<![\w.])-(?:home|Users)|\b[A-Za-z]--Users)-[A-Za-z0-9_]+")
 
 
-def _may_name_home(text):
-    """Whether a text can hold a home folder at all: two substring tests before any regex."""
-    return "ome" in text or "sers" in text or "OME" in text or "SERS" in text
-
-
 _NOT_PATHS = frozenset("and/or n/a i/o w/o tcp/ip either/or read/write input/output".split())
 
 # What the person's sentence is, first match wins: (concept, and also, memory type, kind).
@@ -5165,7 +5159,9 @@ _REFUSED_REGEX = _LazyRegex(
 )
 # the harness's word that a command never ran: its sandbox refused it (Codex: "failed in
 # sandbox ..."), or the folder to run it in was wrong. Not the project's, nor the machine's
-_NEVER_RAN_REGEX = _LazyRegex(r"\bcd:|can't cd|sandbox (?:denied|blocks?|error)|failed in sandbox")
+_NEVER_RAN_REGEX = _LazyRegex(  # ... or the person turned the call down
+    r"\bcd:|can't cd|sandbox (?:denied|blocks?|error)|failed in sandbox|tool use was rejected"
+)
 _WARNING_REGEX = _LazyRegex(r"^\W{0,4}(?:\(!\)|warn(?:ing)?\b|deprecat).{16,240}$", re.I | re.M)
 _FILE_LINE_REGEX = _LazyRegex(r"\S+\.\w+:\d+")
 _ANSI_REGEX = _LazyRegex(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\(B|\r")
@@ -5930,6 +5926,8 @@ class _Episode:
         if ev.role == "result" and ev.ref in self.after:
             short = ev.text.strip() if len(ev.text) < 40 and "\n" not in ev.text.strip() else ""
             self.after[ev.ref][1] = short if ev.ok is None else ev.ok  # Codex's "aborted"
+            if _NEVER_RAN_REGEX.search(ev.text[:200]):  # refused: it never ran
+                del self.after[ev.ref]
         elif ev.role == "assistant" and ev.tool != "subagent" and ev.text.strip():
             self.after = {}
 
@@ -5960,7 +5958,8 @@ class _Episode:
         if msg:  # a commit a hook refused, or whose call never came back, made none
             self.committing[ev.ref] = msg
         shown = _chain_shown(ev.text) if name in _SHELL_TOOLS else ""  # what it did, not asked
-        looked = not shown or _asks(shown.split()) or shown.split()[0] in _FILE_PROGRAMS | {"git"}
+        words = shown.split() or [""]  # a look around, a version asked, code (`f(x)`): no act
+        looked = _asks(words) or words[0] in _FILE_PROGRAMS | {"git"} or re.search(r"\w\(", ev.text)
         if shown and ev.ref and (msg or not looked):
             self.after[ev.ref] = [shown, None]  # a call no result can be paired with: unknown
         if msg or _edits_files(name):
@@ -7666,7 +7665,8 @@ class Store:
 
     def _homeless(self, text):
         """A text without the home folder it names (the project's own paths made relative)."""
-        if _may_name_home(text) and (_HOME_REGEX.search(text) or _ENCODED_HOME_REGEX.search(text)):
+        maybe = "ome" in text or "sers" in text or "OME" in text or "SERS" in text  # before a regex
+        if maybe and (_HOME_REGEX.search(text) or _ENCODED_HOME_REGEX.search(text)):
             return _without_home(text, self.project_root() or "")
         return text
 

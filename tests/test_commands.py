@@ -114,6 +114,9 @@ def test_what_still_fails_at_the_end_is_an_open_todo_and_only_then():
 def test_a_command_the_sandbox_stopped_never_ran_so_it_is_not_still_failing():
     denied = "failed in sandbox LinuxSeccomp with execution error: sandbox denied exec error, exit code: 1"
     assert learned(ran(("cargo test --workspace", denied, False))) == []
+    turned_down = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if "
+                   "it was a file edit, the new_string was NOT written to the file).")
+    assert learned(ran(("cargo test --workspace", turned_down, False))) == []   # nor one the person refused
     assert learned(ran(("cargo test --workspace", "error[E0425]: cannot find value `port`", False))) == [
         ("todo", "Still failing when the session ended: `cargo test --workspace`: "
                  "error[E0425]: cannot find value `port`.")]

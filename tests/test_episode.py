@@ -853,7 +853,7 @@ def test_a_run_of_labels_and_values_in_a_report_is_no_sentence_of_it():
 
 def test_what_ran_after_the_agent_s_last_word_is_how_the_session_ended():
     """A session cut off while its commands ran has no word on how it ended: the last thing it
-    ran is told with what came of it; a look around (ls, git status, a version) is no act; a commit
+    ran is told with what came of it; a look around (ls, git status, a version), code, or a call the person turned down is no act; a commit
     that came back is told as committed."""
     build = [Event("user", "Package the tide library."),
              Event("call", "", tool="Write", files=["pyproject.toml"]),
@@ -866,7 +866,12 @@ def test_what_ran_after_the_agent_s_last_word_is_how_the_session_ended():
     looked = [Event("call", "git status", tool="Bash", ref="s1"),
               Event("result", "nothing to commit", tool="Bash", ok=True, ref="s1"),
               Event("call", "python3 --version", tool="Bash", ref="v1"),
-              Event("result", "Python 3.12.4", tool="Bash", ok=True, ref="v1")]
+              Event("result", "Python 3.12.4", tool="Bash", ok=True, ref="v1"),
+              Event("call", "npm run deploy", tool="Bash", ref="d1"),   # turned down: never ran
+              Event("result", "The user doesn't want to proceed with this tool use. The tool use was "
+                              "rejected.", tool="Bash", ok=False, ref="d1"),
+              Event("call", "await tools.view_image(shot);", tool="exec", ref="j1"),   # code, no command
+              Event("result", "ok", tool="exec", ok=True, ref="j1")]
     for result, told in ((Event("result", "Uploading tide-0.1.0.whl", tool="Bash", ok=True, ref="p1"),
                           "Last ran: `uv publish` (passed)."),
                          (Event("result", "aborted", tool="shell", ref="p1"), "Last ran: `uv publish` (aborted)."),
