@@ -5491,8 +5491,8 @@ class _Commands:
     def _result(self, call, ev):
         text = ev.text or ""
         error = _failure_line(text)
-        head = re.search(r"\|\s*head\b(?:\s+-n?\s*(\d+))?", call.text)  # its status is head's:
-        seen = error or not head or len(text.splitlines()) < int(head.group(1) or 10)  # cut? unseen
+        head = re.search(r"\|\s*head\b(?:\s+-n?\s*(\d+))?", call.text)  # a pipe exits as head;
+        seen = error or not head or len(text.splitlines()) < int(head.group(1) or 10)  # uncut
         if _NEVER_RAN_REGEX.search(error + text[:200]) or not seen:
             return  # what never ran proved nothing: the session's words keep that it was tried
         segments = _command_segments(call.text)
