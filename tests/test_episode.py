@@ -27,6 +27,12 @@ def claude_lines(steps, session="sess-ep"):
     return [json.loads(x) for x in render_claude(steps, session, cwd=CWD).splitlines()]
 
 
+def digest_of(events):
+    """The digest of a session whose events are captured in one go."""
+    context = {}
+    return agentmem._session_summary(agentmem._episode(events, True, context), context, {})
+
+
 def line(kind, **fields):
     base = {"sessionId": "sess-ep", "cwd": CWD, "timestamp": "2026-11-20T10:00:00Z", "type": kind}
     base.update(fields)
@@ -786,12 +792,11 @@ def test_an_agent_driven_session_s_digest_tells_four_sentences_of_its_report():
 
 
 def test_a_report_s_items_are_told_under_the_bold_item_that_titles_them():
-    context = {}
     report = ("Polished the tile server.\n\n1. **Documentation**\n   - Help text in `docs/help.md`\n"
               "   - Environment variables\n2. **Enhanced Monitoring and Telemetry**\n   - Request counting per "
               "zoom in `metrics.go`\n   - Structured logs in `log.go`\n")
     events = [Event("user", "Polish the tile server."), Event("assistant", report)]
-    digest = agentmem._session_summary(agentmem._episode(events, True, context), context, {})
+    digest = digest_of(events)
     assert "Enhanced Monitoring and Telemetry: Request counting per zoom in `metrics.go`; Structured" in digest
     assert "Environment variables:" not in digest               # a short item is no heading
 
@@ -799,9 +804,8 @@ def test_a_report_s_items_are_told_under_the_bold_item_that_titles_them():
 def test_a_report_s_list_items_are_told_each_as_its_own_sentence():
     report = ("## Done\n- Moved the retry loop into `fetch.ts` so every caller shares it\n"
               "- Raised the socket timeout in `client.ts` to thirty seconds\n")
-    context = {}
     events = [Event("user", "Make the fetches survive slow networks."), Event("assistant", report)]
-    digest = agentmem._session_summary(agentmem._episode(events, True, context), context, {})
+    digest = digest_of(events)
     assert "every caller shares it. Raised the socket timeout" in digest, digest   # not glued
 
 
@@ -809,18 +813,16 @@ def test_a_report_s_sentence_under_another_heading_is_told_with_it():
     report = ("## Tickets moved\n\n### Completed (5 points):\n- **TIX-1**: CacheService (3pts) - expiry "
               "and eviction with tests in `src/cache.ts`\n\n### Next batch ready:\n- **TIX-2**: UserService "
               "(3pts) - team member management in `src/users.ts`\n")
-    context = {}
     events = [Event("user", "Move the finished tickets."), Event("call", "", tool="Write", files=["tickets/a.md"]),
               Event("assistant", report)]
-    digest = agentmem._session_summary(agentmem._episode(events, True, context), context, {})
+    digest = digest_of(events)
     assert "Next batch ready: TIX-2: UserService" in digest, digest       # never as if completed
 
 
 def test_a_short_report_of_a_change_that_names_its_thing_is_reported():
     for said, kept in (("Added CSV export at /invoices/export.csv.", True), ("Done, all good.", False)):
-        context = {}
         events = [Event("user", "Write the CSV export for invoices."), Event("assistant", said)]
-        digest = agentmem._session_summary(agentmem._episode(events, True, context), context, {})
+        digest = digest_of(events)
         assert (("Reported: " + said) in digest) is kept, digest
 
 
@@ -834,9 +836,8 @@ def test_a_report_keeps_a_status_that_measures_what_it_checked_and_leaves_out_of
                   "Si quieres, puedo añadir un exportador Parquet.",
                   "Wenn du willst, schreibe ich noch einen Parquet-Export.",
                   "Se quiser, posso adicionar um exportador Parquet."):
-        context = {}
         events = [Event("user", "Write the invoice exporter."), Event("assistant", said % offer)]
-        digest = agentmem._session_summary(agentmem._episode(events, True, context), context, {})
+        digest = digest_of(events)
         assert digest.split("\n")[1] == ("Reported: The invoice exporter writes one CSV per customer "
                                          "into `exports/`. All green: 31 tests passing, ruff clean."), digest
 
@@ -844,9 +845,8 @@ def test_a_report_keeps_a_status_that_measures_what_it_checked_and_leaves_out_of
 def test_a_run_of_labels_and_values_in_a_report_is_no_sentence_of_it():
     said = ("Wrote the migration guide in `docs/migrate.md`, with one section per breaking change.\n"
             "Guide: `docs/migrate.md`: Sections: 6 breaking changes: Size: 12 KB, 410 lines.")
-    context = {}
     events = [Event("user", "Write the migration guide."), Event("assistant", said)]
-    digest = agentmem._session_summary(agentmem._episode(events, True, context), context, {})
+    digest = digest_of(events)
     assert digest.split("\n")[1] == ("Reported: Wrote the migration guide in `docs/migrate.md`, with "
                                      "one section per breaking change."), digest
 
