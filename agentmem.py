@@ -776,12 +776,6 @@ def _provenance(m, root, branch="", commit=""):
         m.extra.pop("hashes", None)
 
 
-def _git_is_ancestor(root, commit):
-    """Whether `commit` is in HEAD's history at `root` (False when unknown), None without git."""
-    done = _run_git(root, "merge-base", "--is-ancestor", commit, "HEAD")
-    return {0: True, 1: False, 128: False}.get(done[0]) if done else None
-
-
 def _real(path):
     """os.path.realpath without Windows' long-path prefix (\\\\?\\), in the file system's case."""
     real = os.path.realpath(path)
@@ -3580,6 +3574,7 @@ _OBSERVER_PHRASES = {
         ("start", "en", r"how (do|can|should|would) (i|we|you)"),
         ("start", "ru", r"а что если ; что будет ; можно ли ; стоит ли"),
     ),
+    "waiting": (("word", "en", r"please ; reply with ; let me know"),),  # on the person's word
     # a question asked without its question mark ("how do we deploy this")
     "asking": (
         ("start", "en", r"how (do|does|did|can|could|should|would|is|are)"),
@@ -3747,8 +3742,8 @@ _FILE_MENTION_REGEX = _LazyRegex(
 # a home folder: /home/NAME, /Users/NAME, or C:\\Users\\NAME in any case, where NAME may hold spaces
 # when a separator follows it (a Windows name cannot hold < > : " / \\ | ? *)
 _HOME_REGEX = _LazyRegex(
-    r"(?:/home|/Users)[/\\]+[^/\\\s\"'`)\]]+"
-    r"|(?<!\w)(?i:[a-z]:[\\/]+users[\\/]+)(?:[^\\/\r\n\t\"'`<>|:*?]{1,64}(?=[\\/])|[^/\\\s\"'`)\]]+)"
+    r"(?:file://)?(?:/home|/Users)[/\\]+[^/\\\s\"'`)\]]+"
+    r"|(?<!\w)(?:file:///?|/)?(?i:[a-z]:[\\/]+users[\\/]+)(?:[^\\/\r\n\t\"'`<>|:*?]{1,64}(?=[\\/])|[^/\\\s\"'`)\]]+)"
 )
 # a home folder as Claude Code names its project folders ("-home-ann-app", "C--Users-ann-app")
 _ENCODED_HOME_REGEX = _LazyRegex(r"(?:(?<![\w.])-(?:home|Users)|\b[A-Za-z]--Users)-[A-Za-z0-9_]+")
@@ -3962,9 +3957,9 @@ def _without_home(text, cwd):
             return t.replace("\\", "/").lower() if windows else t
 
         if flat(root) in flat(text):
-            either = r"[\\/]"
+            inside = r"[\\/]".join(map(re.escape, re.split(r"[\\/]", root)))
             text = re.sub(  # a path in it made relative; the folder itself keeps its name
-                either.join(map(re.escape, re.split(either, root))) + r"[/\\](?=[\w-]|\.[\w./\\-])",
+                r"(?:file://)?%s[/\\](?=[\w-]|\.[\w./\\-])" % inside,
                 "",
                 text,
                 flags=re.I if windows else 0,
@@ -4999,13 +4994,13 @@ def compress_heuristic(events, info=None, context=None, final=False):
 _EPISODE_MIN_WORDS = 6  # a shorter sentence of the agent (not a list) tells too little
 _DIGEST_CHARS = 160  # a request or a commit, in a session's digest
 _DIGEST_LATER_REQUESTS = 3  # the digest names the first request and this many later ones
-_DIGEST_COMMITS = 3
+_DIGEST_COMMITS, _DIGEST_FILES = 3, 5  # ... and files it changed, the most edited first
 # the agent's report, in a session's digest: its first telling sentences, within this; an
 # agent-driven session's report is most of what it tells, so a few sentences of it, not one
 _REPORT_SENTENCES, _REPORT_CHARS = 4, 640
-_NOT_REPORTED = ("speculation", "narration", "plan", "status", "suggestion")  # in a final report
+_NOT_REPORTED = ("speculation", "narration", "plan", "status", "suggestion", "waiting")
 _COMMIT_REGEX = _LazyRegex(
-    r"""\bgit\s+commit\b.*?\s-[a-z]*m\s*(?:"""
+    r"""\bgit\s+commit\b[^\n]*?\s-[a-z]*m\s*(?:"""
     r""""?\$\(cat <<-?['"]?(\w+)['"]?\s*(.*?)\s*\1\b|"""  # here-doc
     r""""((?:[^"\\]|\\.)*)"|'([^']*)')""",
     re.S,
@@ -5052,23 +5047,25 @@ def _prose_lines(text):
     return [x if isinstance(x, str) else "%s: %s." % (x[0], "; ".join(x[1:])) for x in out]
 
 
-def _commit_message(command):
-    """The message of a `git commit -m ...` the agent ran, or '' (a here-document unwrapped).
-    >>> _commit_message("git commit -m \\"$(cat <<'EOF'\\nfeat: add charts\\n\\nBody.\\nEOF\\n)\\"")
-    'feat: add charts Body.'
-    >>> _commit_message("git commit -am 'fix: keep rows'")  # -m among other short flags
-    'fix: keep rows'"""
-    m = _COMMIT_REGEX.search(command or "")
-    if not m or "<<" in command[: m.start()]:  # a commit written into a file's here-document
-        return ""
-    msg = next((g for g in m.groups()[1:] if g), "")
-    return " ".join(msg.replace("\\n", "\n").split())
+def _commit_messages(command):
+    """The subject lines of the `git commit -m ...` a call ran (a here-document's first line).
+    >>> _commit_messages("git commit -m \\"$(cat <<'EOF'\\nfeat: charts\\n\\nBody.\\nEOF\\n)\\"")
+    ['feat: charts']
+    >>> _commit_messages("git commit -am 'fix: keep rows' -m 'Why.'; git commit -m 'docs: say so'")
+    ['fix: keep rows', 'docs: say so']"""
+    out, docs = [], re.finditer(r"<<-?\s*['\"]?(\w+)", command or "")
+    docs = [(d.end(), re.compile(r"(?m)^\s*%s\s*$" % d.group(1))) for d in docs]
+    for m in _COMMIT_REGEX.finditer(command or ""):  # not one written into a here-document
+        if not any(at < m.start() and not end.search(command, at, m.start()) for at, end in docs):
+            msg = next((g for g in m.groups()[1:] if g), "").replace("\\n", "\n").strip()
+            out.append(" ".join(msg.split("\n")[0].split()))
+    return [m for m in out if m]
 
 
 def _request_line(text):
     """A request as the digest names it: its first sentences (_DIGEST_CHARS); '' for a bare "go"."""
-    text = " ".join(_CODE_FENCE_REGEX.sub(" ", text or "").split())
-    short = _word_count(text) < 3 or _says("bare-approval", text)
+    text = re.sub(r"\[Image #\d+\]", " ", _CODE_FENCE_REGEX.sub(" ", text or ""))  # pictures
+    text, short = " ".join(text.split()), _word_count(text) < 3 or _says("bare-approval", text)
     return "" if short else _clip(text, _DIGEST_CHARS).rstrip(".")
 
 
@@ -5800,14 +5797,6 @@ def _cut_at(text, limit):
     return text[:at].strip(), text[at:].strip()
 
 
-def _call_line(ev):
-    """One tool call as the session file names it (a command, a file edited); '' for a read."""
-    name = ev.tool.lower()
-    if name in _SHELL_TOOLS and ev.text.strip():
-        return "ran `%s`" % _clip(ev.text.strip().split("\n")[0], 160).replace("`", "'")
-    return "edited %s" % ", ".join(ev.files[:3]) if _edits_files(name) and ev.files else ""
-
-
 class _Words:
     """Builds the passages of a chunk of events; `context` keeps the turn and its request."""
 
@@ -5833,8 +5822,11 @@ class _Words:
             self.said_by(who, _strip_private(ev.text), ev.ts)
         elif ev.role == "compact":
             self.said_by("compaction", _strip_private(ev.text), ev.ts)
-        elif ev.role == "call":
-            line = _call_line(ev)
+        elif ev.role == "call":  # as the session file names it: a command run, a file edited
+            name = ev.tool.lower()
+            run = name in _SHELL_TOOLS and ev.text.strip().split("\n")[0]
+            edit = _edits_files(name) and ev.files and "edited %s" % ", ".join(ev.files[:3])
+            line = "ran `%s`" % _clip(run, 160).replace("`", "'") if run else edit or ""
             if line and (not self.said or self.said[-1][0] in ("person", "compaction")):
                 self.said_by("agent", "", ev.ts)  # it acted before it said anything
             calls = self.said[-1][3] if line else ()
@@ -5906,6 +5898,7 @@ class _Episode:
         self.commits, self.committing = [], {}
         self.worked = {}  # turn -> the edits and commits the agent made in that turn
         self.edited = {}  # turn -> how many messages were said when it last edited a file
+        self.changed, self.gone = {}, []  # the project's files it edited -> times; removed
         self.pending = []  # what a compaction summary says is pending
         self.left_at = ""  # when the to-do list or a summary last said what is left
         self.after = {}  # call ref -> [command, ok] of what ran after the agent's last word
@@ -5919,9 +5912,9 @@ class _Episode:
         elif ev.role == "call":
             self._call(ev)
         elif ev.role == "result" and ev.ref in self.committing:  # what ran made the commit
-            msg = self.committing.pop(ev.ref)
+            msgs = self.committing.pop(ev.ref)
             if ev.ok is not False:  # made: told as committed, not as what ran last
-                self.commits.append(_clip(msg.split(" - ")[0], _DIGEST_CHARS))
+                self.commits += [_clip(m, _DIGEST_CHARS) for m in msgs]
                 self.after.pop(ev.ref, None)
         if ev.role == "result" and ev.ref in self.after:
             short = ev.text.strip() if len(ev.text) < 40 and "\n" not in ev.text.strip() else ""
@@ -5949,7 +5942,7 @@ class _Episode:
     def _call(self, ev):
         """What a tool call tells: the to-do list, a commit's message, a turn's work."""
         name = ev.tool.lower()
-        msg = _commit_message(ev.text) if name in _SHELL_TOOLS else ""
+        msg = _commit_messages(ev.text) if name in _SHELL_TOOLS else []
         if name in ("todowrite", "update_plan"):  # its items as parsed: 'status: item' lines
             items = [x.partition(": ") for x in ev.text.split("\n")]
             states = ("pending", "in_progress", "completed")
@@ -5962,6 +5955,12 @@ class _Episode:
         looked = _asks(words) or words[0] in _FILE_PROGRAMS | {"git"} or re.search(r"\w\(", ev.text)
         if shown and ev.ref and (msg or not looked):
             self.after[ev.ref] = [shown, None]  # a call no result can be paired with: unknown
+        for f in [_relative_file(f, self.commands.cwd) for f in ev.files if _edits_files(name)]:
+            self.changed[f] = self.changed.get(f, 0) + (not re.match(r"[/~]|\w:", f))  # not ~
+        for words, _ in _command_segments(ev.text) if name in _SHELL_TOOLS else ():
+            if words[:1] == ["rm"] or words[:2] == ["git", "rm"]:  # what it removed is no change
+                self.gone += [_relative_file(w, self.commands.cwd).rstrip("/") for w in words]
+                self.changed = {f: n for f, n in self.changed.items() if not self._gone(f)}
         if msg or _edits_files(name):
             turn = self.words.context.get("turn") or 0
             self.worked[turn] = self.worked.get(turn, 0) + 1
@@ -5982,8 +5981,12 @@ class _Episode:
         end = who == "person" and len(self.words.said) - 1 not in self.words.answers  # unanswered
         d["open"] = _request_line(said) if end else d.get("open", "") if who is None else ""
         if self.commits:
-            d["commits"] = _dedupe(d.get("commits", []) + self.commits)[-_DIGEST_COMMITS:]
+            d["commits"] = _dedupe(d.get("commits", []) + self.commits)[-99:]  # counted
         self._report(d)
+        old = d["files"] if isinstance(d.get("files"), dict) else {}  # an earlier chunk's
+        files = {f: n + self.changed.get(f, 0) for f, n in old.items() if not self._gone(f)}
+        files.update((f, n) for f, n in self.changed.items() if f not in files)
+        d["files"] = dict(sorted(files.items(), key=lambda x: -x[1])[:99])  # most edited first
         if self.after or self.words.said:  # the session's last act, when no word followed it
             ran, ok = list(self.after.values())[-1] if self.after else ("", None)
             failing = [f.get("shown", "") for f in self.commands.state["failing"].values()]
@@ -5995,31 +5998,25 @@ class _Episode:
             d["left"], d["left_at"] = left, self.left_at
         return d
 
+    def _gone(self, f):
+        return any(f == g or f.startswith(g + "/") for g in self.gone)
+
     def _report(self, d):
         """The report of the last turn that did something (changed files, committed, or says it
-        changed or fixed a thing), after the one that edited the most when that was earlier: the
-        session's main work, then where it ended; else the last word, unless an earlier chunk
-        reported work: an answer or an aside after the work is not what was done."""
+        changed or fixed a thing): where the session ended, which a later turn has not overtaken
+        as it may an earlier one's (what the session changed is its files, told beside); else
+        the last word, unless an earlier chunk reported work: an aside after work is no report."""
         msgs = self.words.said  # a message the agent's calls went on after is a step: a turn
         last = {t: "" if msgs[i][3] else msgs[i][1] for t, i in self.words.last.items()}  # cut off
         said = {t: _final_report(last[t]) for t in sorted(last)}
         did = lambda r: _reports_change(r) or _says("fix", r)  # noqa: E731
         work = [t for t, r in said.items() if r and (t in self.worked or did(r))]
         report = said[work[-1]] if work else ""
-        top = d.get("main")  # [edits, turn, report] of the session's busiest turn so far: a
-        top = top if isinstance(top, list) and len(top) == 3 else [0, None, ""]  # capture
-        for t in work:  # may hold one turn (the Stop hook's), the main work an earlier one
-            if self.worked.get(t, 0) >= top[0]:
-                top = [self.worked.get(t, 0), t, _final_report(last[t], _REPORT_CHARS // 2)]
-        d["main"], end = top, work and _final_report(last[work[-1]], _REPORT_CHARS // 2)
-        same = set(_mentioned_files(top[2])) & set(_mentioned_files(end or ""))  # the same files:
-        if top[1] not in work[-1:] and top[2] and end and not same:  # the later word stands
-            report = "%s Then: %s" % (top[2], end)
         cut = [t for t, n in self.edited.items() if n > self.words.last.get(t, -1)]  # edits no
         cut = max(cut, default=0)  # word followed: the session ended at work, on a request left
         if cut > max((t for t, r in said.items() if r), default=0):  # unfinished
             asked = [m for who, m, _ts, _c, t, _a in msgs if who == "person" and t == cut]
-            report, d["report"], d["open"] = "", top[2], _request_line(asked[-1] if asked else "")
+            d["open"] = _request_line(asked[-1] if asked else "")
         d["worked"] = bool(report or d.get("worked"))
         if not d["worked"]:
             report = _final_report(last[max(last)]) if last else ""
@@ -6060,9 +6057,16 @@ def _session_summary(memories, context, info):
         said = asked[0].rstrip(".;") + ("; then: " + later if later else "")
         lines.append("Asked: %s%s" % (said, "" if said.endswith(("?", "!", "…")) else "."))
     if d.get("commits"):
-        lines.append("Committed: %s." % "; ".join(c.rstrip(".") for c in d["commits"]))
+        n, last = len(d["commits"]), d["commits"][-_DIGEST_COMMITS:]
+        n = "%d commits, the last %d: " % (n, len(last)) if n > len(last) else ""
+        lines.append("Committed: %s%s." % (n, "; ".join(c.rstrip(".") for c in last)))
     if d.get("report"):
         lines.append("Reported: %s" % d["report"])
+    files = ["`%s`" % f for f, n in (d.get("files") or {}).items() if n]
+    if files:
+        more = len(files) - _DIGEST_FILES  # ... and how many more
+        more = " and %d more file%s" % (more, "s"[: more - 1]) if more > 0 else ""
+        lines.append("Changed: %s%s." % (", ".join(files[:_DIGEST_FILES]), more))
     if d.get("ran"):
         lines.append("Last ran: %s." % d["ran"])
     if d.get("left") or d.get("open"):
@@ -7508,7 +7512,8 @@ class Store:
             self._git_calls += 1
             if self._git_calls > _ANCESTRY_CALLS:
                 return ""  # a hook stays fast; the next call learns more
-            known[commit] = _git_is_ancestor(root, commit)
+            done = _run_git(root, "merge-base", "--is-ancestor", commit, "HEAD")  # in HEAD's?
+            known[commit] = {0: True, 1: False, 128: False}.get(done[0]) if done else None
             with contextlib.suppress(OSError):
                 keep = {here["commit"]: known}  # one HEAD's answers are enough
                 _atomic_write(
@@ -9453,7 +9458,12 @@ class _Capture:
         cfg = _llm_settings() if llm else None
         if cfg and sum(len(e.text) for e in fresh if e.role in ("user", "assistant")) >= 200:
             try:
-                extra = _llm_additions(memories, _compress_llm(self.store, cfg, fresh, self.log))
+                extra = _compress_llm(self.store, cfg, fresh, self.log)  # what words don't hold
+                extra = [
+                    m
+                    for m in extra
+                    if not any(o.type == m.type and _overlaps(o.text, m.text) for o in memories)
+                ]
                 stored += self.store_memories(extra, session, info, job, context, [])
             except _LLMBudgetError:
                 pass  # the notice is in the log once a day
@@ -9661,13 +9671,6 @@ class _Capture:
             items, route, header=header, replace={m.id for m in items if m.id in replaced}
         )
         return sum(1 for _m, status in results if status in ("added", "merged", "updated"))
-
-
-def _llm_additions(heuristic, llm):
-    """The LLM's facts that the heuristic memories do not already hold (a check by words)."""
-    return [
-        m for m in llm if not any(o.type == m.type and _overlaps(o.text, m.text) for o in heuristic)
-    ]
 
 
 ########################################################################
@@ -12192,13 +12195,10 @@ def _agentmem_command(sub, shell="sh", rel=None, agent=None):
     if shell == "powershell":
         return "& " + " ".join("'%s'" % a.replace("'", "''") for a in argv) + " " + sub
     if shell == "cmd":
-        return " ".join(_cmd_quoted(_short_path(a)) for a in argv) + " " + sub
+        special = re.compile(r'[\s&|<>^()%!"]')  # what cmd.exe reads: double-quoted
+        argv = ['"%s"' % a if not a or special.search(a) else a for a in map(_short_path, argv)]
+        return " ".join(argv) + " " + sub
     return " ".join(shlex.quote(a) for a in argv) + " " + sub
-
-
-def _cmd_quoted(arg):
-    """One argument for a cmd.exe line, double-quoted when anything in it is special."""
-    return arg if arg and not re.search(r'[\s&|<>^()%!"]', arg) else '"%s"' % arg
 
 
 def _short_path(arg):

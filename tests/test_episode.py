@@ -30,7 +30,7 @@ def claude_lines(steps, session="sess-ep"):
 def digest_of(events):
     """The digest of a session whose events are captured in one go."""
     context = {}
-    return agentmem._session_summary(agentmem._episode(events, True, context), context, {})
+    return agentmem._session_summary(agentmem._episode(events, True, context, CWD), context, {})
 
 
 def line(kind, **fields):
@@ -591,6 +591,47 @@ def test_a_commit_is_reported_only_when_its_result_shows_it_was_made():
         "Committed: feat: invoice export."]
 
 
+def test_a_request_names_what_was_asked_not_the_harness_s_placeholders():
+    """Claude Code writes "[Image #1]" where the person pasted a picture: no words of theirs."""
+    events = [Event("user", "The hero title wraps badly on phones [Image #1] still[Image #2] fix it"),
+              Event("assistant", "Fixed the hero title's wrapping in `Hero.tsx` with a clamp().")]
+    assert digest_of(events).split("\n")[0] == (
+        "Asked: The hero title wraps badly on phones still fix it.")
+
+
+def test_the_digest_names_the_files_the_session_changed_most_edited_first():
+    """What a session changed is what its edits wrote: the project's files, the most edited first,
+    however little its last word said of them; a file outside the project is no work on it."""
+    events = [Event("user", "Restyle the landing page in warm orange.")]
+    for f in ("docs/style.md", "app/globals.css", "app/layout.tsx", "app/globals.css",
+              "/home/dev/.claude/plans/warm.md", "app/hero.tsx", "app/footer.tsx", "app/nav.tsx",
+              "app/card.tsx", "app/globals.css", "/home/dev/shop/app/layout.tsx"):
+        events.append(Event("call", "", tool="Edit", files=[f]))
+    events.append(Event("assistant", "Switched the default theme to `theme-warm-orange`: buttons are "
+                                     "orange (#D96E4B) now."))
+    changed = [x for x in digest_of(events).split("\n") if x.startswith("Changed")]
+    assert changed == ["Changed: `app/globals.css`, `app/layout.tsx`, `docs/style.md`, "
+                       "`app/hero.tsx`, `app/footer.tsx` and 2 more files."]
+
+
+def test_every_commit_of_one_call_is_told_by_its_subject_line():
+    """A call that commits per concern made several commits; a commit is named by its subject
+    line, never by its body cut at the digest's width."""
+    call = ('git add docs && git commit -q -m "chore: contributor docs" -m "Guides for setup."\n'
+            'git add api && git commit -q -m "feat(api): paginate the orders list" -m "- cursor\n- limit"\n'
+            'git add web && git commit -m "$(cat <<\'EOF\'\nfeat(web): infinite scroll on orders\n\n'
+            'Loads the next page at the end:\n1. observer\n2. spinner\nEOF\n)"\n'
+            'git add cli && git commit -m "fix(cli): exit 2 on a bad flag"')
+    events = [Event("user", "Commit the pagination work, one commit per package."),
+              Event("call", call, tool="Bash", ref="c1"),
+              Event("result", "[main 1a2b3c4] fix(cli): exit 2 on a bad flag", tool="Bash", ok=True,
+                    ref="c1"),
+              Event("assistant", "Committed the pagination work in four commits on `main`.")]
+    committed = [x for x in digest_of(events).split("\n") if x.startswith("Committed")]
+    assert committed == ["Committed: 4 commits, the last 3: feat(api): paginate the orders list; "
+                         "feat(web): infinite scroll on orders; fix(cli): exit 2 on a bad flag."]
+
+
 def test_a_commit_written_into_a_guide_is_no_commit_of_the_session():
     guide = ("cat <<'EOF' > docs/CONTRIBUTING.md\n## Committing\n\n    git commit -m \"Short imperative "
              "summary\"\n\nThen open a pull request.\nEOF")
@@ -645,21 +686,23 @@ def test_a_codex_patch_run_through_the_shell_is_the_session_s_work(store, tmp_pa
 
 def test_the_main_work_a_later_turn_undid_is_not_reported_as_it_was():
     """The report of the busiest turn gives way when the session's last work is on the same
-    things: the later word is the state the session left."""
+    things: the later word is the state the session left; files it removed are no change left."""
     move = [Event("user", "Move the billing spec into its own folder.")]
     move += [Event("call", "", tool="Edit", files=["specs/001-billing/%s.md" % f]) for f in ("spec", "plan")]
     move += [Event("assistant", "Moved the billing spec into `specs/001-billing/` and updated the "
                                 "references in `spec.md` and `plan.md`.")]
     undo = [Event("user", "Cancel that, drop the billing spec."),
+            Event("call", "git rm -rq specs/001-billing/ && rm -f notes.md", tool="Bash"),
             Event("call", "", tool="Edit", files=["AGENTS.md"]),
             Event("assistant", "Removed `specs/001-billing/` and every reference to the billing spec.")]
     for chunks in ([move + undo], [move, undo]):
         context = {}
         for i, chunk in enumerate(chunks):
             agentmem._episode(chunk, final=i == len(chunks) - 1, context=context)
-        reported = agentmem._session_summary(["x"], context, {}).split("\n")[-1]
+        changed, reported = agentmem._session_summary(["x"], context, {}).split("\n")[-2:][::-1]
         assert reported == ("Reported: Removed `specs/001-billing/` and every reference to the "
                             "billing spec."), reported
+        assert changed == "Changed: `AGENTS.md`."  # what it removed is no change it left
 
 
 def test_a_request_the_session_ended_on_with_no_word_after_it_is_left():
@@ -702,9 +745,12 @@ def test_a_label_over_a_table_or_code_is_what_the_report_says():
     assert "CSV reader too" not in reported and "streaming mode to the Parquet" in reported, reported
 
 
-def test_the_digest_reports_the_session_s_main_work_then_where_it_ended():
+def test_the_digest_reports_where_the_session_ended_and_names_the_files_its_work_changed():
+    """An earlier turn's report may be overtaken by a later one; where the session ended is
+    reported, and the main work is in the files it changed, the most edited first."""
     build = [Event("user", "Build the tide-table service.")]
     build += [Event("call", "", tool="Write", files=["tides/%s.py" % f]) for f in ("api", "store", "fetch")]
+    build += [Event("call", "", tool="Edit", files=["tides/store.py"])]
     build += [Event("assistant", "Built the tide-table service: `tides/api.py` serves the tables, "
                                  "`tides/store.py` keeps them in SQLite.")]
     tidy = [Event("user", "Add a gitignore."), Event("call", "", tool="Write", files=[".gitignore"]),
@@ -713,9 +759,10 @@ def test_the_digest_reports_the_session_s_main_work_then_where_it_ended():
         context = {}
         for i, chunk in enumerate(chunks):
             mems = agentmem._episode(chunk, final=i == len(chunks) - 1, context=context)
-        reported = agentmem._session_summary(mems, context, {}).split("\n")[-1]
-        assert reported.startswith("Reported: Built the tide-table service: `tides/api.py` serves"), reported
-        assert reported.endswith("Then: Added `.gitignore` for the virtualenv and the SQLite files."), reported
+        digest = agentmem._session_summary(mems, context, {}).split("\n")
+        assert digest[1:] == ["Reported: Added `.gitignore` for the virtualenv and the SQLite files.",
+                              "Changed: `tides/store.py`, `tides/api.py`, `tides/fetch.py`, "
+                              "`.gitignore`."], digest
 
 
 def test_a_turn_cut_off_while_it_worked_has_no_report_of_its_own(tmp_path):
@@ -740,15 +787,15 @@ def test_a_turn_cut_off_while_it_worked_has_no_report_of_its_own(tmp_path):
         context = {}
         for i, chunk in enumerate(chunks):
             agentmem._episode(chunk, final=i == len(chunks) - 1, context=context)
-        reported = agentmem._session_summary(["x"], context, {}).split("\n")[-1]
-        assert reported.startswith("Reported: Built the tide-table service"), reported
-        assert "backs off" not in reported, reported
+        [reported] = [x for x in agentmem._session_summary(["x"], context, {}).split("\n")
+                      if x.startswith("Reported")]
+        assert reported == "Reported: Added `.gitignore` for the virtualenv and the SQLite files."
     for chunks in ([build + retry], [build, retry]):  # the session ended at work: unfinished
         context = {}
         for i, chunk in enumerate(chunks):
             agentmem._episode(chunk, final=i == len(chunks) - 1, context=context)
         digest = agentmem._session_summary(["x"], context, {}).split("\n")
-        assert digest[-2].startswith("Reported: Built the tide-table service") and "Then:" not in digest[-2]
+        assert digest[-3].startswith("Reported: Built the tide-table service") and "Then:" not in digest[-3]
         assert digest[-1] == "Left: Make the fetcher retry on timeouts.", digest
     commit = [Event("user", "Commit all of it."), Event("assistant", "Committing the service now."),
               Event("call", "", tool="Edit", files=["tides/api.py"]),
@@ -828,14 +875,17 @@ def test_a_short_report_of_a_change_that_names_its_thing_is_reported():
 
 def test_a_report_keeps_a_status_that_measures_what_it_checked_and_leaves_out_offers():
     """"All set." tells nothing, "31 tests passing" tells what was measured; an offer made on the
-    person's wish ("if you want, I can ...") is no work done, in any language it is made in."""
+    person's wish ("if you want, I can ...") or a question put to them is no work done, in any
+    language it is made in."""
     said = ("Done! The invoice exporter writes one CSV per customer into `exports/`. All green: "
             "31 tests passing, ruff clean. %s")
     for offer in ("If you want, I can also add a Parquet writer.",
                   "Si tu veux, je peux aussi ajouter un export Parquet.",
                   "Si quieres, puedo añadir un exportador Parquet.",
                   "Wenn du willst, schreibe ich noch einen Parquet-Export.",
-                  "Se quiser, posso adicionar um exportador Parquet."):
+                  "Se quiser, posso adicionar um exportador Parquet.",
+                  "Open questions (2 of 3): please choose a paging size for the export files.",
+                  "Reply with the bucket name and I will wire the upload step in."):
         events = [Event("user", "Write the invoice exporter."), Event("assistant", said % offer)]
         digest = digest_of(events)
         assert digest.split("\n")[1] == ("Reported: The invoice exporter writes one CSV per customer "

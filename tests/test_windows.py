@@ -248,7 +248,7 @@ def test_git_and_the_worker_start_without_a_console_window(tmp_path, monkeypatch
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     agentmem._git_changes(str(tmp_path))
-    agentmem._git_is_ancestor(str(tmp_path), "abc123")
+    agentmem._run_git(str(tmp_path), "merge-base", "--is-ancestor", "abc123", "HEAD")
     assert seen and all(flags & 0x08000000 for flags in seen)
 
     started = []
