@@ -3555,7 +3555,7 @@ _OBSERVER_PHRASES = {
     # an offer or an idea, not a decision
     "suggestion": (
         ("word", "en", r"(i|we|you) (could|might|can also) ; could also ; consider"),
-        ("word", "en", r"option(ally|s)? ; recommend*"),
+        ("word", "en", r"option(ally|s)? ; recommend* ; suggest*"),
         ("word", "en", r"alternatively ; perhaps ; maybe ; would you like ; should i ; shall i"),
         ("word", "en", r"want me to ; if you('d| would) like ; (how|what) would you like me to"),
         ("word", "en", r"if you want, ; if needed, i can"),  # an offer: on the person's wish
@@ -5042,6 +5042,7 @@ def _prose_lines(text):
             out[-1].append(s.rstrip("."))
         elif s:
             new = heading and out and heading != under and not item
+            item = item and heading != under  # a label already said before a sentence: once
             out.append([heading, s.rstrip(".")] if item else "%s: %s" % (heading, s) if new else s)
         under = heading if s else under
     return [x if isinstance(x, str) else "%s: %s." % (x[0], "; ".join(x[1:])) for x in out]
@@ -5892,14 +5893,13 @@ class _Episode:
     def __init__(self, context=None, cwd=""):
         context = {} if context is None else context
         self.words = _Words(context)  # who said what, in which turn
-        self.todos = []
+        self.todos, self.pending = [], []  # the to-do list; what a compaction summary left
         self.commands = _Commands(context, cwd)  # what ran, what it proved
         # the messages of the commits the agent made; call ref -> one whose result is not back
         self.commits, self.committing = [], {}
         self.worked = {}  # turn -> the edits and commits the agent made in that turn
         self.edited = {}  # turn -> how many messages were said when it last edited a file
         self.changed, self.gone = {}, []  # the project's files it edited -> times; removed
-        self.pending = []  # what a compaction summary says is pending
         self.left_at = ""  # when the to-do list or a summary last said what is left
         self.after = {}  # call ref -> [command, ok] of what ran after the agent's last word
 

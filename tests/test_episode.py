@@ -745,6 +745,15 @@ def test_a_label_over_a_table_or_code_is_what_the_report_says():
     assert "CSV reader too" not in reported and "streaming mode to the Parquet" in reported, reported
 
 
+def test_a_label_is_said_once_however_many_items_it_opens():
+    said = ("What I finished:\n- The flaky upload spec is stable now that it waits on the response, "
+            "not a timer.\n- The grouped upload batch now passes:\n  - `PLAYWRIGHT_WORKERS=1 pnpm exec "
+            "playwright test e2e/upload.spec.ts e2e/retry.spec.ts --project=chromium`\n"
+            "  - result: `2 passed (31.0s)`")
+    digest = digest_of([Event("user", "Finish the upload specs."), Event("assistant", said)])
+    assert digest.count("The grouped upload batch now passes") == 1, digest
+
+
 def test_the_digest_reports_where_the_session_ended_and_names_the_files_its_work_changed():
     """An earlier turn's report may be overtaken by a later one; where the session ended is
     reported, and the main work is in the files it changed, the most edited first."""
@@ -885,7 +894,8 @@ def test_a_report_keeps_a_status_that_measures_what_it_checked_and_leaves_out_of
                   "Wenn du willst, schreibe ich noch einen Parquet-Export.",
                   "Se quiser, posso adicionar um exportador Parquet.",
                   "Open questions (2 of 3): please choose a paging size for the export files.",
-                  "Reply with the bucket name and I will wire the upload step in."):
+                  "Reply with the bucket name and I will wire the upload step in.",
+                  "Suggested commit message: feat(export): one CSV per customer (12 files)."):
         events = [Event("user", "Write the invoice exporter."), Event("assistant", said % offer)]
         digest = digest_of(events)
         assert digest.split("\n")[1] == ("Reported: The invoice exporter writes one CSV per customer "
