@@ -4578,8 +4578,11 @@ class _Observer:
             return
         if cls is None and turn.prev is not None and "correction" in turn.prev.tags:
             turn.prev.text = _clip(turn.prev.text + " " + s)  # "No, not X. Do Y instead.": the Y
+        elif cls is None and _says("problem", s):  # no rule: a problem it names, or how the
+            turn.problems.append(s)  # system is ("backups are kept for 30 days")
         elif cls is None:
-            self._person_plain(turn, s, ts)
+            if _says("system-fact", _unquoted(s)) and not s.rstrip().endswith(("!", "?")):
+                turn.prev = self.add("user-fact", "fact", s, ts=ts)
         else:
             self._person_typed(turn, s, cls, ts)
 
@@ -4608,13 +4611,6 @@ class _Observer:
         )
         turn.prev, turn.asked = c, ""
         return True
-
-    def _person_plain(self, turn, s, ts):
-        """No rule: a problem it names, or how the system is ("backups are kept for 30 days")."""
-        if _says("problem", s):
-            turn.problems.append(s)
-        elif _says("system-fact", _unquoted(s)) and not s.rstrip().endswith(("!", "?")):
-            turn.prev = self.add("user-fact", "fact", s, ts=ts)
 
     def _person_typed(self, turn, s, cls, ts):
         mtype, kind = cls
@@ -5071,8 +5067,10 @@ def _request_line(text):
 
 
 def _final_report(said, chars=_REPORT_CHARS):
-    """The first telling sentences, no question, of the agent's last message (`said`) in `chars`."""
-    out = []
+    """The first telling sentences, no question, of the agent's last message (`said`) in `chars`;
+    a link to a file (Codex links those it names) as the file's path."""
+    link = r"\[[^\]\n]{1,200}\]\((?:/(?=\w:))?((?:\w:)?[^):\s]+)\)"  # to a file, not a URL
+    out, said = [], re.sub(link, lambda m: "`%s`" % m.group(1).replace("%20", " "), said)
     for s in map(_told, _prose_lines(said.replace("\u2019", "'"))):
         bare = _SELF_REGEX.sub("", s)  # "I've successfully ..." is status
         idle = [c for c in _NOT_REPORTED if c != "status" or not re.search(r"\d", _unquoted(s))]
@@ -6018,8 +6016,7 @@ class _Episode:
             asked = [m for who, m, _ts, _c, t, _a in msgs if who == "person" and t == cut]
             d["open"] = _request_line(asked[-1] if asked else "")
         d["worked"] = bool(report or d.get("worked"))
-        if not d["worked"]:
-            report = _final_report(last[max(last)]) if last else ""
+        report = report or (said[max(last)] if last and not d["worked"] else "")
         if report:
             d["report"] = report
 

@@ -745,6 +745,21 @@ def test_a_label_over_a_table_or_code_is_what_the_report_says():
     assert "CSV reader too" not in reported and "streaming mode to the Parquet" in reported, reported
 
 
+def test_a_link_to_a_file_in_a_report_reads_as_the_file_s_path(tmp_path, store):
+    """Codex links the files it names; the digest tells the path, spaces and all, from the
+    project (or from ~), never a link's URL encoding."""
+    root = r"C:\Users\ann\OneDrive - Co\cam"
+    said = ("Moved the capture loop to [Capture.swift](/c:/Users/ann/OneDrive%20-%20Co/cam/iOS/Capture"
+            ".swift) and the encoder settings to [Encoder.swift](iOS/Encoder.swift#L12).")
+    events = [Event("user", "Split the capture loop out of the view controller."),
+              Event("call", "", tool="apply_patch", files=["iOS/Capture.swift"]), Event("assistant", said)]
+    context = {}
+    mems = agentmem._episode(events, True, context, root)
+    digest = agentmem._without_home(agentmem._session_summary(mems, context, {}), root)
+    assert digest.split("\n")[1] == ("Reported: Moved the capture loop to `iOS/Capture.swift` and the "
+                                      "encoder settings to `iOS/Encoder.swift#L12`."), digest
+
+
 def test_a_label_is_said_once_however_many_items_it_opens():
     said = ("What I finished:\n- The flaky upload spec is stable now that it waits on the response, "
             "not a timer.\n- The grouped upload batch now passes:\n  - `PLAYWRIGHT_WORKERS=1 pnpm exec "
