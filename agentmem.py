@@ -6001,20 +6001,29 @@ class _Episode:
 
     def _report(self, d):
         """The report of the last turn that did something (changed files, committed, or says it
-        changed or fixed a thing): where the session ended, which a later turn has not overtaken
-        as it may an earlier one's (what the session changed is its files, told beside); else
-        the last word, unless an earlier chunk reported work: an aside after work is no report."""
+        changed or fixed a thing), after the one that edited the most when that was earlier: the
+        session's main work, then where it ended; else the last word, unless an earlier chunk
+        reported work: an answer or an aside after the work is not what was done."""
         msgs = self.words.said  # a message the agent's calls went on after is a step: a turn
         last = {t: "" if msgs[i][3] else msgs[i][1] for t, i in self.words.last.items()}  # cut off
         said = {t: _final_report(last[t]) for t in sorted(last)}
         did = lambda r: _reports_change(r) or _says("fix", r)  # noqa: E731
         work = [t for t, r in said.items() if r and (t in self.worked or did(r))]
         report = said[work[-1]] if work else ""
+        top = d.get("main")  # [edits, turn, report] of the session's busiest turn so far: a
+        top = top if isinstance(top, list) and len(top) == 3 else [0, None, ""]  # capture
+        for t in work:  # may hold one turn (the Stop hook's), the main work an earlier one
+            if self.worked.get(t, 0) >= top[0]:
+                top = [self.worked.get(t, 0), t, _final_report(last[t], _REPORT_CHARS // 2)]
+        d["main"], end = top, work and _final_report(last[work[-1]], _REPORT_CHARS // 2)
+        same = set(_mentioned_files(top[2])) & set(_mentioned_files(end or ""))  # the same files:
+        if top[1] not in work[-1:] and top[2] and end and not same:  # the later word stands
+            report = "%s Then: %s" % (top[2], end)
         cut = [t for t, n in self.edited.items() if n > self.words.last.get(t, -1)]  # edits no
         cut = max(cut, default=0)  # word followed: the session ended at work, on a request left
         if cut > max((t for t, r in said.items() if r), default=0):  # unfinished
             asked = [m for who, m, _ts, _c, t, _a in msgs if who == "person" and t == cut]
-            d["open"] = _request_line(asked[-1] if asked else "")
+            report, d["report"], d["open"] = "", top[2], _request_line(asked[-1] if asked else "")
         d["worked"] = bool(report or d.get("worked"))
         report = report or (said[max(last)] if last and not d["worked"] else "")
         if report:
@@ -6234,8 +6243,11 @@ class _Index:
                         "%s is a symlink; agentmem does not follow links in local/: remove it "
                         "(the index is rebuilt from the markdown)" % path
                     )
-            if not os.path.exists(self.path):
-                self._remove_old_versions()
+            mine = "-v%d.sqlite3" % _INDEX_VERSION  # index files other versions left: deleted
+            for name in os.listdir(self.local) if not os.path.exists(self.path) else ():
+                if name.startswith("index-") and ".sqlite3" in name and mine not in name:
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(self.local, name))
             try:
                 self.db = self._open(sqlite3)
             except sqlite3.DatabaseError:  # a corrupt or foreign file: it is derived
@@ -6250,14 +6262,6 @@ class _Index:
         if self.db is not None:
             self.db.close()
             self.db = None
-
-    def _remove_old_versions(self):
-        """Delete index files other versions left (best effort)."""
-        mine = "-v%d.sqlite3" % _INDEX_VERSION
-        for name in os.listdir(self.local):
-            if name.startswith("index-") and ".sqlite3" in name and mine not in name:
-                with contextlib.suppress(OSError):
-                    os.unlink(os.path.join(self.local, name))
 
     def _remove_files(self):
         for suffix in ("", "-wal", "-shm", "-journal"):
@@ -12536,19 +12540,14 @@ _INSTALL_NOTES = {
 # fmt: on
 
 
-def _backup_path(path, stamp):
-    """Where install keeps a changed file's copy: the user's cache, never the working tree."""
-    cache = _user_cache_dir() or os.path.dirname(os.path.abspath(path))
-    flat = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.abspath(path).strip("/\\"))[-150:]
-    return os.path.join(cache, "backups", "%s.%s" % (flat, stamp))
-
-
 def _apply_install(changes):
     """Write planned changes, each after a timestamped backup; [(path, backup)]."""
     stamp, kept = time.strftime("%Y%m%d-%H%M%S"), []
     for path, old, new in changes:
         if old is not None:
-            backup = _backup_path(path, stamp)
+            cache = _user_cache_dir() or os.path.dirname(os.path.abspath(path))  # not the tree
+            flat = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.abspath(path).strip("/\\"))[-150:]
+            backup = os.path.join(cache, "backups", "%s.%s" % (flat, stamp))
             _atomic_write(backup, old)
             kept.append((path, backup))
         if new:

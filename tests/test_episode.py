@@ -769,9 +769,9 @@ def test_a_label_is_said_once_however_many_items_it_opens():
     assert digest.count("The grouped upload batch now passes") == 1, digest
 
 
-def test_the_digest_reports_where_the_session_ended_and_names_the_files_its_work_changed():
-    """An earlier turn's report may be overtaken by a later one; where the session ended is
-    reported, and the main work is in the files it changed, the most edited first."""
+def test_the_digest_reports_the_session_s_main_work_then_where_it_ended_and_what_it_changed():
+    """The busiest turn's report, then the last one's; the files the session changed, the most
+    edited first."""
     build = [Event("user", "Build the tide-table service.")]
     build += [Event("call", "", tool="Write", files=["tides/%s.py" % f]) for f in ("api", "store", "fetch")]
     build += [Event("call", "", tool="Edit", files=["tides/store.py"])]
@@ -784,7 +784,9 @@ def test_the_digest_reports_where_the_session_ended_and_names_the_files_its_work
         for i, chunk in enumerate(chunks):
             mems = agentmem._episode(chunk, final=i == len(chunks) - 1, context=context)
         digest = agentmem._session_summary(mems, context, {}).split("\n")
-        assert digest[1:] == ["Reported: Added `.gitignore` for the virtualenv and the SQLite files.",
+        assert digest[1:] == ["Reported: Built the tide-table service: `tides/api.py` serves the tables, "
+                              "`tides/store.py` keeps them in SQLite. Then: Added `.gitignore` for the "
+                              "virtualenv and the SQLite files.",
                               "Changed: `tides/store.py`, `tides/api.py`, `tides/fetch.py`, "
                               "`.gitignore`."], digest
 
@@ -813,7 +815,8 @@ def test_a_turn_cut_off_while_it_worked_has_no_report_of_its_own(tmp_path):
             agentmem._episode(chunk, final=i == len(chunks) - 1, context=context)
         [reported] = [x for x in agentmem._session_summary(["x"], context, {}).split("\n")
                       if x.startswith("Reported")]
-        assert reported == "Reported: Added `.gitignore` for the virtualenv and the SQLite files."
+        assert reported.startswith("Reported: Built the tide-table service"), reported
+        assert "backs off" not in reported, reported
     for chunks in ([build + retry], [build, retry]):  # the session ended at work: unfinished
         context = {}
         for i, chunk in enumerate(chunks):
