@@ -5938,20 +5938,20 @@ class _Episode:
             self.left_at = ts
 
     def _call(self, ev):
-        """What a tool call tells: the to-do list, a commit's message, a turn's work."""
+        """What a tool call tells: the to-do list, commits, a turn's work, files changed or gone."""
         name = ev.tool.lower()
-        msg = _commit_messages(ev.text) if name in _SHELL_TOOLS else []
+        msgs = _commit_messages(ev.text) if name in _SHELL_TOOLS else []
         if name in ("todowrite", "update_plan"):  # its items as parsed: 'status: item' lines
             items = [x.partition(": ") for x in ev.text.split("\n")]
             states = ("pending", "in_progress", "completed")
             self.todos = [(st, i.strip()) for st, _, i in items if st in states and i.strip()]
             self.left_at = ev.ts
-        if msg:  # a commit a hook refused, or whose call never came back, made none
-            self.committing[ev.ref] = msg
+        if msgs:  # a commit a hook refused, or whose call never came back, made none
+            self.committing[ev.ref] = msgs
         shown = _chain_shown(ev.text) if name in _SHELL_TOOLS else ""  # what it did, not asked
         words = shown.split() or [""]  # a look around, a version asked, code (`f(x)`): no act
         looked = _asks(words) or words[0] in _FILE_PROGRAMS | {"git"} or re.search(r"\w\(", ev.text)
-        if shown and ev.ref and (msg or not looked):
+        if shown and ev.ref and (msgs or not looked):
             self.after[ev.ref] = [shown, None]  # a call no result can be paired with: unknown
         for f in [_relative_file(f, self.commands.cwd) for f in ev.files if _edits_files(name)]:
             self.changed[f] = self.changed.get(f, 0) + (not re.match(r"[/~]|\w:", f))  # not ~
@@ -5959,7 +5959,7 @@ class _Episode:
             if words[:1] == ["rm"] or words[:2] == ["git", "rm"]:  # what it removed is no change
                 self.gone += [_relative_file(w, self.commands.cwd).rstrip("/") for w in words]
                 self.changed = {f: n for f, n in self.changed.items() if not self._gone(f)}
-        if msg or _edits_files(name):
+        if msgs or _edits_files(name):
             turn = self.words.context.get("turn") or 0
             self.worked[turn] = self.worked.get(turn, 0) + 1
             self.edited[turn] = len(self.words.said) if _edits_files(name) else -1  # committed
@@ -5997,6 +5997,7 @@ class _Episode:
         return d
 
     def _gone(self, f):
+        """Whether a file is one the session removed (`rm`, `git rm`), or is in a folder it did."""
         return any(f == g or f.startswith(g + "/") for g in self.gone)
 
     def _report(self, d):
