@@ -5956,9 +5956,14 @@ class _Episode:
         for f in [_relative_file(f, self.commands.cwd) for f in ev.files if _edits_files(name)]:
             self.changed[f] = self.changed.get(f, 0) + (not re.match(r"[/~]|\w:", f))  # not ~
         for words, _ in _command_segments(ev.text) if name in _SHELL_TOOLS else ():
-            if words[:1] == ["rm"] or words[:2] == ["git", "rm"]:  # what it removed is no change
-                self.gone += [_relative_file(w, self.commands.cwd).rstrip("/") for w in words]
-                self.changed = {f: n for f, n in self.changed.items() if not self._gone(f)}
+            moved = words[:1] == ["mv"] or words[:2] == ["git", "mv"]  # its changes go with it
+            if moved or words[:1] == ["rm"] or words[:2] == ["git", "rm"]:  # removed: no change
+                paths = [_relative_file(w, self.commands.cwd).rstrip("/") for w in words]
+                to = paths.pop() if moved else ""
+                n, self.gone = sum(self.changed.get(f, 0) for f in paths), self.gone + paths
+                self.changed = {f: c for f, c in self.changed.items() if not self._gone(f)}
+                if n and to and not words[-1].endswith("/"):  # moved over a file, or renamed
+                    self.gone, self.changed[to] = [g for g in self.gone if g != to], n
         if msgs or _edits_files(name):
             turn = self.words.context.get("turn") or 0
             self.worked[turn] = self.worked.get(turn, 0) + 1
@@ -10310,17 +10315,13 @@ def _stands(m, names=(), twin=None):
         thing = (marks + [w for w in words if _tool_kinds(tokenize(w)[:1])] + [""])[0]
     said = thing and (thing.lower() in m.text.lower() or not (thing + m.text).isascii())
     said = said and re.search(re.escape(thing), m.text, re.I)  # as written, not lower-cased
-    thing = said.group() if said else thing or _said_name(m.text, names)
+    words = re.findall(r"\w+", m.text) if names and not (said or thing) else []  # "rate limiter":
+    words += ["".join(pair) for pair in zip(words, words[1:])]  # `RateLimiter`, given as code
+    named = (w for w in words if (tokenize(w) or [""])[0] in names)
+    thing = said.group() if said else thing or next(named, "")
     if not thing and m.extra.get("by") in _SAVED_BY:  # written to be read alone, on purpose
         thing = "its own words, saved on purpose"
     return (thing, _SAYS.get(m.type, m.type)) if thing else ("", "names nothing the project names")
-
-
-def _said_name(text, names):
-    """A word or two the store gives as code elsewhere ("rate limiter": `RateLimiter`), or ''."""
-    words = re.findall(r"\w+", text) if names else []
-    pairs = ["".join(pair) for pair in zip(words, words[1:])]
-    return next((w for w in words + pairs if (tokenize(w) or [""])[0] in names), "")
 
 
 def _standing(mems, names, alone, title, skip):

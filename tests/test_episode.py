@@ -614,6 +614,19 @@ def test_the_digest_names_the_files_the_session_changed_most_edited_first():
                        "`app/hero.tsx`, `app/footer.tsx` and 2 more files."]
 
 
+def test_a_file_moved_over_another_is_told_where_it_ended():
+    """`mv` takes a file's changes to where it went: a draft moved over the original is the
+    original changed, and the draft's name, gone, is not told."""
+    events = [Event("user", "Rewrite the MCP server command, keep the old one aside."),
+              Event("call", "", tool="Write", files=["cmd/mcp_new.go"]),
+              Event("call", "", tool="Edit", files=["go.mod"]),
+              Event("call", "mv cmd/mcp.go cmd/mcp_old.go", tool="Bash"),
+              Event("call", "mv cmd/mcp_new.go cmd/mcp.go && mv notes.txt docs/", tool="Bash"),
+              Event("assistant", "Replaced `cmd/mcp.go` with the rewrite; the old one is `cmd/mcp_old.go`.")]
+    changed = [x for x in digest_of(events).split("\n") if x.startswith("Changed")]
+    assert changed == ["Changed: `go.mod`, `cmd/mcp.go`."]
+
+
 def test_every_commit_of_one_call_is_told_by_its_subject_line():
     """A call that commits per concern made several commits; a commit is named by its subject
     line, never by its body cut at the digest's width."""
