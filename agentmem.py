@@ -5955,7 +5955,8 @@ class _Episode:
             self.after[ev.ref] = [shown, None]  # a call no result can be paired with: unknown
         for f in [_relative_file(f, self.commands.cwd) for f in ev.files if _edits_files(name)]:
             self.changed[f] = self.changed.get(f, 0) + (not re.match(r"[/~]|\w:", f))  # not ~
-        for words, _ in _command_segments(ev.text) if name in _SHELL_TOOLS else ():
+        moves = name in _SHELL_TOOLS and re.search(r"\b(?:rm|mv)\b", ev.text)  # else unparsed
+        for words, _ in _command_segments(ev.text) if moves else ():
             moved = words[:1] == ["mv"] or words[:2] == ["git", "mv"]  # its changes go with it
             if moved or words[:1] == ["rm"] or words[:2] == ["git", "rm"]:  # removed: no change
                 paths = [_relative_file(w, self.commands.cwd).rstrip("/") for w in words]

@@ -330,11 +330,11 @@ def test_no_user_name_in_the_forms_agents_write_paths_in():
 def test_a_home_path_written_as_a_link_keeps_a_readable_form():
     """A file:// link or a markdown link's /c:/ path into the home folder reads as a path from ~
     or from the project, never as a scheme or a slash glued to what is left."""
-    text = ("Open file:///Users/ann/Documents/app/docs/KO.md, then [page](/c:/Users/ann/OneDrive%20-"
-            "%20Co/Documents/x.xaml) and file:///Users/ann/Downloads/y.md.")
-    out = agentmem._without_home(text, "/Users/ann/Documents/app")
-    assert out == ("Open docs/KO.md, then [page](~/OneDrive%20-%20Co/Documents/x.xaml) and "
-                   "~/Downloads/y.md."), out
+    text = ("Open file:///Users/ann/code/app/notes/setup.md, then [form](/c:/Users/ann/Work%20Files/"
+            "forms/tax.pdf) and file:///Users/ann/Downloads/y.csv.")
+    out = agentmem._without_home(text, "/Users/ann/code/app")
+    assert out == ("Open notes/setup.md, then [form](~/Work%20Files/forms/tax.pdf) and "
+                   "~/Downloads/y.csv."), out
 
 
 def test_results_say_whether_their_command_failed_in_every_agent_s_format(tmp_path):
