@@ -2445,12 +2445,13 @@ def _codex_output(p, ts, info, out):
 
 def _codex_compacted(p, ts, info, out):
     """A compaction's summary; the model's answer just before it is it, not the agent's words."""
-    text = _CODEX_SUMMARY_REGEX.sub("", _str_field(p, "message")).strip()
+    text = _str_field(p, "message") or _blocks_text(p.get("content"))  # or that answer, marked
+    text = _CODEX_SUMMARY_REGEX.sub("", text).strip()
     if not text:
         return
     items = out["items"]
     for i in range(len(items) - 1, max(len(items) - 4, -1), -1):
-        if items[i].role == "assistant" and items[i].text.strip() == text:
+        if items[i].role in ("assistant", "compact") and items[i].text.strip() == text:
             del items[i]
             break
     items.append(Event("compact", text, ts))
@@ -2496,6 +2497,8 @@ def _parse_codex(lines, info):
             elif kind and "payload" not in d:
                 kind, p, ts = "response_item", d, ts or start
             sub = None if kind in _CODEX_WHOLE else _str_field(p, "type")
+            if _dict_field(d, "metadata").get("compaction_output"):  # 0.171: the summary answer
+                kind, sub = "compacted", None
             read = _CODEX_RECORDS.get((kind, sub))
             if read:
                 read(p, ts, info, out)
@@ -13362,10 +13365,6 @@ def _commit_advice(agent, project, global_, changes):
     )
 
 
-def _cmd_uninstall(args):
-    return _cmd_install(args, remove=True)
-
-
 def _cmd_doctor(args):
     project = _project(args)
     store = _store(args, project)
@@ -13849,7 +13848,8 @@ _command(
     *_INSTALL,
 )
 _command(
-    "uninstall", _cmd_uninstall, "remove agentmem's hooks and MCP server from an agent's settings",
+    "uninstall", lambda args: _cmd_install(args, remove=True),
+    "remove agentmem's hooks and MCP server from an agent's settings",
     ["agentmem uninstall claude-code", "agentmem uninstall all --global"], "",
     *_INSTALL,
 )

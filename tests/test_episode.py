@@ -357,6 +357,39 @@ def test_a_codex_compaction_is_the_session_s_summary_not_the_agent_s_words(tmp_p
     assert [e.role for e in agentmem.read_transcript(str(bare))[0]] == []
 
 
+def test_a_codex_summary_read_before_its_compacted_line_is_still_the_summary(tmp_path, store):
+    """Codex marks the model's summary answer itself (metadata "compaction_output"); a capture
+    that reads the rollout before the "compacted" line is written (the PreCompact hook's worker)
+    takes it as the summary, not as the agent's report, and the later line adds nothing."""
+    summary = ("## Progress\nThe invoice PDFs render with the embedded fonts now.\n\n"
+               "## Next steps\n- Backfill the PDFs of March")
+
+    def item(n, payload, kind="response_item", **top):
+        return dict({"timestamp": "2026-11-21T09:%02d:00Z" % n, "type": kind, "payload": payload}, **top)
+
+    said = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": summary}]}
+    first = [item(0, {"id": "cx3", "cwd": CWD}, "session_meta"),
+             item(1, {"type": "message", "role": "user", "content": [
+                 {"type": "input_text", "text": "Make the invoice PDFs keep their fonts"}]}),
+             item(2, said, metadata={"compaction_output": True})]
+    later = [item(3, {"message": "Another language model started to solve this problem.\n" + summary},
+                  "compacted"),
+             item(4, {"type": "message", "role": "assistant", "content": [
+                 {"type": "output_text", "text": "Noted."}]})]
+    path = tmp_path / "rollout-cx3.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in first), encoding="utf-8")
+    assert am("capture", "--transcript", path, "--cwd", CWD).returncode == 0
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("".join(json.dumps(x) + "\n" for x in later))
+    assert am("capture", "--transcript", path, "--cwd", CWD).returncode == 0
+    mems = [json.loads(x) for x in am("export").stdout.splitlines()]
+    told = json.dumps(mems)
+    assert told.count("render with the embedded fonts") == 1           # the summary's passage, once
+    assert [m.get("who") for m in mems if "embedded fonts" in m["text"]] == ["compaction"]
+    [digest] = [m["text"] for m in mems if m["type"] == "summary"]
+    assert "Reported" not in digest and "Left: Backfill the PDFs of March." in digest.split("\n")
+
+
 # -- evidence: what a session said on the way is not what it found -----------------------
 
 def test_a_mid_session_guess_is_episode_only_and_the_final_word_is_typed():
