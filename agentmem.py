@@ -5044,7 +5044,8 @@ def _prose_lines(text):
             item = item and heading != under  # a label already said before a sentence: once
             out.append([heading, s.rstrip(".")] if item else "%s: %s" % (heading, s) if new else s)
         under = heading if s else under
-    return [x if isinstance(x, str) else "%s: %s." % (x[0], "; ".join(x[1:])) for x in out]
+    out = [x if isinstance(x, str) else "%s: %s." % (x[0], "; ".join(x[1:])) for x in out]
+    return [re.sub(r"(?<=[!?！？。])\.$", "", x) for x in out]  # "done!", never "done!."
 
 
 def _commit_messages(command):
@@ -5903,6 +5904,7 @@ class _Episode:
         self.changed, self.gone = {}, []  # the project's files it edited -> times; removed
         self.left_at = ""  # when the to-do list or a summary last said what is left
         self.after = {}  # call ref -> [command, ok] of what ran after the agent's last word
+        self.editing = {}  # call ref -> the files an edit wrote, unless its result says it failed
 
     def event(self, ev):
         """Take one event: words to _Words; commands, to-dos, commits, compactions here."""
@@ -5917,6 +5919,8 @@ class _Episode:
             if ev.ok is not False:  # made: told as committed, not as what ran last
                 self.commits += [_clip(m, _DIGEST_CHARS) for m in msgs]
                 self.after.pop(ev.ref, None)
+        for f in self.editing.pop(ev.ref, ()) if ev.role == "result" and ev.ok is False else ():
+            self.changed[f] = max(self.changed.get(f, 1) - 1, 0)  # refused or failed: no change
         if ev.role == "result" and ev.ref in self.after:
             short = ev.text.strip() if len(ev.text) < 40 and "\n" not in ev.text.strip() else ""
             self.after[ev.ref][1] = short if ev.ok is None else ev.ok  # Codex's "aborted"
@@ -5958,6 +5962,7 @@ class _Episode:
             self.after[ev.ref] = [shown, None]  # a call no result can be paired with: unknown
         for f in [_relative_file(f, self.commands.cwd) for f in ev.files if _edits_files(name)]:
             self.changed[f] = self.changed.get(f, 0) + (not re.match(r"[/~]|\w:", f))  # not ~
+            self.editing.setdefault(ev.ref, []).append(f)
         moves = name in _SHELL_TOOLS and re.search(r"\b(?:rm|mv)\b", ev.text)  # else unparsed
         for words, _ in _command_segments(ev.text) if moves else ():
             moved = words[:1] == ["mv"] or words[:2] == ["git", "mv"]  # its changes go with it
@@ -12913,10 +12918,6 @@ def _cmd_check(args):
     return 1 if unresolved else 0
 
 
-def _cmd_confirm(args):
-    return _said_of_one(args, _store(args).confirm(args.id), "confirmed")
-
-
 def _said_of_one(args, m, done):
     """What a command that changed one memory prints: the memory as JSON, or one line."""
     if args.json:
@@ -12938,10 +12939,6 @@ def _cmd_edit(args):
     tags = None if args.tags is None else [t.strip() for t in args.tags.split(",")]
     m = _store(args).edit(args.id, text=text, mtype=args.type, tags=tags)
     return _said_of_one(args, m, "edited")
-
-
-def _cmd_forget(args):
-    return _said_of_one(args, _store(args).forget(args.id), "forgot")
 
 
 def _cmd_list(args):
@@ -13746,14 +13743,15 @@ _command(
     _arg("--demo", action=_FLAG, help="serve a throw-away store holding the bundled demo session"),
 )
 _command(
-    "confirm", _cmd_confirm, "say a memory is still true: fresh again, surer, reviewed",
-    ["agentmem confirm 4k2m9xqa"],
+    "confirm", lambda args: _said_of_one(args, _store(args).confirm(args.id), "confirmed"),
+    "say a memory is still true: fresh again, surer, reviewed", ["agentmem confirm 4k2m9xqa"],
     "After checking a memory against the code: its files' hashes are taken again (it is no "
     "longer stale), its confidence goes up by 0.1 and it is marked reviewed with the day.",
     _ID, _JSON,
 )
 _command(
-    "forget", _cmd_forget, "delete a memory", ["agentmem forget 4k2m9xqa"],
+    "forget", lambda args: _said_of_one(args, _store(args).forget(args.id), "forgot"),
+    "delete a memory", ["agentmem forget 4k2m9xqa"],
     "Delete one memory from its markdown file (the rest of the file is untouched).",
     _ID, _JSON,
 )

@@ -661,6 +661,22 @@ def test_a_file_moved_over_another_is_told_where_it_ended():
     assert changed == ["Changed: `Cargo.toml`, `src/loader.rs`."]
 
 
+def test_an_edit_that_failed_changed_nothing():
+    """An edit the person interrupted, or that found nothing to replace, wrote no file: the digest
+    does not name it as changed; the same file written later is."""
+    events = [Event("user", "Split the settings page into tabs."),
+              Event("call", "", tool="Write", files=["web/settings/Tabs.tsx"], ref="w1"),
+              Event("result", "Interrupted by user", tool="Write", ok=False, ref="w1"),
+              Event("call", "", tool="MultiEdit", files=["web/settings/Page.tsx", "web/nav.ts"], ref="e1"),
+              Event("result", "String to replace not found in file.", tool="MultiEdit", ok=False, ref="e1"),
+              Event("call", "", tool="Edit", files=["web/settings/Page.tsx"], ref="e2"),
+              Event("result", "The file web/settings/Page.tsx has been updated.", tool="Edit", ok=True,
+                    ref="e2"),
+              Event("assistant", "The settings page now shows General, Billing and Team as tabs.")]
+    changed = [x for x in digest_of(events).split("\n") if x.startswith("Changed")]
+    assert changed == ["Changed: `web/settings/Page.tsx`."]
+
+
 def test_every_commit_of_one_call_is_told_by_its_subject_line():
     """A call that commits per concern made several commits; a commit is named by its subject
     line, never by its body cut at the digest's width."""
@@ -813,6 +829,13 @@ def test_a_label_is_said_once_however_many_items_it_opens():
             "tests/migrations tests/schema -q -x --maxfail 1`\n  - result: `12 passed in 3.1s`")
     digest = digest_of([Event("user", "Fix the migration order."), Event("assistant", said)])
     assert digest.count("The whole migration suite now passes") == 1, digest
+
+
+def test_items_that_end_in_an_exclamation_read_without_a_stray_period():
+    said = "## Export fixed\n- `export.py` now streams 5 MB parts!\n- `upload.py` retries 3 times!\n"
+    digest = digest_of([Event("user", "Stream the CSV export."), Event("assistant", said)])
+    assert "Reported: Export fixed: `export.py` now streams 5 MB parts!; `upload.py` retries 3 " \
+           "times!\n" in digest + "\n", digest
 
 
 def test_the_digest_reports_the_session_s_main_work_then_where_it_ended_and_what_it_changed():
