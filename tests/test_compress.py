@@ -339,6 +339,10 @@ def test_the_option_the_person_picks_by_its_letter_is_their_decision():
     assert decided(ev("assistant", unasked), ev("user", "C")) == [
         "Chosen: No, ideas are immutable, over: Yes, both title and notes, at any time; Notes only; the "
         "title stays as it was created"]
+    # the words are the agent's options: a note says the person chose one, not that they said it
+    [picked] = [m for m in compress_heuristic([ev("assistant", OPTIONS), ev("user", "A")]) if m.type == "decision"]
+    assert "the person chose" in agentmem._note_line(picked)
+    assert "the person said" not in agentmem._note_line(picked)
 
 
 def test_a_choice_said_only_by_pointing_at_it_or_a_branch_to_work_on_is_no_decision():
