@@ -4994,6 +4994,7 @@ _EPISODE_MIN_WORDS = 6  # a shorter sentence of the agent (not a list) tells too
 _DIGEST_CHARS = 160  # a request or a commit, in a session's digest
 _DIGEST_LATER_REQUESTS = 3  # the digest names the first request and this many later ones
 _DIGEST_COMMITS, _DIGEST_FILES = 3, 5  # ... and files it changed, the most edited first
+_MAIN_WORK_SHARE = 0.4  # of a session's edits, one turn's: its main work (else spread: the last)
 # the agent's report, in a session's digest: its first telling sentences, within this; an
 # agent-driven session's report is most of what it tells, so a few sentences of it, not one
 _REPORT_SENTENCES, _REPORT_CHARS = 4, 640
@@ -6025,6 +6026,7 @@ class _Episode:
         did = lambda r: _reports_change(r) or _says("fix", r)  # noqa: E731
         work = [t for t, r in said.items() if r and (t in self.worked or did(r))]
         report = said[work[-1]] if work else ""
+        total = d["edits"] = int(d.get("edits") or 0) + sum(self.worked.get(t, 0) for t in work)
         top = d.get("main")  # [edits, turn, report] of the session's busiest turn so far: a
         top = top if isinstance(top, list) and len(top) == 3 else [0, None, ""]  # capture
         for t in work:  # may hold one turn (the Stop hook's), the main work an earlier one
@@ -6032,7 +6034,8 @@ class _Episode:
                 top = [self.worked.get(t, 0), t, _final_report(last[t], _REPORT_CHARS // 2)]
         d["main"], end = top, work and _final_report(last[work[-1]], _REPORT_CHARS // 2)
         same = set(_mentioned_files(top[2])) & set(_mentioned_files(end or ""))  # the same files:
-        if top[1] not in work[-1:] and top[2] and end and not same:  # the later word stands
+        main = top[0] >= _MAIN_WORK_SHARE * total  # the later word stands, as it does when the
+        if top[1] not in work[-1:] and top[2] and end and not same and main:  # work was spread
             report = "%s Then: %s" % (top[2], end)
         cut = [t for t, n in self.edited.items() if n > self.words.last.get(t, -1)]  # edits no
         cut = max(cut, default=0)  # word followed: the session ended at work, on a request left

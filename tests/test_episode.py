@@ -860,6 +860,32 @@ def test_the_digest_reports_the_session_s_main_work_then_where_it_ended_and_what
                               "`.gitignore`."], digest
 
 
+def test_work_spread_over_many_turns_is_reported_where_it_ended():
+    """A session that did its work a little at each turn has no main turn: its busiest one is an
+    early batch the later ones went past, so the last report stands alone."""
+    turns = [("Move the profile screen to the new form library.", ("Profile", "ProfileForm", "api"),
+              "The profile screen now uses `FormKit`: 3 fields validate on blur."),
+             ("Now the billing screen.", ("Billing", "BillingForm"),
+              "The billing screen now uses `FormKit`; card errors show under the field."),
+             ("And the team screen.", ("Team", "TeamForm"),
+              "The team screen now uses `FormKit`; invites validate the address."),
+             ("Finish with notifications.", ("Notifications", "NotifyForm"),
+              "All four settings screens now use `FormKit`; the old `forms/legacy.ts` has no caller.")]
+    events = []
+    for asked, files, said in turns:
+        events += [Event("user", asked)]
+        events += [Event("call", "", tool="Edit", files=["web/%s.tsx" % f]) for f in files]
+        events += [Event("assistant", said)]
+    for chunks in ([events], [events[:5], events[5:9], events[9:13], events[13:]]):
+        context = {}
+        for i, chunk in enumerate(chunks):
+            agentmem._episode(chunk, final=i == len(chunks) - 1, context=context)
+        [reported] = [x for x in agentmem._session_summary(["x"], context, {}).split("\n")
+                      if x.startswith("Reported")]
+        assert reported == "Reported: All four settings screens now use `FormKit`; the old " \
+                           "`forms/legacy.ts` has no caller.", reported
+
+
 def test_a_turn_cut_off_while_it_worked_has_no_report_of_its_own(tmp_path):
     """A message the agent's calls went on after is a step, not the turn's outcome: a turn the
     person cut off mid-work reports nothing, however much it edited."""
