@@ -5990,9 +5990,12 @@ class _Episode:
             if line and line not in asked:
                 asked.append(line)
         d["asked"] = asked[:1] + asked[1:][-_DIGEST_LATER_REQUESTS:]
-        who, said = (self.words.said or [[None, ""]])[-1][:2]  # a request the session ended on,
-        end = who == "person" and len(self.words.said) - 1 not in self.words.answers  # unanswered
-        d["open"] = _request_line(said) if end else d.get("open", "") if who is None else ""
+        msgs, turn = self.words.said, self.words.context.get("turn")  # the last request is open
+        j = max((j for j, x in enumerate(msgs) if x[0] == "person" and x[4] == turn), default=-1)
+        i = self.words.last.get(turn)  # when no word answered it or calls went on after one, no
+        end = j >= 0 and j not in self.words.answers and (i is None or msgs[i][3])  # commit or
+        end = end and self.edited.get(turn) != -1 and msgs[-1][0] != "compaction"  # summary
+        d["open"] = _request_line(msgs[j][1]) if end else d.get("open", "") if not msgs else ""
         if self.commits:
             d["commits"] = _dedupe(d.get("commits", []) + self.commits)[-99:]  # counted
         self._report(d)
@@ -6039,9 +6042,8 @@ class _Episode:
             report = "%s Then: %s" % (top[2], end)
         cut = [t for t, n in self.edited.items() if n > self.words.last.get(t, -1)]  # edits no
         cut = max(cut, default=0)  # word followed: the session ended at work, on a request left
-        if cut > max((t for t, r in said.items() if r), default=0):  # unfinished
-            asked = [m for who, m, _ts, _c, t, _a in msgs if who == "person" and t == cut]
-            report, d["report"], d["open"] = "", top[2], _request_line(asked[-1] if asked else "")
+        if cut > max((t for t, r in said.items() if r), default=0):  # unfinished (d["open"])
+            report, d["report"] = "", top[2]
         d["worked"] = bool(report or d.get("worked"))
         report = report or (said[max(last)] if last and not d["worked"] else "")
         if report:
@@ -13446,11 +13448,6 @@ def _demo_capture(store, work):
     return stored
 
 
-def _stop_serving(_signum, _frame):
-    """SIGTERM while serving: end as Ctrl-C does, so a demo store is removed."""
-    raise KeyboardInterrupt
-
-
 def _cmd_serve(args):
     """Serve the dashboard until interrupted; its first line is the URL with the key."""
     import shutil
@@ -13492,7 +13489,7 @@ def _cmd_serve(args):
         try:
             import signal
 
-            signal.signal(signal.SIGTERM, _stop_serving)  # `kill` ends it as Ctrl-C does
+            signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill`: as Ctrl-C
             server.serve_forever()
         except KeyboardInterrupt:
             pass

@@ -886,6 +886,29 @@ def test_work_spread_over_many_turns_is_reported_where_it_ended():
                            "`forms/legacy.ts` has no caller.", reported
 
 
+def test_a_last_request_the_agent_only_ran_commands_for_is_left_open():
+    """The session ended while the agent was still at the last request, its calls not yet answered
+    by a word (a look around, staging files, a progress note): what was asked is left."""
+    done = [Event("user", "Add the changelog for 1.4."), Event("call", "", tool="Write", files=["CHANGELOG.md"]),
+            Event("assistant", "`CHANGELOG.md` now lists the 1.4 fixes and the new export flag.")]
+    last = [Event("user", "Tag the release and push it with the changelog."),
+            Event("call", "git status --short", tool="Bash", ref="s1"),
+            Event("result", " M CHANGELOG.md", tool="Bash", ok=True, ref="s1"),
+            Event("assistant", "Staging the changelog before tagging.", tool="commentary"),
+            Event("call", "git add -A", tool="Bash", ref="a1")]
+    for chunks in ([done + last], [done, last]):
+        context = {}
+        for i, chunk in enumerate(chunks):
+            agentmem._episode(chunk, final=i == len(chunks) - 1, context=context)
+        digest = agentmem._session_summary(["x"], context, {}).split("\n")
+        assert digest[-1] == "Left: Tag the release and push it with the changelog.", digest
+        assert "Reported: `CHANGELOG.md` now lists the 1.4 fixes" in "\n".join(digest)
+    answered = done + last[:1] + [Event("assistant", "Tagged `v1.4.0` and pushed it with the changelog.")]
+    context = {}
+    agentmem._episode(answered, final=True, context=context)
+    assert "Left:" not in agentmem._session_summary(["x"], context, {})
+
+
 def test_a_turn_cut_off_while_it_worked_has_no_report_of_its_own(tmp_path):
     """A message the agent's calls went on after is a step, not the turn's outcome: a turn the
     person cut off mid-work reports nothing, however much it edited."""
