@@ -10202,8 +10202,8 @@ def _origin(m):
 def _evidence(m, passage=""):
     """Where a memory (or a passage of the session's words) came from, in a note's words."""
     by = _origin(m)
-    if by.startswith("words/") or by == "person" and "Chosen: " in m.text:  # the agent's options
-        return _EVIDENCE_WORDS.get(by, "").replace("said", "chose")  # the person picked one of
+    if by.startswith("words/") or by == "person" and "Chosen: " in m.text:  # one of the agent's
+        return _EVIDENCE_WORDS.get(by, "").replace("said", "chose")  # options, in its words
     if m.type == "episode" and passage.startswith("Asked: "):  # an older store's record
         return "episode record: the person asked"
     if m.type == "episode" and "in the session's summary" in passage:
