@@ -5995,6 +5995,7 @@ class _Episode:
         i = self.words.last.get(turn)  # when no word answered it or calls went on after one, no
         end = j >= 0 and j not in self.words.answers and (i is None or msgs[i][3])  # commit or
         end = end and self.edited.get(turn) != -1 and msgs[-1][0] != "compaction"  # summary
+        end = end and [[0, 0], *self.after.values()][-1][1] is not True  # nor a last act passed
         d["open"] = _request_line(msgs[j][1]) if end else d.get("open", "") if not msgs else ""
         if self.commits:
             d["commits"] = _dedupe(d.get("commits", []) + self.commits)[-99:]  # counted

@@ -904,9 +904,12 @@ def test_a_last_request_the_agent_only_ran_commands_for_is_left_open():
         assert digest[-1] == "Left: Tag the release and push it with the changelog.", digest
         assert "Reported: `CHANGELOG.md` now lists the 1.4 fixes" in "\n".join(digest)
     answered = done + last[:1] + [Event("assistant", "Tagged `v1.4.0` and pushed it with the changelog.")]
-    context = {}
-    agentmem._episode(answered, final=True, context=context)
-    assert "Left:" not in agentmem._session_summary(["x"], context, {})
+    released = done + last[:4] + [Event("call", "npm publish", tool="Bash", ref="p1"),
+                                  Event("result", "+ tide-tables@1.4.0", tool="Bash", ok=True, ref="p1")]
+    for events in (answered, released):  # a word answered it, or its last act passed
+        context = {}
+        agentmem._episode(events, final=True, context=context)
+        assert "Left:" not in agentmem._session_summary(["x"], context, {})
 
 
 def test_a_turn_cut_off_while_it_worked_has_no_report_of_its_own(tmp_path):
