@@ -5067,6 +5067,7 @@ def _commit_messages(command):
 def _request_line(text):
     """A request as the digest names it: its first sentences (_DIGEST_CHARS); '' for a bare "go"."""
     text = re.sub(r"\[Image #\d+\]", " ", _CODE_FENCE_REGEX.sub(" ", text or ""))  # pictures
+    text = re.sub(r"(?<!\S)(?:file://)?[~/]\S*/(\S+/\S+)", r"…/\1", text)  # a path: its end
     text, short = " ".join(text.split()), _word_count(text) < 3 or _says("bare-approval", text)
     return "" if short else _clip(text, _DIGEST_CHARS).rstrip(".")
 

@@ -632,6 +632,21 @@ def test_a_request_names_what_was_asked_not_the_harness_s_placeholders():
         "Asked: The date picker covers the footer and on tablets fix both.")
 
 
+def test_a_long_path_in_a_request_leaves_room_for_what_was_asked():
+    """A request that starts with a folder's full path names the folder by its end: the words
+    that say what to do with it are what the digest has room for."""
+    events = [Event("user", "Write the onboarding guide for new hires."),
+              Event("assistant", "Wrote `docs/onboarding.md` with the first-week checklist."),
+              Event("user", "file:///home/dana/work/acme-platform/services/billing-gateway/docs/runbooks "
+                            "move the incident runbooks you wrote into this folder and link them from "
+                            "the guide")]
+    asked = digest_of(events).split("\n")[0]
+    assert asked.endswith("then: …/docs/runbooks move the incident runbooks you wrote into this "
+                          "folder and link them from the guide."), asked
+    first = [Event("user", "Read /srv/data/exports/2026/q3/ledger.csv and total the refunds per region.")]
+    assert digest_of(first + events[1:2]).startswith("Asked: Read …/q3/ledger.csv and total the refunds")
+
+
 def test_the_digest_names_the_files_the_session_changed_most_edited_first():
     """What a session changed is what its edits wrote: the project's files, the most edited first,
     however little its last word said of them; a file outside the project is no work on it."""
