@@ -6039,8 +6039,8 @@ class _Episode:
                 top = [self.worked.get(t, 0), t, _final_report(last[t], _REPORT_CHARS // 2)]
         d["main"], end = top, work and _final_report(last[work[-1]], _REPORT_CHARS // 2)
         same = set(_mentioned_files(top[2])) & set(_mentioned_files(end or ""))  # the same files:
-        main = top[0] >= _MAIN_WORK_SHARE * total  # the later word stands, as it does when the
-        if top[1] not in work[-1:] and top[2] and end and not same and main:  # work was spread
+        most = top[0] >= _MAIN_WORK_SHARE * total  # the later word stands, as it does when the
+        if top[1] not in work[-1:] and top[2] and end and not same and most:  # work was spread
             report = "%s Then: %s" % (top[2], end)
         cut = [t for t, n in self.edited.items() if n > self.words.last.get(t, -1)]  # edits no
         cut = max(cut, default=0)  # word followed: the session ended at work, on a request left
