@@ -3444,8 +3444,8 @@ _OBSERVER_PHRASES = {
         ("word", "zh", r"原因 ; 由[于於] ; [导導]致"),
     ),
     "fix": (
-        ("word", "en", r"fixed(?!-) ; fix(ed)? (it )?(by|with) ; the fix ; resolved ; solved"),
-        ("word", "en", r"now (runs|works|loads|returns|passes|takes)"),
+        ("word", "en", r"(?<!be\s)(fixed(?!-)|resolved|solved) ; fix(ed)? (it )?(by|with)"),  # not
+        ("word", "en", r"the fix ; now (runs|works|loads|returns|passes|takes)"),  # "to be fixed"
         ("word", "ru", r"исправил* ; исправлен* ; починил* ; починен* ; пофиксил*"),
         ("word", "zh", r"修[复復]了 ; 已修[复復] ; 修好 ; 修正了 ; 解[决決]了"),
     ),

@@ -90,6 +90,13 @@ def test_a_lint_complaint_fixed_once_is_routine_and_an_unproven_fix_is_not_still
         [("fact", "Commands that passed here: lint `ruff check src/`.")]
     assert learned(ran(("pytest tests/test_hooks.py", "FAILED tests/test_hooks.py::test_retry", False),
                        ("say", "Fixed the flaky test by giving each worker its own tmp_path."))) == []
+    # what is still to be fixed is no claim that it was: the failure stands ("be fixed": to come)
+    for said in ("The retry test still has errors in its fixtures that need to be fixed; the client "
+                 "change itself is complete.", "The hooks test will be resolved once the fixture lands."):
+        assert learned(ran(("pytest tests/test_hooks.py", "FAILED tests/test_hooks.py::test_retry", False),
+                           ("say", said))) == [
+            ("todo", "Still failing when the session ended: `pytest tests/test_hooks.py`: "
+                     "FAILED tests/test_hooks.py::test_retry.")], said
 
 
 def test_what_still_fails_at_the_end_is_an_open_todo_and_only_then():
