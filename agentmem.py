@@ -5991,12 +5991,13 @@ class _Episode:
             if line and line not in asked:
                 asked.append(line)
         d["asked"] = asked[:1] + asked[1:][-_DIGEST_LATER_REQUESTS:]
+        ran, ok = list(self.after.values())[-1] if self.after else ("", None)  # its last act
         msgs, turn = self.words.said, self.words.context.get("turn")  # the last request is open
         j = max((j for j, x in enumerate(msgs) if x[0] == "person" and x[4] == turn), default=-1)
         i = self.words.last.get(turn)  # when no word answered it or calls went on after one, no
         end = j >= 0 and j not in self.words.answers and (i is None or msgs[i][3])  # commit or
         end = end and self.edited.get(turn) != -1 and msgs[-1][0] != "compaction"  # summary
-        end = end and [[0, 0], *self.after.values()][-1][1] is not True  # nor a last act passed
+        end = end and ok is not True  # nor a last act that passed settled it
         d["open"] = _request_line(msgs[j][1]) if end else d.get("open", "") if not msgs else ""
         if self.commits:
             d["commits"] = _dedupe(d.get("commits", []) + self.commits)[-99:]  # counted
@@ -6006,7 +6007,6 @@ class _Episode:
         files.update((f, n) for f, n in self.changed.items() if f not in files)
         d["files"] = dict(sorted(files.items(), key=lambda x: -x[1])[:99])  # most edited first
         if self.after or self.words.said:  # the session's last act, when no word followed it
-            ran, ok = list(self.after.values())[-1] if self.after else ("", None)
             failing = [f.get("shown", "") for f in self.commands.state["failing"].values()]
             ran = "" if ok is False and any(ran in f for f in failing) else ran  # told as failing
             how = {True: "passed", False: "failed", None: "no result came back"}.get(ok, ok)
